@@ -1,0 +1,43 @@
+"""jitexp: what jax.jit does to your functions, measured honestly.
+
+Python API (mirrors the CLI): `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`,
+`load_results(dir) -> DataFrame`, `speedup_table(df)`, `make_report(dir)`.
+Importing jitexp does not import JAX; run() does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
+from .errors import ConfigError
+from .results import load_results
+
+__version__ = "0.1.0"
+
+# run/compose/report pull in JAX, Hydra or matplotlib: loaded on first use.
+_LAZY = {
+    "run": "runner", "JobResult": "runner",
+    "compose": "cli",
+    "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
+    "make_report": "report",
+}
+
+__all__ = [
+    "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig",
+    "ConfigError", "load_results", *_LAZY,
+]
+
+if TYPE_CHECKING:
+    from .cli import compose
+    from .report import make_report
+    from .runner import JobResult, run
+    from .tables import errors_table, scaling_table, speedup_table
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'jitexp' has no attribute {name!r}")

@@ -1,0 +1,84 @@
+"""The `jitexp` command: a thin @hydra.main around runner.run, writing the job's CSVs.
+
+JAX is imported only inside the job, so `jitexp --help` and `jitexp --cfg job` start fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from .config import ExperimentConfig, from_dict, register_configs
+from .errors import ConfigError
+from .results import CALL_COLUMNS, CALLS_CSV, RESULTS_CSV, SAMPLE_COLUMNS, SAMPLES_CSV, to_frame, write_csv
+
+log = logging.getLogger("jitexp")
+CONFIG_MODULE = "jitexp.conf"
+
+
+@hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
+def _job(cfg: DictConfig) -> None:
+    hc = HydraConfig.get()
+    multirun = hc.mode == RunMode.MULTIRUN
+    job_num = int(hc.job.num) if multirun else 0
+    overrides = " ".join(hc.overrides.task)
+    out_dir = Path(hc.runtime.output_dir)
+    try:
+        exp = from_dict(cfg)
+        from .runner import run  # imports JAX
+
+        result = run(exp, job_num=job_num, overrides=overrides)
+    except ConfigError as error:
+        if not multirun:
+            print(f"jitexp: error: {error}", file=sys.stderr)
+            sys.exit(2)
+        from .runner import config_error_result
+
+        result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
+    write_csv(to_frame(result.rows), out_dir / RESULTS_CSV)
+    if result.samples:
+        write_csv(to_frame(result.samples, SAMPLE_COLUMNS), out_dir / SAMPLES_CSV)
+    if result.calls:
+        write_csv(to_frame(result.calls, CALL_COLUMNS), out_dir / CALLS_CSV)
+    log.info(summary_line(result.row))
+
+
+def summary_line(row: dict) -> str:
+    """workload mode size=N: median +- CI (n samples), first call, compile, status."""
+    from .tables import format_seconds
+
+    head = f"{row['workload']} {row['mode']} size={row['size']} {row['dtype']}"
+    params = " ".join(f"{k[6:]}={v}" for k, v in row.items() if k.startswith("param_"))
+    head = f"{head} {params}".rstrip()
+    if row.get("status") != "ok":
+        return f"{head}: status=error in {row['error_phase']}: {row['error_type']}: {row['error_message']}"
+    half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2
+    compile_part = f", compile {format_seconds(row['compile_s'])}" if row.get("compile_s") is not None else ""
+    flag = f" [unstable: {row['unstable_reason']}]" if row.get("unstable") else ""
+    return (f"{head}: median {format_seconds(row['median_s'])} +- {format_seconds(half)} "
+            f"(n={row['n_samples']} x {row['number']}), first call {format_seconds(row['first_call_s'])}"
+            f"{compile_part}, status=ok{flag}")
+
+
+def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:
+    """The ExperimentConfig that `jitexp OVERRIDES...` would run, for use from Python."""
+    from hydra import compose as hydra_compose, initialize_config_module
+
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    return from_dict(cfg)
+
+
+def main() -> None:
+    """Console-script entry point (`jitexp` and `python -m jitexp`)."""
+    # JAX logs at INFO that it found no TPU; Hydra's logging config would print it every run.
+    logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
+    register_configs()
+    _job()

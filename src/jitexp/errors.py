@@ -1,0 +1,96 @@
+"""Error kinds jitexp reports: config mistakes (one line, exit 2) and failed case phases (a row)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
+
+
+class ConfigError(ValueError):
+    """A user mistake in the config: names the key, the bad value and the valid choices."""
+
+    def __init__(self, key: str, value: object, expected: str | Iterable[str]):
+        if not isinstance(expected, str):
+            expected = "valid choices: " + ", ".join(str(c) for c in expected)
+        self.key, self.value, self.expected = key, value, expected
+        super().__init__(f"{key}={value!r} is invalid; {expected}")
+
+
+class PhaseError(Exception):
+    """An exception raised while running one phase of a case; the case becomes a status=error row."""
+
+    def __init__(self, phase: str, cause: BaseException):
+        assert phase in PHASES, phase
+        self.phase, self.cause = phase, cause
+        super().__init__(f"{phase}: {qualified_name(type(cause))}: {first_line(cause)}")
+
+
+class phase:
+    """Context manager that tags any exception raised inside it with the phase name."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is not None and isinstance(exc, Exception) and not isinstance(exc, PhaseError):
+            raise PhaseError(self.name, exc) from exc
+        return False
+
+
+def qualified_name(cls: type) -> str:
+    """`jax.errors.TracerBoolConversionError`, `ValueError`: the public name of an exception class."""
+    module = cls.__module__
+    if module == "builtins":
+        return cls.__qualname__
+    if "._src" in module:
+        import jax.errors
+
+        if getattr(jax.errors, cls.__name__, None) is cls:
+            return f"jax.errors.{cls.__name__}"
+    return f"{module}.{cls.__qualname__}"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+_HINTS = {
+    "TracerBoolConversionError": (
+        "value-dependent Python control flow under jit: use jax.lax.cond / jnp.where, "
+        "or make the argument static (mode.static_argnums)"
+    ),
+    "TracerIntegerConversionError": (
+        "a traced value was used as a Python int (range(), indexing): make that argument "
+        "static (mode.static_argnums=[i]) or use jax.lax.fori_loop"
+    ),
+    "ConcretizationTypeError": (
+        "a concrete Python value was needed from a traced one (float(), .item(), shapes): "
+        "make the argument static (mode.static_argnums) or keep the value traced"
+    ),
+    "TracerArrayConversionError": (
+        "NumPy was called on a traced value: use jax.numpy inside jitted code"
+    ),
+    "UnexpectedTracerError": (
+        "a tracer escaped its trace (stored in a global or closure): return values instead"
+    ),
+}
+
+
+def hint_for(exc: BaseException) -> str:
+    """A one-line suggestion for known jit failures, else an empty string."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _HINTS:
+            return _HINTS[cls.__name__]
+    message = str(exc)
+    if "Non-hashable static arguments" in message:
+        return "a static argument must be hashable (int, float, str, tuple): pass arrays as traced arguments"
+    if "static_argnums" in message or "positional arguments" in message:
+        return "mode.static_argnums names an argument the function does not take"
+    if "RESOURCE_EXHAUSTED" in message or "Out of memory" in message:
+        return "out of device memory: use a smaller size"
+    return ""

@@ -1,0 +1,181 @@
+"""Built-in workload functions, and resolving a workload spec into (fn, inputs, statics).
+
+A workload is data: conf/workload/<name>.yaml names `fn` by import path and describes its
+arguments; nothing here is special-cased per workload.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .config import ExperimentConfig
+from .errors import ConfigError
+
+# --- the textbook cases -------------------------------------------------------------
+
+
+def compute_heavy(x, y):
+    """dot -> sin -> log|.| -> sum: one matmul plus elementwise work that jit can fuse."""
+    z = jnp.dot(x, y)
+    z = jnp.sin(z)
+    z = jnp.log(jnp.abs(z) + 1e-6)
+    return jnp.sum(z)
+
+
+def _grow(x):
+    # lax.cond needs both branches to return x's shape; for a vector x, x @ x.T is a scalar.
+    return jnp.broadcast_to(x @ x.T * 2, x.shape)
+
+
+def _shrink(x):
+    return x / 2
+
+
+def conditional(x, threshold):
+    """A Python `if` on a traced value: fine eagerly, a TracerBoolConversionError under jit."""
+    if jnp.sum(x) > threshold:
+        return _grow(x)
+    return _shrink(x)
+
+
+def conditional_lax(x, threshold):
+    """The same choice through jax.lax.cond, which traces both branches and works under jit."""
+    return lax.cond(jnp.sum(x) > threshold, _grow, _shrink, x)
+
+
+def apply_n_times(x, n):
+    """A Python loop whose trip count is an argument: n must be static under jit."""
+    y = x
+    for _ in range(n):
+        y = y @ x
+    return y
+
+
+# --- more built-ins -------------------------------------------------------------------
+
+
+def apply_n_times_fori(x, n):
+    """apply_n_times with lax.fori_loop: n may stay traced, one compile serves every n."""
+    return lax.fori_loop(0, n, lambda _, y: y @ x, x)
+
+
+def matmul(x, y):
+    """A single matmul: little for jit to fuse, so speedup comes from dispatch alone."""
+    return x @ y
+
+
+def elementwise_chain(x):
+    """Many cheap elementwise ops: eager pays dispatch and memory traffic per op, jit fuses them."""
+    y = jnp.sin(x)
+    for _ in range(8):
+        y = jnp.tanh(y * 1.5 + 0.1) - 0.5 * jnp.cos(y)
+    return y
+
+
+def mlp(x, w1, w2):
+    """A two-layer MLP forward pass: matmul, bias-free gelu, matmul, softmax."""
+    h = jax.nn.gelu(x @ w1)
+    return jax.nn.softmax(h @ w2, axis=-1)
+
+
+def softmax_cross_entropy(logits, labels_onehot):
+    """A reduction-heavy loss: log-softmax and a mean, typical of a training step's tail."""
+    return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels_onehot, axis=-1))
+
+
+# --- resolution -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A resolved workload: the function, its inputs (arrays on device, literals) and statics."""
+
+    name: str
+    fn: Callable
+    args: tuple
+    static_argnums: tuple[int, ...]
+
+    @property
+    def dynamic_args(self) -> tuple:
+        """The arguments an AOT-compiled object takes: the non-static ones."""
+        statics = {i % len(self.args) for i in self.static_argnums}
+        return tuple(a for i, a in enumerate(self.args) if i not in statics)
+
+
+def import_fn(path: str) -> Callable:
+    """The callable at `package.module.attr`, or a ConfigError saying why it cannot be had."""
+    module_name, _, attr = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError("workload.fn", path, f"cannot import module {module_name!r} ({exc})") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ConfigError("workload.fn", path, f"module {module_name!r} has no callable {attr!r}")
+    return fn
+
+
+def needs_x64(cfg: ExperimentConfig) -> bool:
+    """float64 anywhere (the job's dtype or an argument's) turns on x64 for the job."""
+    wide = {"float64", "int64", "complex128"}
+    return cfg.dtype in wide or any(a.get("dtype") in wide for a in cfg.workload.args if "value" not in a)
+
+
+def make_array(spec: dict, default_dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """A host array from an array spec {shape, dtype, init, scale, start}, deterministic in rng."""
+    shape = tuple(spec["shape"])
+    dtype = jnp.dtype(spec.get("dtype", default_dtype))
+    init = spec.get("init", "normal")
+    scale = float(spec.get("scale", 1.0))
+    if init == "normal":
+        data = rng.standard_normal(shape) * scale
+    elif init == "uniform":
+        data = rng.uniform(0.0, 1.0, shape) * scale
+    elif init == "zeros":
+        data = np.zeros(shape)
+    elif init == "ones":
+        data = np.full(shape, scale)
+    else:  # arange
+        count = int(np.prod(shape))
+        data = (float(spec.get("start", 0.0)) + np.arange(count) * scale).reshape(shape)
+    if jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_:
+        data = np.rint(data)
+    return np.asarray(data).astype(dtype)
+
+
+def build_args(cfg: ExperimentConfig, device: Any) -> tuple:
+    """Inputs from the seed: arrays device_put on `device` and blocked on, literals as given."""
+    args = []
+    for i, spec in enumerate(cfg.workload.args):
+        if "value" in spec:
+            args.append(_hashable(spec["value"]))
+        else:
+            rng = np.random.default_rng([cfg.seed, i])
+            args.append(jax.device_put(make_array(spec, cfg.dtype, rng), device))
+    return tuple(jax.block_until_ready(args))
+
+
+def _hashable(value: Any) -> Any:
+    # YAML lists become tuples so that a list-valued literal can still be a static argument.
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
+    """The workload's name, its function and the statics in force (config errors raised here)."""
+    return cfg.workload_name, import_fn(cfg.workload.fn), cfg.static_argnums
+
+
+__all__: Sequence[str] = [
+    "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "apply_n_times_fori",
+    "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
+    "make_array", "build_args", "resolve", "needs_x64",
+]

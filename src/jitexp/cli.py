@@ -71,6 +71,7 @@ def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:
     """The ExperimentConfig that `jitexp OVERRIDES...` would run, for use from Python."""
     from hydra import compose as hydra_compose, initialize_config_module
 
+    register_configs()
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
         cfg = hydra_compose(config_name="config", overrides=list(overrides))
     return from_dict(cfg)

@@ -63,11 +63,11 @@ def ordered_columns(names: Iterable[str]) -> list[str]:
 
 
 def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Rows (dicts) as a DataFrame; with columns, those columns in that order (missing ones empty)."""
+    """Rows as a DataFrame with the given columns, by default every results.csv column in schema order."""
     frame = pd.DataFrame(list(rows))
     if columns is not None:
         return frame.reindex(columns=list(columns))
-    return frame.reindex(columns=ordered_columns(frame.columns))
+    return frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
 
 
 def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -> Path:

@@ -1,0 +1,143 @@
+"""The installed `jitexp` command in a subprocess, from a directory outside the repository."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+from conftest import read, run_cli, sweep
+from jitexp.results import COLUMNS, SAMPLE_COLUMNS
+
+
+def test_single_run_writes_job_csvs(tmp_path):
+    out = tmp_path / "job"
+    proc = run_cli(["timing=quick", "size=16", "mode=aot", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = read(out / "results.csv")
+    assert list(rows.columns[:5]) == ["workload", "mode", "size", "dtype", "static_argnums"]
+    assert set(COLUMNS) <= set(rows.columns)
+    assert rows.loc[0, "status"] == "ok" and rows.loc[0, "mode"] == "aot"
+    samples = read(out / "samples.csv")
+    assert list(samples.columns) == SAMPLE_COLUMNS and len(samples) == rows.loc[0, "n_samples"]
+    assert (out / ".hydra" / "config.yaml").exists()
+    assert "compute_heavy aot size=16" in proc.stderr + proc.stdout  # the job's summary line
+
+
+def test_default_output_dir_and_python_dash_m(tmp_path):
+    proc = run_cli(["timing=quick", "size=8"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jobs = list((tmp_path / "outputs" / "run").glob("*/results.csv"))
+    assert len(jobs) == 1
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "jitexp", "--cfg", "job", "size=5"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "size: 5" in proc.stdout
+
+
+def test_sweep_gathers_every_job_and_prints_a_summary(tmp_path):
+    proc, out = sweep(["mode=eager,jit", "size=8,16", "calls=2"], tmp_path)
+    gathered = read(out / "results.csv")
+    assert len(gathered) == 4
+    assert sorted(gathered["job_num"]) == [0, 1, 2, 3]
+    assert set(zip(gathered["mode"], gathered["size"])) == {("eager", 8), ("eager", 16), ("jit", 8), ("jit", 16)}
+    assert (gathered["status"] == "ok").all()
+    for n in range(4):
+        calls = read(out / str(n) / "calls.csv")
+        assert calls["compiles"].iloc[0] >= 1 and (calls["compiles"].iloc[1:] == 0).all()
+    assert "jit" in proc.stdout and "results.csv" in proc.stdout
+
+
+def test_identical_jobs_both_compile_cold(tmp_path):
+    _, out = sweep(["seed=0,1", "size=32", "calls=2"], tmp_path)
+    gathered = read(out / "results.csv")
+    assert len(gathered) == 2
+    for n in (0, 1):
+        assert read(out / str(n) / "calls.csv")["compiles"].iloc[0] >= 1
+    assert (gathered["first_call_s"] > 3 * gathered["median_s"]).all()
+
+
+def test_help_and_cfg_do_not_import_jax(tmp_path):
+    code = ("import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "assert 'jax' not in sys.modules, 'jax imported'\nprint('NOJAX')")
+    import subprocess
+
+    for flags in (["--help"], ["--cfg", "job", "workload=apply_n_times"]):
+        proc = subprocess.run([sys.executable, "-c", code, *flags], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert "NOJAX" in proc.stdout
+    assert "static_argnums:\n  - 1" in proc.stdout
+
+
+def test_bad_value_is_one_line_and_exits_nonzero(tmp_path):
+    proc = run_cli(["dtype=float128", "timing=quick"], cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines == ["jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"]
+
+
+def test_unknown_group_option_names_the_choices(tmp_path):
+    proc = run_cli(["workload=nope"], cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "workload/nope" in proc.stderr and "compute_heavy" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_job_in_a_sweep_is_an_error_row_and_the_sweep_goes_on(tmp_path):
+    _, out = sweep(["size=8", "dtype=float32,float128"], tmp_path)
+    gathered = read(out / "results.csv").set_index("dtype")
+    assert gathered.loc["float32", "status"] == "ok"
+    assert gathered.loc["float128", "status"] == "error"
+    assert gathered.loc["float128", "error_phase"] == "config"
+
+
+def test_user_config_dir_adds_a_workload(tmp_path):
+    conf = tmp_path / "myconf" / "workload"
+    conf.mkdir(parents=True)
+    (conf / "double.yaml").write_text(
+        "name: double\nfn: jitexp.workloads.matmul\nargs:\n"
+        "  - {shape: ['${size}', 3]}\n  - {shape: [3, 2], init: ones}\nstatic_argnums: []\nparams: {}\n")
+    out = tmp_path / "job"
+    proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "workload=double", "size=4", "timing=quick",
+                    f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    row = read(out / "results.csv").iloc[0]
+    assert row["workload"] == "double" and row["status"] == "ok"
+    assert row["flops"] == 2 * 4 * 3 * 2
+
+
+def test_textbook_speedup(tmp_path):
+    _, out = sweep(["experiment=seed_speedup", "size=64"], tmp_path)
+    df = read(out / "results.csv").set_index("mode")
+    assert set(df.index) == {"eager", "jit"} and (df["status"] == "ok").all()
+    assert (df["workload"] == "compute_heavy").all()
+    assert df.loc["jit", "first_call_s"] > 3 * df.loc["jit", "median_s"]
+    assert (df["compiles_during_timing"] == 0).all()
+
+
+def test_textbook_control_flow(tmp_path):
+    _, out = sweep(["experiment=seed_control_flow"], tmp_path)
+    df = read(out / "results.csv")
+    assert len(df) == 8
+    python_if = df[(df["workload"] == "conditional") & (df["mode"] == "jit")]
+    assert len(python_if) == 2 and (python_if["status"] == "error").all()
+    assert python_if["error_type"].str.endswith("TracerBoolConversionError").all()
+    assert python_if["hint"].str.contains("lax.cond").all()
+    lax_ok = df[(df["workload"] == "conditional_lax") & (df["mode"] == "jit")]
+    assert sorted(lax_ok["param_threshold"]) == [5.0, 10.0] and (lax_ok["status"] == "ok").all()
+    assert (df[df["mode"] == "eager"]["status"] == "ok").all()
+
+
+def test_textbook_static_args(tmp_path):
+    _, out = sweep(["experiment=seed_static_args"], tmp_path)
+    df = read(out / "results.csv")
+    traced = df[df["static_argnums"] == "[]"]
+    static = df[df["static_argnums"] == "[1]"]
+    assert len(traced) == 2 and (traced["status"] == "error").all()
+    assert traced["error_type"].str.endswith("TracerIntegerConversionError").all()
+    assert sorted(static["param_n"]) == [2, 3] and (static["status"] == "ok").all()
+    calls = pd.concat([read(p) for p in out.glob("*/calls.csv")])
+    assert set(calls[calls["call"] == 1]["compiles"]) == {1}  # one compile per static value...
+    assert set(calls[calls["call"] > 1]["compiles"]) == {0}   # ...then cached

@@ -1,0 +1,135 @@
+"""The runner through its Python API (no Hydra at run time): rows, phases, errors, checks."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from jitexp import ConfigError, compose, run
+from jitexp.env import jax_flag
+from jitexp.results import COLUMNS
+
+QUICK = ["timing=quick"]
+
+
+def job(*overrides: str):
+    return run(compose([*QUICK, *overrides]))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "aot"])
+def test_each_mode_measures_compute_heavy(mode):
+    result = job(f"mode={mode}", "size=32", "calls=3")
+    row = result.row
+    assert row["status"] == "ok", row
+    assert set(COLUMNS) - set(row) <= {"error_phase", "error_type", "error_message", "hint"} | (
+        {"trace_s", "lower_s", "compile_s", "flops", "transcendentals", "bytes_accessed", "gflops_per_s",
+         "gbytes_per_s", "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",
+         "generated_code_size_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
+        if mode == "eager" else set())
+    assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
+    assert row["n_samples"] == len(result.samples) >= 3
+    assert row["compiles_during_timing"] == 0
+    assert [c["call"] for c in result.calls] == [1, 2, 3]
+    assert result.calls[0]["compiles"] >= 1 and result.calls[1]["compiles"] == 0
+    assert row["platform"] == "cpu" and row["jax_version"] == jax.__version__
+    if mode != "eager":
+        assert row["matches_eager"] is True
+        assert row["flops"] >= 2 * 32 ** 3  # the matmul alone
+        assert min(row["trace_s"], row["lower_s"], row["compile_s"]) > 0
+        assert row["first_call_s"] > row["median_s"]
+
+
+def test_caches_are_cleared_so_every_job_compiles_cold():
+    first, second = (job("size=16", "calls=2", f"seed={s}") for s in (0, 1))
+    for result in (first, second):
+        assert result.calls[0]["compiles"] >= 1  # a warm cache would report 0 here
+
+
+def test_python_if_under_jit_is_an_error_row():
+    row = job("workload=conditional", "size=3", "mode=jit").row
+    assert row["status"] == "error"
+    assert row["error_phase"] == "trace"
+    assert row["error_type"] == "jax.errors.TracerBoolConversionError"
+    assert "lax.cond" in row["hint"]
+    assert row["param_threshold"] == 10.0
+
+
+@pytest.mark.parametrize("threshold, expected", [(5.0, [28.0, 28.0, 28.0]), (10.0, [0.5, 1.0, 1.5])])
+def test_lax_cond_takes_the_right_branch_under_jit(threshold, expected):
+    from jitexp import workloads
+
+    cfg = compose([*QUICK, "workload=conditional_lax", "size=3", f"workload.params.threshold={threshold}"])
+    args = workloads.build_args(cfg, jax.devices("cpu")[0])
+    assert jax.jit(workloads.conditional_lax)(*args).tolist() == expected
+    row = run(cfg).row
+    assert row["status"] == "ok" and row["matches_eager"] is True
+
+
+def test_traced_loop_count_fails_and_static_one_works():
+    traced = job("workload=apply_n_times", "size=8", "mode.static_argnums=[]").row
+    assert traced["status"] == "error"
+    assert traced["error_type"] == "jax.errors.TracerIntegerConversionError"
+    assert "static" in traced["hint"]
+    static = job("workload=apply_n_times", "size=8", "workload.params.n=2").row
+    assert static["status"] == "ok" and static["static_argnums"] == "[1]"
+
+
+def test_fori_loop_needs_no_static_argument():
+    row = job("workload=apply_n_times_fori", "size=8", "mode=aot").row
+    assert row["status"] == "ok" and row["matches_eager"] is True
+
+
+def test_float64_turns_on_x64_for_the_job_only():
+    row = job("workload=matmul", "size=8", "dtype=float64").row
+    assert row["status"] == "ok" and row["x64"] is True
+    assert jax_flag("jax_enable_x64") is False
+    assert job("workload=matmul", "size=8").row["x64"] is False
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_dtypes_run(dtype):
+    row = job("workload=elementwise_chain", "size=64", f"dtype={dtype}").row
+    assert row["status"] == "ok" and row["matches_eager"] is True
+
+
+def test_failure_in_execute_phase_is_a_row(tmp_path, monkeypatch):
+    import sys
+
+    module = tmp_path / "userfns.py"
+    module.write_text("def boom(x):\n    raise RuntimeError('kaput\\nsecond line')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("userfns", None)
+    row = job("workload=custom", "workload.fn=userfns.boom", "workload.args=[{shape:[4]}]", "mode=eager").row
+    assert (row["status"], row["error_phase"], row["error_type"], row["error_message"]) == (
+        "error", "execute", "RuntimeError", "kaput")
+
+
+def test_unhashable_static_argument_is_a_row():
+    row = job("workload=custom", "workload.fn=jitexp.workloads.apply_n_times",
+              "workload.args=[{shape:[4,4]},{value:{a:1}}]", "mode.static_argnums=[1]").row
+    assert row["status"] == "error" and row["error_phase"] == "trace"
+    assert row["error_type"] == "ValueError" and "hashable" in row["hint"]
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (["workload=custom", "workload.fn=no_such_pkg.fn", "workload.args=[]"], "workload.fn"),
+    (["workload=custom", "workload.fn=jitexp.workloads.nope", "workload.args=[]"], "workload.fn"),
+    (["device=gpu"], "device.platform"),
+    (["device.index=7"], "device.index"),
+])
+def test_config_mistakes_found_at_run_time_raise(overrides, key):
+    with pytest.raises(ConfigError) as info:
+        job(*overrides)
+    assert str(info.value).startswith(f"{key}=") and "\n" not in str(info.value)
+
+
+def test_inputs_are_deterministic_in_the_seed():
+    from jitexp import workloads
+
+    dev = jax.devices("cpu")[0]
+    a = workloads.build_args(compose(["size=4", "seed=3"]), dev)
+    b = workloads.build_args(compose(["size=4", "seed=3"]), dev)
+    c = workloads.build_args(compose(["size=4", "seed=4"]), dev)
+    assert (a[0] == b[0]).all() and not (a[0] == c[0]).all()
+    assert not (a[0] == a[1]).all()  # each argument draws its own stream
+    assert a[0].dtype == jax.numpy.float32 and a[0].devices() == {dev}

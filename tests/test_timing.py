@@ -1,0 +1,92 @@
+"""The sampling loop with plain Python callables: blocking, calibration and stopping rules."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from jitexp.timing import Policy, calibrate, dispatch_times, measure, time_calls
+
+
+class Recorder:
+    """A call whose outputs must each be blocked on; counts calls and blocks."""
+
+    def __init__(self, sleep_s: float = 0.0):
+        self.sleep_s, self.calls, self.blocked = sleep_s, 0, []
+
+    def __call__(self):
+        self.calls += 1
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        return {"out": [self.calls, (self.calls,)]}
+
+    def block(self, out):
+        self.blocked.append(out["out"][0])
+        return out
+
+
+def test_every_call_is_blocked_on_inside_the_timed_region():
+    rec = Recorder()
+    m = measure(rec, Policy(warmup=2, min_samples=5, max_samples=5, min_sample_time_s=1e-4), rec.block)
+    assert rec.blocked == list(range(1, rec.calls + 1))
+    assert len(m.samples_s) == 5
+    assert m.last_output["out"][0] == rec.calls
+
+
+def test_a_function_of_known_duration():
+    rec = Recorder(sleep_s=0.002)
+    m = measure(rec, Policy(warmup=1, min_samples=3, max_samples=4, min_sample_time_s=0.001), rec.block)
+    assert m.number == 1  # one call already outlasts the target sample time
+    assert min(m.samples_s) >= 0.002  # sleep never returns early
+
+
+def test_calibration_batches_fast_calls():
+    rec = Recorder()
+    number = calibrate(rec, rec.block, target_s=0.005)
+    assert number > 10
+    per_call, _ = time_calls(rec, number, rec.block)
+    assert per_call * number > 0
+
+
+def test_floor_on_samples_even_when_the_budget_is_spent():
+    rec = Recorder(sleep_s=0.001)
+    m = measure(rec, Policy(warmup=0, min_samples=6, max_samples=100, min_sample_time_s=1e-4,
+                            max_time_s=1e-6, target_rel_ci=1e-9), rec.block)
+    assert len(m.samples_s) == 6
+    assert m.stop_reason == "budget"
+
+
+def test_stops_at_max_samples_and_when_the_ci_is_tight():
+    rec = Recorder()
+    capped = measure(rec, Policy(warmup=0, min_samples=3, max_samples=7, min_sample_time_s=1e-5,
+                                 max_time_s=100, target_rel_ci=1e-12), rec.block)
+    assert len(capped.samples_s) == 7 and capped.stop_reason == "max_samples"
+    loose = measure(rec, Policy(warmup=0, min_samples=3, max_samples=1000, min_sample_time_s=1e-5,
+                                max_time_s=100, target_rel_ci=10.0), rec.block)
+    assert len(loose.samples_s) == 3 and loose.stop_reason == "ci"
+
+
+def test_gc_is_off_while_sampling_and_restored_after():
+    states = []
+    rec = Recorder()
+
+    def call():
+        states.append(gc.isenabled())
+        return rec()
+
+    assert gc.isenabled()
+    measure(call, Policy(warmup=0, min_samples=3, max_samples=3, min_sample_time_s=1e-5), rec.block)
+    assert gc.isenabled()
+    assert states[-1] is False
+
+
+def test_dispatch_time_excludes_the_block():
+    def call():
+        return "ready later"
+
+    def slow_block(out):
+        time.sleep(0.05)
+        return out
+
+    times = dispatch_times(call, slow_block, probes=3)
+    assert len(times) == 3 and max(times) < 0.05

@@ -20,7 +20,7 @@ _LAZY = {
     "run": "runner", "JobResult": "runner",
     "compose": "cli",
     "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
-    "make_report": "report",
+    "make_report": "report", "format_sweep_summary": "report",
 }
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .cli import compose
-    from .report import make_report
+    from .report import format_sweep_summary, make_report
     from .runner import JobResult, run
     from .tables import errors_table, scaling_table, speedup_table
 

@@ -20,7 +20,7 @@ class GatherResults(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         root = Path(config.hydra.sweep.dir)
         frame = gather(root)
-        from .tables import format_sweep_summary
+        from .report import format_sweep_summary
 
         print(format_sweep_summary(frame))
         print(f"\n{len(frame)} row(s) gathered in {root / RESULTS_CSV}")

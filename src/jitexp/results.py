@@ -70,15 +70,14 @@ def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> p
     return frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
 
 
-def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -> Path:
-    """Write a CSV atomically: a temp file in the same folder, then rename over the target."""
-    frame = data if isinstance(data, pd.DataFrame) else to_frame(data)
+def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write bytes via a temp file in the same folder and a rename, so a killed run leaves no half file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            frame.to_csv(handle, index=False)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
@@ -87,16 +86,20 @@ def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -
     return path
 
 
+def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -> Path:
+    """Write a CSV atomically (see write_atomic)."""
+    frame = data if isinstance(data, pd.DataFrame) else to_frame(data)
+    return write_atomic(path, frame.to_csv(index=False).encode("utf-8"))
+
+
 def job_result_files(root: str | os.PathLike) -> list[Path]:
-    """Every job-level results.csv below root (not root's own gathered file, not report/)."""
+    """Every job-level results.csv below root: not a gathered one (a folder with jobs below it), not report/."""
     root = Path(root)
-    found = []
-    for path in root.rglob(RESULTS_CSV):
-        rel = path.relative_to(root)
-        if rel.parent == Path(".") or REPORT_DIR in rel.parts or any(p.startswith(".") for p in rel.parts):
-            continue
-        found.append(path)
-    return sorted(found, key=_job_sort_key)
+    found = [p for p in root.rglob(RESULTS_CSV)
+             if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts)]
+    folders = {p.parent for p in found}
+    jobs = [p for p in found if not any(f != p.parent and p.parent in f.parents for f in folders)]
+    return sorted(jobs, key=_job_sort_key)
 
 
 def _job_sort_key(path: Path) -> tuple:
@@ -136,16 +139,18 @@ def _to_bool(value):
 
 
 def is_stale(root: str | os.PathLike) -> bool:
-    """True when root's gathered results.csv is missing or older than a job's results.csv."""
+    """True when root has job folders and its gathered results.csv is missing, older than one of
+    them, or holds a different number of rows (a job folder was added or deleted)."""
     root = Path(root)
     gathered = root / RESULTS_CSV
     jobs = job_result_files(root)
-    if not jobs:
+    if not jobs or gathered in jobs:
         return False
     if not gathered.exists():
         return True
-    newest = max(p.stat().st_mtime_ns for p in jobs)
-    return gathered.stat().st_mtime_ns < newest
+    if gathered.stat().st_mtime_ns < max(p.stat().st_mtime_ns for p in jobs):
+        return True
+    return len(pd.read_csv(gathered)) != sum(len(pd.read_csv(p)) for p in jobs)
 
 
 def gather(root: str | os.PathLike, *, write: bool = True) -> pd.DataFrame:
@@ -165,18 +170,16 @@ def gather(root: str | os.PathLike, *, write: bool = True) -> pd.DataFrame:
 def load_results(path: str | os.PathLike) -> pd.DataFrame:
     """One row per case from a job dir, a sweep dir, any folder of job dirs, or a results.csv.
 
-    A sweep's gathered results.csv is rebuilt from its job folders when missing or stale, so an
-    interrupted sweep still loads what finished.
+    A folder's gathered results.csv is rebuilt from the job folders below it when missing or
+    stale, so an interrupted sweep still loads what finished.
     """
     path = Path(path)
     if path.is_file():
         return read_csv(path)
     if not path.is_dir():
         raise FileNotFoundError(f"no results at {path}: not a folder or a CSV file")
-    if job_result_files(path):
-        if is_stale(path):
-            return gather(path)
-        return read_csv(path / RESULTS_CSV)
+    if is_stale(path):
+        return gather(path)
     if (path / RESULTS_CSV).exists():
         return read_csv(path / RESULTS_CSV)
     raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")

@@ -1,0 +1,293 @@
+"""jitexp-report: speedup, scaling and error tables, plots and summary.md from results CSVs.
+
+Importing this module loads pandas only; matplotlib is imported when plots are drawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from .results import REPORT_DIR, RESULTS_CSV, job_result_files, load_results, write_atomic, write_csv
+from .tables import (
+    caveats, error_rows, errors_table, markdown_table, ok_rows, params_labels, rows_table, scaling_points,
+    scaling_table, speedup_table, speedup_view, text_table,
+)
+
+__all__ = [
+    "NoResultsError", "errors_table", "find_latest", "format_sweep_summary", "main",
+    "make_report", "scaling_points", "scaling_table", "speedup_table", "write_report",
+]
+
+OUTPUTS = Path("outputs")
+PLOT_KINDS = {
+    "bars": "Median time per mode (95% CI)",
+    "scaling": "Time vs size",
+    "compile": "Compile cost vs size",
+    "speedup": "Speedup vs size",
+}
+ENV_COLUMNS = [
+    "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "cpu_count",
+    "platform", "device_kind", "x64", "cpu_async_dispatch", "xla_flags",
+]
+SPEEDUP_NOTE = (
+    "speedup = eager median / compiled median; its 95% CI is conservative "
+    "(eager CI low / compiled CI high .. eager CI high / compiled CI low). "
+    "compile overhead = compiled first call - compiled median. "
+    "break-even calls = the smallest n with compiled first call + (n-1) x compiled median "
+    "<= eager first call + (n-1) x eager median; 'never' when the compiled steady state is not faster. "
+    "Repeated rows of one case and mode (seeds) are combined: median of medians, union of CIs."
+)
+
+
+class NoResultsError(FileNotFoundError):
+    """A folder that exists but holds no result rows."""
+
+
+def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
+    """The newest (by mtime) run or sweep folder under outputs/run and outputs/multirun holding results."""
+    outputs = Path(outputs)
+    candidates = [d for base in (outputs / "run", outputs / "multirun") if base.is_dir()
+                  for d in base.iterdir() if d.is_dir() and _has_results(d)]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda d: (d.stat().st_mtime_ns, d.name))
+
+
+def _has_results(folder: Path) -> bool:
+    return (folder / RESULTS_CSV).is_file() or bool(job_result_files(folder))
+
+
+def load(path: str | os.PathLike) -> pd.DataFrame:
+    """Result rows at path (gathering a sweep when needed); NoResultsError when there are none."""
+    frame = load_results(path)
+    if frame.empty:
+        raise NoResultsError(f"no result rows in {path}")
+    return frame
+
+
+def default_out(path: str | os.PathLike) -> Path:
+    """Where a report of path goes by default: <DIR>/report (beside a results.csv given as a file)."""
+    path = Path(path)
+    return (path.parent if path.is_file() else path) / REPORT_DIR
+
+
+def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
+    """Write the report of a job, sweep or results folder; returns the report folder."""
+    return write_report(load(path), out if out is not None else default_out(path), plots=plots, source=path)
+
+
+def report_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The report's CSV tables by file stem."""
+    return {
+        "speedup": speedup_table(df),
+        "scaling": scaling_table(df),
+        "scaling_points": scaling_points(df),
+        "errors": errors_table(df),
+    }
+
+
+def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
+                 source: str | os.PathLike | None = None,
+                 frames: dict[str, pd.DataFrame] | None = None) -> Path:
+    """Tables as CSV, plots as PNG and summary.md for the rows in df, all into out."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    frames = report_tables(df) if frames is None else frames
+    for stem, frame in frames.items():
+        write_csv(frame, out / f"{stem}.csv")
+    _remove_old_plots(out)
+    images: list[Path] = []
+    if plots:
+        from .plots import make_plots
+
+        images = make_plots(df, frames["speedup"], out)
+    text = summary_markdown(df, frames, [p.name for p in images], source=source)
+    _write_text(out / "summary.md", text)
+    return out
+
+
+def _remove_old_plots(out: Path) -> None:
+    """Drop PNGs an earlier report wrote here, so none outlives the data it showed."""
+    for kind in PLOT_KINDS:
+        for old in out.glob(f"{kind}_*.png"):
+            old.unlink(missing_ok=True)
+
+
+def _write_text(path: Path, text: str) -> None:
+    write_atomic(path, text.encode("utf-8"))
+
+
+# ---- text ------------------------------------------------------------------------------
+
+def headline(df: pd.DataFrame) -> str:
+    """One line: how many rows, how many ok and failed, from how many jobs."""
+    n_ok, n_err = len(ok_rows(df)), len(error_rows(df))
+    jobs = df["job_num"].nunique() if "job_num" in df.columns else 0
+    text = f"{len(df)} rows ({n_ok} ok, {n_err} error)"
+    return text + (f" from {jobs} job{'s' if jobs != 1 else ''}" if jobs else "")
+
+
+def format_sweep_summary(df: pd.DataFrame) -> str:
+    """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
+    parts = [f"jitexp: {headline(df)}", text_table(rows_table(df))]
+    speedup = speedup_table(df)
+    if not speedup.empty:
+        parts += ["", "speedup vs eager (break-even: calls until compiling pays off)",
+                  text_table(speedup_view(speedup))]
+    return "\n".join(parts)
+
+
+def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame]) -> str:
+    """What jitexp-report prints: the sweep summary, then scaling exponents and errors with hints."""
+    parts = [format_sweep_summary(df)]
+    if not frames["scaling"].empty:
+        parts += ["", "scaling (growth exponent of median time over size)",
+                  text_table(_scaling_view(frames["scaling"]))]
+    if not frames["errors"].empty:
+        parts += ["", "errors", text_table(_errors_view(frames["errors"]), width=60)]
+    return "\n".join(parts)
+
+
+def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: Sequence[str],
+                     source: str | os.PathLike | None = None) -> str:
+    """summary.md: headline, tables, caveats, image links (relative) and the run's environment."""
+    title = f"# jitexp report: `{Path(source).name}`" if source is not None else "# jitexp report"
+    lines = [title, "", f"Source: `{source}`" if source is not None else "", "",
+             headline(df) + ".", ""]
+    lines += ["## Results", "", markdown_table(rows_table(df)), ""]
+    if not frames["speedup"].empty:
+        lines += ["## Speedup vs eager", "", SPEEDUP_NOTE, "",
+                  markdown_table(speedup_view(frames["speedup"])), "",
+                  "Full table: [speedup.csv](speedup.csv)", ""]
+    if not frames["scaling"].empty:
+        lines += ["## Scaling", "",
+                  "growth exponent = least-squares slope of log(median) over log(size) "
+                  "(1: linear, 2: quadratic).", "",
+                  markdown_table(_scaling_view(frames["scaling"])), "",
+                  "Per size: [scaling_points.csv](scaling_points.csv)", ""]
+    if not frames["errors"].empty:
+        lines += ["## Errors", "", markdown_table(_errors_view(frames["errors"])), "",
+                  "Full table: [errors.csv](errors.csv)", ""]
+    notes = caveats(df)
+    if notes:
+        lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
+    lines += _image_sections(images)
+    lines += ["## Environment", "", markdown_table(environment_table(df)), ""]
+    return "\n".join(lines)
+
+
+def _image_sections(images: Sequence[str]) -> list[str]:
+    lines = []
+    for kind, heading in PLOT_KINDS.items():
+        names = [n for n in images if n.startswith(kind + "_")]
+        if names:
+            lines += [f"## {heading}", ""]
+            lines += [f"![{Path(n).stem}]({n})\n" for n in names]
+    return lines
+
+
+def environment_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The run's environment as (item, value): distinct values per column, load and time ranges."""
+    items = [(col, _distinct(df[col])) for col in ENV_COLUMNS if col in df.columns]
+    for col in ("load_avg_start", "load_avg_end"):
+        if col in df.columns:
+            items.append((col, _range(pd.to_numeric(df[col], errors="coerce"), "{:.2f}")))
+    if "timestamp" in df.columns:
+        stamps = df["timestamp"].dropna().astype(str)
+        items.append(("timestamp", f"{stamps.min()} .. {stamps.max()}" if len(stamps) else "-"))
+    items.append(("report_generated", _dt.datetime.now().astimezone().isoformat(timespec="seconds")))
+    return pd.DataFrame(items, columns=["item", "value"]).astype("string")
+
+
+def _distinct(series: pd.Series, limit: int = 4) -> str:
+    values = [str(v) for v in pd.unique(series.dropna()) if str(v) != ""]
+    if not values:
+        return "-"
+    if len(values) > limit:
+        return f"{len(values)} values: " + ", ".join(values[:limit]) + ", ..."
+    return ", ".join(values)
+
+
+def _range(series: pd.Series, fmt: str) -> str:
+    series = series.dropna()
+    if series.empty:
+        return "-"
+    low, high = series.min(), series.max()
+    return fmt.format(low) if low == high else f"{fmt.format(low)} .. {fmt.format(high)}"
+
+
+def _scaling_view(scaling: pd.DataFrame) -> pd.DataFrame:
+    view = scaling.reindex(columns=["workload"]).copy()
+    view["params"] = params_labels(scaling)
+    if not view["params"].astype(bool).any():
+        view = view.drop(columns="params")
+    cols = ["dtype", "mode", "n_sizes", "size_min", "size_max", "min_size_median_s",
+            "max_size_median_s", "growth_exponent", "first_call_growth_exponent"]
+    return pd.concat([view, scaling.reindex(columns=cols)], axis=1)
+
+
+def _errors_view(errors: pd.DataFrame) -> pd.DataFrame:
+    view = errors.reindex(columns=["workload", "mode", "size", "dtype"]).copy()
+    view["params"] = params_labels(errors)
+    if not view["params"].astype(bool).any():
+        view = view.drop(columns="params")
+    if "static_argnums" in errors.columns and errors["static_argnums"].notna().any():
+        view["static_argnums"] = errors["static_argnums"]
+    cols = ["error_phase", "error_type", "error_message", "hint"]
+    return pd.concat([view, errors.reindex(columns=cols)], axis=1)
+
+
+# ---- command line ----------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    """The jitexp-report argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="jitexp-report",
+        description="Speedup, break-even, scaling and error tables plus plots from jitexp results.",
+    )
+    parser.add_argument("dir", nargs="?", metavar="DIR",
+                        help="a run or sweep folder, any folder holding results.csv files, or a "
+                             "results.csv (default: the newest run or sweep under ./outputs)")
+    parser.add_argument("--out", metavar="DIR", help="where to write the report (default: DIR/report)")
+    parser.add_argument("--no-plots", action="store_true", help="tables and summary.md only")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the report path")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: write the report and print its tables; 2 with a one-line error when there is nothing to report."""
+    args = build_parser().parse_args(argv)
+    try:
+        path = Path(args.dir) if args.dir else find_latest()
+        if path is None:
+            raise NoResultsError(
+                f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/")
+        df = load(path)
+        out = Path(args.out) if args.out else default_out(path)
+        frames = report_tables(df)
+        write_report(df, out, plots=not args.no_plots, source=path, frames=frames)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(f"jitexp-report: {path}\n")
+        print(format_terminal_report(df, frames))
+        print()
+    print(f"report: {out / 'summary.md'}")
+    return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -55,6 +55,8 @@ def summary_line(row: dict) -> str:
     from .tables import format_seconds
 
     head = f"{row['workload']} {row['mode']} size={row['size']} {row['dtype']}"
+    if row.get("mode") != "eager":
+        head += f" static_argnums={row['static_argnums']}"
     params = " ".join(f"{k[6:]}={v}" for k, v in row.items() if k.startswith("param_"))
     head = f"{head} {params}".rstrip()
     if row.get("status") != "ok":

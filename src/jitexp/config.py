@@ -13,6 +13,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
+from .timing import Policy
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot")
@@ -49,15 +50,9 @@ class DeviceConfig:
 
 
 @dataclass
-class TimingConfig:
-    """The sampling policy; see docs/measurement.md for what each knob does."""
+class TimingConfig(Policy):
+    """The sampling policy plus the cold-phase repeats; docs/measurement.md explains each knob."""
 
-    warmup: int = 3
-    min_samples: int = 10
-    max_samples: int = 200
-    min_sample_time_s: float = 0.01
-    max_time_s: float = 5.0
-    target_rel_ci: float = 0.02
     cold_repeats: int = 3
     dispatch_probes: int = 10
 

@@ -16,7 +16,7 @@ from .env import environment, jax_flag, load_avg
 from .errors import ConfigError, PhaseError, first_line, hint_for, phase, qualified_name
 from .modes import CallRecord, cold_calls, compile_phases, cost_of
 from .stats import summarize
-from .timing import Policy, default_block, dispatch_times, measure
+from .timing import default_block, dispatch_times, measure
 
 # Normwise relative error allowed between a compiled result and eager's, per dtype:
 # XLA may fuse and reorder reductions, so bitwise equality is not expected.
@@ -86,9 +86,8 @@ def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, samples: lis
                 calls.extend(vars(r) for r in records)
         out["first_call_s"] = float(np.median(firsts))
 
-        policy = Policy(t.warmup, t.min_samples, t.max_samples, t.min_sample_time_s, t.max_time_s, t.target_rel_ci)
         with CompileCounter() as counter:
-            m = measure(call, policy, block)
+            m = measure(call, t, block)
         out["compiles_during_timing"] = counter.count
         out["dispatch_s"] = float(np.median(dispatch_times(call, block, t.dispatch_probes)))
     summary = summarize(m.samples_s)

@@ -17,9 +17,12 @@ Call = Callable[[], Any]
 Block = Callable[[Any], Any]
 
 
-@dataclass(frozen=True)
+MAX_NUMBER = 1_000_000  # cap on calls per sample
+
+
+@dataclass
 class Policy:
-    """How long and how often to sample; mirrors the `timing` config group."""
+    """How long and how often to sample (the `timing` config group extends it)."""
 
     warmup: int = 3
     min_samples: int = 10
@@ -27,7 +30,6 @@ class Policy:
     min_sample_time_s: float = 0.01
     max_time_s: float = 5.0
     target_rel_ci: float = 0.02
-    max_number: int = 1_000_000
 
 
 @dataclass
@@ -74,7 +76,7 @@ def time_one(call: Call, block: Block) -> tuple[float, Any]:
     return time_calls(call, 1, block)
 
 
-def calibrate(call: Call, block: Block, target_s: float, max_number: int = 1_000_000) -> int:
+def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_NUMBER) -> int:
     """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
     number = 1
     for _ in range(8):
@@ -94,7 +96,7 @@ def measure(call: Call, policy: Policy, block: Block = default_block) -> Measure
     out = None
     for _ in range(policy.warmup):
         out = block(call())
-    number = calibrate(call, block, policy.min_sample_time_s, policy.max_number)
+    number = calibrate(call, block, policy.min_sample_time_s)
     samples: list[float] = []
     stop = "max_samples"
     with gc_disabled():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import pandas as pd
+import pytest
 
 from conftest import read, run_cli, sweep
 from jitexp.results import COLUMNS, SAMPLE_COLUMNS
@@ -29,6 +30,9 @@ def test_default_output_dir_and_python_dash_m(tmp_path):
     assert proc.returncode == 0, proc.stderr
     jobs = list((tmp_path / "outputs" / "run").glob("*/results.csv"))
     assert len(jobs) == 1
+    report = run_cli(["--no-plots"], cwd=tmp_path, name="jitexp-report")  # no DIR: the newest run
+    assert report.returncode == 0, report.stderr
+    assert (jobs[0].parent / "report" / "summary.md").is_file()
     import subprocess
 
     proc = subprocess.run([sys.executable, "-m", "jitexp", "--cfg", "job", "size=5"], cwd=tmp_path,
@@ -115,6 +119,14 @@ def test_textbook_speedup(tmp_path):
     assert (df["workload"] == "compute_heavy").all()
     assert df.loc["jit", "first_call_s"] > 3 * df.loc["jit", "median_s"]
     assert (df["compiles_during_timing"] == 0).all()
+    report = run_cli([str(out)], cwd=tmp_path, name="jitexp-report")
+    assert report.returncode == 0, report.stderr
+    speedup = read(out / "report" / "speedup.csv")
+    assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit"
+    assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["eager", "median_s"] / df.loc["jit", "median_s"], rel=1e-9)
+    bars = out / "report" / "bars_compute_heavy_float32_64.png"
+    assert bars.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "bars_compute_heavy_float32_64.png" in (out / "report" / "summary.md").read_text()
 
 
 def test_textbook_control_flow(tmp_path):

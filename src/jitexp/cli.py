@@ -13,7 +13,7 @@ from typing import Sequence
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from .config import ExperimentConfig, from_dict, register_configs
 from .errors import ConfigError
@@ -28,7 +28,8 @@ def _job(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     job_num = int(hc.job.num) if multirun else 0
-    overrides = " ".join(hc.overrides.task)
+    # unresolved: an override may itself hold ${...} (workload.args=[{shape:[${size}]}])
+    overrides = " ".join(OmegaConf.to_container(hc.overrides.task, resolve=False))
     out_dir = Path(hc.runtime.output_dir)
     try:
         exp = from_dict(cfg)

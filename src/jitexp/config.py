@@ -149,14 +149,11 @@ def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
 def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
     """A composed (Dict)Config as a validated ExperimentConfig, interpolations resolved."""
     try:
-        merged = OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg)
-        if "hydra" in merged:
-            del merged["hydra"]
-        exp = OmegaConf.to_object(merged)
+        exp = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
         message = str(exc).strip().splitlines()[0]
-        raise ConfigError(key, getattr(exc, "value", None) or "?", message) from None
+        raise ConfigError(key, None, message) from None
     return validate(exp)
 
 

@@ -14,7 +14,8 @@ class ConfigError(ValueError):
         if not isinstance(expected, str):
             expected = "valid choices: " + ", ".join(str(c) for c in expected)
         self.key, self.value, self.expected = key, value, expected
-        super().__init__(f"{key}={value!r} is invalid; {expected}")
+        shown = f"{key}={value!r} is invalid" if value is not None else f"{key} is invalid"
+        super().__init__(f"{shown}; {expected}")
 
 
 class PhaseError(Exception):

@@ -50,7 +50,7 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     with jax_settings(cfg), jax.default_device(device):
         warm_backend(device)
         try:
-            row.update(_measure(cfg, name, fn, statics, device, samples, calls))
+            _measure(cfg, name, fn, statics, device, row, samples, calls)
             row.update(status="ok")
         except PhaseError as exc:
             row.update(error_fields(exc.phase, exc.cause))
@@ -62,9 +62,9 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     return JobResult([row], [{**key, **s} for s in samples], [{**key, **c} for c in calls])
 
 
-def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, samples: list, calls: list) -> dict:
+def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, out: dict, samples: list, calls: list) -> None:
+    """Every phase of one case, filling `out` as it goes so a later phase's failure keeps earlier figures."""
     mode, block, t = cfg.mode.name, default_block, cfg.timing
-    out: dict[str, Any] = {}
     with phase("inputs"):
         args = workloads.build_args(cfg, device)
     w = workloads.Workload(name, fn, args, statics)
@@ -103,7 +103,6 @@ def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, samples: lis
         with phase("check"):
             reference = block(fn(*args))
             out.update(compare(m.last_output, reference, cfg.dtype))
-    return out
 
 
 _warmed: set = set()

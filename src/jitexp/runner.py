@@ -147,8 +147,8 @@ def _instability(row: dict) -> dict:
     reasons = []
     if row.get("compiles_during_timing", 0) > 0:
         reasons.append(f"{row['compiles_during_timing']} compile(s) during timing")
-    if row.get("stop_reason") == "budget":
-        reasons.append(f"CI target not met in time budget (half-width {row['rel_ci_halfwidth']:.1%})")
+    if row.get("stop_reason") != "ci":
+        reasons.append(f"CI target not met by {row.get('stop_reason')} (half-width {row['rel_ci_halfwidth']:.1%})")
     if row.get("cv", 0) > MAX_CV:
         reasons.append(f"cv {row['cv']:.2f} > {MAX_CV}")
     if row.get("n_outliers", 0) > MAX_OUTLIER_FRACTION * row.get("n_samples", 1):

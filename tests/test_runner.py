@@ -24,7 +24,7 @@ def test_each_mode_measures_compute_heavy(mode):
     assert set(COLUMNS) - set(row) <= {"error_phase", "error_type", "error_message", "hint"} | (
         {"trace_s", "lower_s", "compile_s", "flops", "transcendentals", "bytes_accessed", "gflops_per_s",
          "gbytes_per_s", "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",
-         "generated_code_size_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
+         "generated_code_size_bytes", "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
         if mode == "eager" else set())
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
     assert row["n_samples"] == len(result.samples) >= 3
@@ -121,6 +121,40 @@ def test_config_mistakes_found_at_run_time_raise(overrides, key):
     with pytest.raises(ConfigError) as info:
         job(*overrides)
     assert str(info.value).startswith(f"{key}=") and "\n" not in str(info.value)
+
+
+def test_compare_treats_one_sided_nan_as_a_mismatch():
+    import numpy as np
+
+    from jitexp.runner import compare
+
+    assert compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]), "float32")["matches_eager"] is False
+    same_nan = compare(np.array([1.0, np.nan]), np.array([1.0, np.nan]), "float32")
+    assert same_nan["matches_eager"] is True and same_nan["max_abs_err_vs_eager"] == 0.0
+    assert compare(np.array([1j]), np.array([1.0 + 1j]), "float32")["max_abs_err_vs_eager"] == 1.0
+    assert compare(np.array([1j]), np.array([-1j]), "float32")["matches_eager"] is False
+
+
+def test_traced_literals_are_typed_device_scalars_and_statics_stay_python():
+    from jitexp import workloads
+
+    dev = jax.devices("cpu")[0]
+    x, threshold = workloads.build_args(compose(["workload=conditional_lax", "size=3"]), dev)
+    assert isinstance(threshold, jax.Array) and threshold.dtype == jax.numpy.float32
+    assert not threshold.weak_type and threshold.devices() == {dev}
+    _, n = workloads.build_args(compose(["workload=apply_n_times", "size=3"]), dev)
+    assert n == 3 and type(n) is int  # static: hashable Python value
+    _, n = workloads.build_args(compose(["workload=apply_n_times_fori", "size=3"]), dev)
+    assert n.dtype == jax.numpy.int32
+
+
+def test_a_module_that_fails_to_import_is_a_config_error(tmp_path, monkeypatch):
+    (tmp_path / "brokenmod.py").write_text("def f(:\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=r"^workload.fn='brokenmod.f' is invalid; importing 'brokenmod' failed: SyntaxError"):
+        job("workload=custom", "workload.fn=brokenmod.f", "workload.args=[]")
+    with pytest.raises(ConfigError, match="import path"):
+        job("workload=custom", "workload.fn=.matmul", "workload.args=[]")
 
 
 def test_inputs_are_deterministic_in_the_seed():

@@ -44,8 +44,10 @@ def test_calibration_batches_fast_calls():
     rec = Recorder()
     number = calibrate(rec, rec.block, target_s=0.005)
     assert number > 10
-    per_call, _ = time_calls(rec, number, rec.block)
-    assert per_call * number > 0
+    before = rec.calls
+    per_call, out = time_calls(rec, number, rec.block)
+    assert rec.calls - before == number and out["out"][0] == rec.calls
+    assert per_call > 0
 
 
 def test_floor_on_samples_even_when_the_budget_is_spent():

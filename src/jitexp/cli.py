@@ -82,7 +82,9 @@ def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:
 
 def main() -> None:
     """Console-script entry point (`jitexp` and `python -m jitexp`)."""
-    # JAX logs at INFO that it found no TPU; Hydra's logging config would print it every run.
-    logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
+    # JAX logs at INFO that it found no TPU and that it resets its cache; Hydra's logging
+    # config would print both every job.
+    for name in ("jax._src.xla_bridge", "jax._src.compilation_cache"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     register_configs()
     _job()

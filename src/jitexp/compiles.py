@@ -19,7 +19,6 @@ def _listener(event: str, duration_secs: float, **kwargs) -> None:
     if event in COMPILE_EVENTS:
         for counter in _active:
             counter.events[event] += 1
-            counter.seconds[event] += duration_secs
 
 
 def _install() -> None:
@@ -38,15 +37,10 @@ class CompileCounter:
 
     def __init__(self) -> None:
         self.events: Counter = Counter()
-        self.seconds: Counter = Counter()
 
     @property
     def count(self) -> int:
         return self.events[BACKEND_COMPILE]
-
-    @property
-    def traces(self) -> int:
-        return self.events[COMPILE_EVENTS[0]]
 
     def __enter__(self) -> "CompileCounter":
         _install()

@@ -110,7 +110,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     _positive("timing.warmup", t.warmup, allow_zero=True)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
-    if not cfg.workload.fn or cfg.workload.fn.count(".") < 1:
+    if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
+            part.isidentifier() for part in cfg.workload.fn.split(".")):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
     for i, arg in enumerate(cfg.workload.args):
         _validate_arg(f"workload.args[{i}]", arg, cfg)

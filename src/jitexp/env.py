@@ -56,7 +56,6 @@ def environment() -> dict:
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "x64": bool(jax_flag("jax_enable_x64")),
-        "cpu_async_dispatch": bool(jax_flag("jax_cpu_enable_async_dispatch")),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "timestamp": timestamp(),
     }

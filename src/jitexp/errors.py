@@ -90,8 +90,6 @@ def hint_for(exc: BaseException) -> str:
     message = str(exc)
     if "Non-hashable static arguments" in message:
         return "a static argument must be hashable (int, float, str, tuple): pass arrays as traced arguments"
-    if "static_argnums" in message or "positional arguments" in message:
-        return "mode.static_argnums names an argument the function does not take"
     if "RESOURCE_EXHAUSTED" in message or "Out of memory" in message:
         return "out of device memory: use a smaller size"
     return ""

@@ -110,4 +110,5 @@ def cost_of(compiled: Any) -> dict:
     if memory is not None:
         for field in ("argument", "output", "temp", "alias", "generated_code"):
             row[f"{field}_size_bytes"] = getattr(memory, f"{field}_size_in_bytes", None)
+        row["peak_memory_bytes"] = getattr(memory, "peak_memory_in_bytes", None)  # newer jaxlibs only
     return row

@@ -51,17 +51,19 @@ class NoResultsError(FileNotFoundError):
 
 
 def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
-    """The newest (by mtime) run or sweep folder under outputs/run and outputs/multirun holding results."""
+    """The run or sweep folder under outputs/run and outputs/multirun whose job results are newest.
+
+    Job files, not folder times: writing a report or a gathered CSV into an old run touches
+    that folder but must not make it "the newest".
+    """
     outputs = Path(outputs)
-    candidates = [d for base in (outputs / "run", outputs / "multirun") if base.is_dir()
-                  for d in base.iterdir() if d.is_dir() and _has_results(d)]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda d: (d.stat().st_mtime_ns, d.name))
-
-
-def _has_results(folder: Path) -> bool:
-    return (folder / RESULTS_CSV).is_file() or bool(job_result_files(folder))
+    newest = {}
+    for base in (outputs / "run", outputs / "multirun"):
+        for folder in (base.iterdir() if base.is_dir() else ()):
+            jobs = job_result_files(folder) if folder.is_dir() else []
+            if jobs:
+                newest[folder] = (max(p.stat().st_mtime_ns for p in jobs), folder.name)
+    return max(newest, key=newest.get) if newest else None
 
 
 def load(path: str | os.PathLike) -> pd.DataFrame:

@@ -32,7 +32,7 @@ COMPILATION = [
 WORK = [
     "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
-    "alias_size_bytes", "generated_code_size_bytes",
+    "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes",
 ]
 CHECKS = ["max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"]
 ENVIRONMENT = [

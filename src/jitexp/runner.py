@@ -14,7 +14,7 @@ from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig, from_dict, validate
 from .env import environment, jax_flag, load_avg
 from .errors import ConfigError, PhaseError, first_line, hint_for, phase, qualified_name
-from .modes import CallRecord, cold_calls, compile_phases, cost_of
+from .modes import cold_calls, compile_phases, cost_of
 from .stats import summarize
 from .timing import default_block, dispatch_times, measure
 
@@ -42,6 +42,7 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     """Measure one case; config mistakes raise ConfigError, failures in a phase become an error row."""
     cfg = validate(cfg) if isinstance(cfg, ExperimentConfig) else from_dict(cfg)
     name, fn, statics = workloads.resolve(cfg)
+    cpu_async = start_backends(cfg.cpu_async_dispatch)
     device = resolve_device(cfg.device)
     row = identity_row(cfg, job_num, overrides)
     row.update(platform=device.platform, device_kind=device.device_kind, load_avg_start=load_avg())
@@ -54,7 +55,7 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
             row.update(status="ok")
         except PhaseError as exc:
             row.update(error_fields(exc.phase, exc.cause))
-        row.update(environment())
+        row.update(environment(), cpu_async_dispatch=cpu_async)
     row["load_avg_end"] = load_avg()
     if row["status"] == "ok":
         row.update(_instability(row))
@@ -86,8 +87,8 @@ def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, out: dict, s
                 calls.extend(vars(r) for r in records)
         out["first_call_s"] = float(np.median(firsts))
 
-        with CompileCounter() as counter:
-            m = measure(call, t, block)
+        counter = CompileCounter()
+        m = measure(call, t, block, sampling=counter)
         out["compiles_during_timing"] = counter.count
         out["dispatch_s"] = float(np.median(dispatch_times(call, block, t.dispatch_probes)))
     summary = summarize(m.samples_s)
@@ -123,23 +124,31 @@ def warm_backend(device) -> None:
 
 
 def compare(result: Any, reference: Any, dtype: str) -> dict:
-    """Max abs and normwise relative error of result vs reference, and whether they match for dtype."""
-    got, want = jax.tree.leaves(result), jax.tree.leaves(reference)
+    """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
+
+    NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).
+    """
     if jax.tree.structure(result) != jax.tree.structure(reference):
         return {"matches_eager": False}
     max_abs, scale = 0.0, 0.0
-    for a, b in zip(got, want):
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
+    for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(reference)):
+        a, b = _as_numbers(a), _as_numbers(b)
         if a.shape != b.shape:
             return {"matches_eager": False}
-        both_nan = np.isnan(a) & np.isnan(b)
-        diff = np.where(both_nan, 0.0, np.abs(a - b))
-        max_abs = max(max_abs, float(np.max(diff, initial=0.0)))
-        scale = max(scale, float(np.max(np.where(both_nan, 0.0, np.abs(b)), initial=0.0)))
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        if np.any(nan_a != nan_b):
+            return {"max_abs_err_vs_eager": float("inf"), "max_rel_err_vs_eager": float("inf"),
+                    "matches_eager": False}
+        max_abs = max(max_abs, float(np.max(np.abs(np.where(nan_a, 0, a - b)), initial=0.0)))
+        scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
     rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     return {"max_abs_err_vs_eager": max_abs, "max_rel_err_vs_eager": rel,
             "matches_eager": bool(rel <= TOLERANCE.get(dtype, 1e-4))}
+
+
+def _as_numbers(x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def _instability(row: dict) -> dict:
@@ -167,11 +176,14 @@ def error_fields(phase_name: str, exc: BaseException) -> dict:
 
 def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
     """The columns that say which case a row is."""
-    row = {"workload": cfg.workload_name, "mode": cfg.mode.name, "size": cfg.size, "dtype": cfg.dtype,
-           "static_argnums": str(list(cfg.static_argnums))}
-    row.update({f"param_{k}": v for k, v in cfg.workload.params.items()})
-    row.update(seed=cfg.seed, job_num=job_num, overrides=overrides)
-    return row
+    return _identity(cfg.workload_name, cfg.mode.name, cfg.size, cfg.dtype, list(cfg.static_argnums),
+                     cfg.workload.params, cfg.seed, job_num, overrides)
+
+
+def _identity(workload, mode, size, dtype, statics, params: Mapping, seed, job_num: int, overrides: str) -> dict:
+    return {"workload": workload, "mode": mode, "size": size, "dtype": dtype, "static_argnums": str(statics),
+            **{f"param_{k}": v for k, v in params.items()},
+            "seed": seed, "job_num": job_num, "overrides": overrides}
 
 
 def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, overrides: str = "") -> JobResult:
@@ -181,18 +193,17 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     def pick(key: str) -> Any:
         try:
             return OmegaConf.select(cfg, key, default=None)
-        except Exception:
+        except Exception:  # the very value that made the config invalid may not resolve
             return None
 
-    params = pick("workload.params") or {}
+    params = {k: pick(f"workload.params.{k}") for k in (pick("workload.params") or {})}
     statics = pick("mode.static_argnums")
-    row = {"workload": pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1],
-           "mode": pick("mode.name"), "size": pick("size"), "dtype": pick("dtype"),
-           "static_argnums": str(list(statics if statics is not None else pick("workload.static_argnums") or [])),
-           **{f"param_{k}": pick(f"workload.params.{k}") for k in params},
-           "seed": pick("seed"), "job_num": job_num, "overrides": overrides,
-           "status": "error", "error_phase": "config", "error_type": qualified_name(type(error)),
-           "error_message": str(error), "hint": f"fix {error.key}"}
+    statics = statics if statics is not None else pick("workload.static_argnums")
+    name = pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1]
+    row = _identity(name, pick("mode.name"), pick("size"), pick("dtype"), list(statics or []), params,
+                    pick("seed"), job_num, overrides)
+    row.update(status="error", error_phase="config", error_type=qualified_name(type(error)),
+               error_message=str(error), hint=f"fix {error.key}")
     return JobResult([row])
 
 
@@ -219,9 +230,32 @@ def available_platforms() -> list[str]:
     return found
 
 
+_cpu_async: bool | None = None
+
+
+def start_backends(cpu_async_dispatch: bool | None) -> bool:
+    """Create JAX's clients (once per process) and return the CPU async-dispatch setting they use.
+
+    JAX reads jax_cpu_enable_async_dispatch only when the CPU client is created, so it can be
+    chosen for the first job of a process only; asking for another value later is an error.
+    """
+    global _cpu_async
+    key = "jax_cpu_enable_async_dispatch"
+    if _cpu_async is None:
+        if cpu_async_dispatch is not None:
+            jax.config.update(key, cpu_async_dispatch)
+        jax.devices()
+        _cpu_async = bool(jax_flag(key))
+    elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
+        raise ConfigError("cpu_async_dispatch", cpu_async_dispatch,
+                          f"this process's CPU client was created with {_cpu_async} and keeps it; "
+                          "sweep over it with hydra/launcher=submitit_local (a process per job)")
+    return _cpu_async
+
+
 @contextmanager
 def jax_settings(cfg: ExperimentConfig) -> Iterator[None]:
-    """Set the job's JAX flags (x64, persistent cache, CPU async dispatch) and restore them after."""
+    """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
     wanted: dict[str, Any] = {
         "jax_enable_x64": workloads.needs_x64(cfg),
         "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
@@ -229,13 +263,21 @@ def jax_settings(cfg: ExperimentConfig) -> Iterator[None]:
     if cfg.compilation_cache_dir is not None:
         wanted["jax_compilation_cache_dir"] = cfg.compilation_cache_dir
         wanted["jax_persistent_cache_min_compile_time_secs"] = 0.0
-    if cfg.cpu_async_dispatch is not None:
-        wanted["jax_cpu_enable_async_dispatch"] = cfg.cpu_async_dispatch
     previous = {key: jax_flag(key) for key in wanted}
     try:
         for key, value in wanted.items():
             jax.config.update(key, value)
+        _reset_persistent_cache()
         yield
     finally:
         for key, value in previous.items():
             jax.config.update(key, value)
+        _reset_persistent_cache()
+
+
+def _reset_persistent_cache() -> None:
+    # JAX decides once per process whether the persistent cache is used; without a reset a
+    # job's compilation_cache_dir would be ignored after any earlier job (private API, jax 0.10).
+    from jax._src import compilation_cache
+
+    compilation_cache.reset_cache()

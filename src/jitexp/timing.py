@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 import math
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
@@ -88,10 +88,12 @@ def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_N
     return number
 
 
-def measure(call: Call, policy: Policy, block: Block = default_block) -> Measurement:
+def measure(call: Call, policy: Policy, block: Block = default_block,
+            sampling: ContextManager | None = None) -> Measurement:
     """Warm up, calibrate, then sample until the median's CI is tight, the budget is spent or max_samples.
 
     At least min_samples samples are always taken; the budget counts from the first sample.
+    `sampling` (e.g. a compile counter) is entered around the sampling loop only.
     """
     out = None
     for _ in range(policy.warmup):
@@ -99,7 +101,7 @@ def measure(call: Call, policy: Policy, block: Block = default_block) -> Measure
     number = calibrate(call, block, policy.min_sample_time_s)
     samples: list[float] = []
     stop = "max_samples"
-    with gc_disabled():
+    with sampling or nullcontext(), gc_disabled():
         start = time.perf_counter()
         while len(samples) < policy.max_samples:
             per_call, out = time_calls(call, number, block)

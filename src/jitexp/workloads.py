@@ -16,7 +16,7 @@ import numpy as np
 from jax import lax
 
 from .config import ExperimentConfig
-from .errors import ConfigError
+from .errors import ConfigError, first_line, qualified_name
 
 # --- the textbook cases -------------------------------------------------------------
 
@@ -114,8 +114,9 @@ def import_fn(path: str) -> Callable:
     module_name, _, attr = path.rpartition(".")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError("workload.fn", path, f"cannot import module {module_name!r} ({exc})") from None
+    except Exception as exc:  # ImportError, or the module's own code failing as it loads
+        raise ConfigError("workload.fn", path,
+                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError("workload.fn", path, f"module {module_name!r} has no callable {attr!r}")
@@ -151,15 +152,31 @@ def make_array(spec: dict, default_dtype: str, rng: np.random.Generator) -> np.n
 
 
 def build_args(cfg: ExperimentConfig, device: Any) -> tuple:
-    """Inputs from the seed: arrays device_put on `device` and blocked on, literals as given."""
+    """Inputs from the seed, device_put on `device` and blocked on; static literals stay Python values.
+
+    A traced scalar literal becomes a typed device scalar (the job's dtype for floats, int32 for
+    ints): a Python number would be weakly typed and converted on every timed call.
+    """
+    statics = {i % max(len(cfg.workload.args), 1) for i in cfg.static_argnums}
     args = []
     for i, spec in enumerate(cfg.workload.args):
         if "value" in spec:
-            args.append(_hashable(spec["value"]))
+            value = _hashable(spec["value"])
+            args.append(value if i in statics else _typed_scalar(value, cfg.dtype, device))
         else:
             rng = np.random.default_rng([cfg.seed, i])
             args.append(jax.device_put(make_array(spec, cfg.dtype, rng), device))
     return tuple(jax.block_until_ready(args))
+
+
+def _typed_scalar(value: Any, dtype: str, device: Any) -> Any:
+    if isinstance(value, bool):
+        return jax.device_put(np.bool_(value), device)
+    if isinstance(value, int):
+        return jax.device_put(np.int32(value), device)
+    if isinstance(value, float):
+        return jax.device_put(np.asarray(value, dtype=jnp.dtype(dtype)), device)
+    return value
 
 
 def _hashable(value: Any) -> Any:

@@ -18,9 +18,9 @@ class GatherResults(Callback):
     """On multirun end: write hydra.sweep.dir/results.csv and print a one-screen summary."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        root = Path(config.hydra.sweep.dir)
-        frame = gather(root)
         from .report import format_sweep_summary
 
+        root = Path(config.hydra.sweep.dir)
+        frame = gather(root)
         print(format_sweep_summary(frame))
         print(f"\n{len(frame)} row(s) gathered in {root / RESULTS_CSV}")

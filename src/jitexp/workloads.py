@@ -105,8 +105,13 @@ class Workload:
     @property
     def dynamic_args(self) -> tuple:
         """The arguments an AOT-compiled object takes: the non-static ones."""
-        statics = {i % len(self.args) for i in self.static_argnums}
+        statics = static_positions(self.static_argnums, len(self.args))
         return tuple(a for i, a in enumerate(self.args) if i not in statics)
+
+
+def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
+    """The argument positions static_argnums names, negative indices counted from the end."""
+    return {i % n_args for i in static_argnums} if n_args else set()
 
 
 def import_fn(path: str) -> Callable:
@@ -157,7 +162,7 @@ def build_args(cfg: ExperimentConfig, device: Any) -> tuple:
     A traced scalar literal becomes a typed device scalar (the job's dtype for floats, int32 for
     ints): a Python number would be weakly typed and converted on every timed call.
     """
-    statics = {i % max(len(cfg.workload.args), 1) for i in cfg.static_argnums}
+    statics = static_positions(cfg.static_argnums, len(cfg.workload.args))
     args = []
     for i, spec in enumerate(cfg.workload.args):
         if "value" in spec:
@@ -194,5 +199,5 @@ def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "apply_n_times_fori",
     "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
-    "make_array", "build_args", "resolve", "needs_x64",
+    "make_array", "build_args", "resolve", "needs_x64", "static_positions",
 ]

@@ -16,7 +16,8 @@ from .errors import ConfigError
 from .timing import Policy
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
-MODES = ("eager", "jit", "aot")
+MODES = ("eager", "jit", "aot")  # the order modes are measured, reported and paired in
+ISOLATES = ("process", "none")
 PLATFORMS = ("cpu", "gpu", "tpu", "auto")
 INITS = ("normal", "uniform", "zeros", "ones", "arange")
 ARG_DTYPES = DTYPES + ("int8", "int16", "int32", "int64", "uint8", "uint32", "bool", "complex64", "complex128")
@@ -37,10 +38,21 @@ class WorkloadConfig:
 
 @dataclass
 class ModeConfig:
-    """How to run it: eager dispatch, jax.jit, or ahead-of-time compiled."""
+    """How to run it: which modes a job measures together (each conf/mode file sets its own flag).
 
-    name: str = "jit"
+    `mode=jit` selects one; `mode=[eager,jit]` (Hydra's multi-select) several, measured
+    interleaved and paired in the same processes.
+    """
+
+    eager: bool = False  # op-by-op dispatch: the function called as written
+    jit: bool = False  # jax.jit(fn, static_argnums=...)
+    aot: bool = False  # jax.jit(fn).lower(*args).compile(), then calls of the Compiled object
     static_argnums: Optional[List[int]] = None  # null: the workload's default
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The selected modes in measuring order (eager first: it is the baseline)."""
+        return tuple(m for m in MODES if getattr(self, m))
 
 
 @dataclass
@@ -53,7 +65,10 @@ class DeviceConfig:
 class TimingConfig(Policy):
     """The sampling policy plus the cold-phase repeats; docs/measurement.md explains each knob."""
 
-    cold_repeats: int = 3
+    processes: int = 5  # fresh worker processes per job, at least
+    max_processes: int = 10  # more are added while the CI is wider than target_rel_ci...
+    job_time_s: float = 30.0  # ...and the job has run for less than this
+    timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
 
 
@@ -72,6 +87,7 @@ class ExperimentConfig:
     check: bool = True  # compare jit/aot outputs with eager
     compilation_cache_dir: Optional[str] = None  # null: persistent cache off
     cpu_async_dispatch: Optional[bool] = None  # null: JAX's default
+    isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)
 
     @property
     def workload_name(self) -> str:
@@ -98,18 +114,22 @@ def _positive(key: str, value: float, *, allow_zero: bool = False) -> None:
 def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     """Check values the schema's types cannot; raise ConfigError naming key, value and choices."""
     _choice("dtype", cfg.dtype, DTYPES)
-    _choice("mode.name", cfg.mode.name, MODES)
+    if not cfg.mode.names:
+        raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
+    _choice("isolate", cfg.isolate, ISOLATES)
     _choice("device.platform", cfg.device.platform, PLATFORMS)
     _positive("device.index", cfg.device.index, allow_zero=True)
     _positive("size", cfg.size)
     _positive("calls", cfg.calls, allow_zero=True)
     t = cfg.timing
     for key in ("min_samples", "max_samples", "min_sample_time_s", "max_time_s", "target_rel_ci",
-                "cold_repeats", "dispatch_probes"):
+                "processes", "max_processes", "job_time_s", "timeout_s", "dispatch_probes"):
         _positive(f"timing.{key}", getattr(t, key))
     _positive("timing.warmup", t.warmup, allow_zero=True)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
+    if t.max_processes < t.processes:
+        raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
     if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
             part.isidentifier() for part in cfg.workload.fn.split(".")):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")

@@ -20,14 +20,16 @@ def options(group: str) -> list[str]:
 def test_default_config_is_the_main_job():
     cfg = compose()
     assert isinstance(cfg, ExperimentConfig)
-    assert (cfg.workload_name, cfg.mode.name, cfg.size, cfg.dtype, cfg.device.platform) == (
-        "compute_heavy", "jit", 1000, "float32", "cpu")
+    assert (cfg.workload_name, cfg.mode.names, cfg.size, cfg.dtype, cfg.device.platform) == (
+        "compute_heavy", ("eager", "jit"), 1000, "float32", "cpu")
+    assert compose(["mode=aot"]).mode.names == ("aot",)
+    assert compose(["mode=[jit,aot,eager]"]).mode.names == ("eager", "jit", "aot")
     assert cfg.workload.args[0]["shape"] == [1000, 1000]
 
 
 CHOSEN = {
     "workload": lambda cfg: cfg.workload_name,
-    "mode": lambda cfg: cfg.mode.name,
+    "mode": lambda cfg: cfg.mode.names[0],
     "device": lambda cfg: cfg.device.platform,
 }
 
@@ -73,7 +75,9 @@ def test_custom_workload_from_the_command_line():
 
 @pytest.mark.parametrize("overrides, key, fragment", [
     (["dtype=float128"], "dtype", "float32, float16, bfloat16, float64"),
-    (["mode.name=fast"], "mode.name", "eager, jit, aot"),
+    (["mode=jit", "mode.jit=false"], "mode", "eager, jit, aot"),
+    (["isolate=thread"], "isolate", "process, none"),
+    (["timing.processes=4", "timing.max_processes=2"], "timing.max_processes", ">= timing.processes"),
     (["device.platform=fpga"], "device.platform", "cpu, gpu, tpu, auto"),
     (["size=0"], "size", "> 0"),
     (["workload=apply_n_times", "mode.static_argnums=[5]"], "mode.static_argnums", "[0, 2)"),

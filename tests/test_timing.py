@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 import time
 
-from jitexp.timing import Policy, calibrate, dispatch_times, measure, time_calls
+from jitexp.config import TimingConfig as Policy
+from jitexp.timing import calibrate, dispatch_times, measure, time_calls
 
 
 class Recorder:

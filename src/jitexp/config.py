@@ -13,7 +13,6 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
-from .timing import Policy
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot")  # the order modes are measured, reported and paired in
@@ -62,9 +61,15 @@ class DeviceConfig:
 
 
 @dataclass
-class TimingConfig(Policy):
-    """The sampling policy plus the cold-phase repeats; docs/measurement.md explains each knob."""
+class TimingConfig:
+    """The sampling policy; docs/measurement.md explains each knob."""
 
+    warmup: int = 3  # calls per mode before calibration
+    min_samples: int = 10  # rounds per process, at least (a round takes one sample of every mode)
+    max_samples: int = 200
+    min_sample_time_s: float = 0.01  # calls per sample are calibrated so a sample lasts this long
+    max_time_s: float = 1.0  # sampling budget of one process
+    target_rel_ci: float = 0.02  # stop when the median's 95% CI half-width is within this fraction
     processes: int = 5  # fresh worker processes per job, at least
     max_processes: int = 10  # more are added while the CI is wider than target_rel_ci...
     job_time_s: float = 30.0  # ...and the job has run for less than this
@@ -114,9 +119,6 @@ def _positive(key: str, value: float, *, allow_zero: bool = False) -> None:
 def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     """Check values the schema's types cannot; raise ConfigError naming key, value and choices."""
     _choice("dtype", cfg.dtype, DTYPES)
-    if not cfg.mode.names:
-        raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
-    _choice("isolate", cfg.isolate, ISOLATES)
     _choice("device.platform", cfg.device.platform, PLATFORMS)
     _positive("device.index", cfg.device.index, allow_zero=True)
     _positive("size", cfg.size)
@@ -133,6 +135,9 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
             part.isidentifier() for part in cfg.workload.fn.split(".")):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
+    if not cfg.mode.names:
+        raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
+    _choice("isolate", cfg.isolate, ISOLATES)
     for i, arg in enumerate(cfg.workload.args):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
     n_args = len(cfg.workload.args)

@@ -7,29 +7,20 @@ import math
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
 from .stats import summarize
+
+if TYPE_CHECKING:
+    from .config import TimingConfig as Policy
 
 Call = Callable[[], Any]
 Block = Callable[[Any], Any]
 
 
 MAX_NUMBER = 1_000_000  # cap on calls per sample
-
-
-@dataclass
-class Policy:
-    """How long and how often to sample (the `timing` config group extends it)."""
-
-    warmup: int = 3
-    min_samples: int = 10
-    max_samples: int = 200
-    min_sample_time_s: float = 0.01
-    max_time_s: float = 5.0
-    target_rel_ci: float = 0.02
 
 
 @dataclass
@@ -88,7 +79,7 @@ def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_N
     return number
 
 
-def measure(call: Call, policy: Policy, block: Block = default_block,
+def measure(call: Call, policy: "Policy", block: Block = default_block,
             sampling: ContextManager | None = None) -> Measurement:
     """Warm up, calibrate, then sample until the median's CI is tight, the budget is spent or max_samples.
 

@@ -101,6 +101,9 @@ def test_python_api_without_hydra():
         validate(cfg)
     ok = dataclasses.replace(cfg, workload=jitexp.WorkloadConfig(fn="jitexp.workloads.matmul",
                                                                  args=[{"shape": [2, 2]}] * 2))
+    with pytest.raises(ConfigError, match="^mode=.*select at least one mode"):
+        validate(ok)
+    ok = dataclasses.replace(ok, mode=jitexp.ModeConfig(jit=True))
     assert validate(ok) is ok
 
 

@@ -65,26 +65,6 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 # ---- arithmetic ------------------------------------------------------------------------
 
-def test_break_even_hand_computed():
-    # 0.05 + (n-1)*0.001 <= 0.01 + (n-1)*0.004  <=>  n-1 >= 13.33  =>  n = 15
-    assert tables.break_even_calls(0.010, 0.004, 0.050, 0.001) == 15
-    assert 0.050 + 14 * 0.001 <= 0.010 + 14 * 0.004
-    assert not 0.050 + 13 * 0.001 <= 0.010 + 13 * 0.004
-
-
-def test_break_even_exact_integer_boundary():
-    # gap 0.03, gain 0.01 per call: equality at n-1 = 3, so n = 4 despite float rounding
-    assert tables.break_even_calls(0.01, 0.02, 0.04, 0.01) == 4
-
-
-def test_break_even_never_and_immediately():
-    assert tables.break_even_calls(0.01, 0.001, 0.05, 0.002) == math.inf
-    assert tables.break_even_calls(0.01, 0.001, 0.05, 0.001) == math.inf
-    assert tables.break_even_calls(0.05, 0.004, 0.01, 0.001) == 1
-    assert tables.break_even_calls(0.05, 0.001, 0.01, 0.002) == 1
-    assert math.isnan(tables.break_even_calls(float("nan"), 0.001, 0.01, 0.002))
-
-
 def test_speedup_values_ci_and_overhead():
     df = frame([ok("w", "eager", 8, 0.004, 0.010, ci=0.25), ok("w", "jit", 8, 0.001, 0.050, ci=0.5)])
     row = tables.speedup_table(df).iloc[0]
@@ -95,6 +75,19 @@ def test_speedup_values_ci_and_overhead():
     assert row["compile_overhead_s"] == pytest.approx(0.049)
     assert row["break_even_calls"] == 15
     assert row["eager_median_s"] == pytest.approx(0.004)
+    assert row["pairing"] == "unpaired" and row["verdict"] == "faster"  # CI 2x-10x excludes 1
+
+
+def test_paired_rows_keep_their_own_figures():
+    paired = dict(baseline_mode="eager", speedup=1.5, speedup_ci_low=0.9, speedup_ci_high=2.2,
+                  verdict="no significant difference", break_even_calls=3.0, ahead_until_calls=float("nan"))
+    df = frame([ok("w", "eager", 8, 0.003, 0.010, job_num=0), ok("w", "jit", 8, 0.002, 0.030, job_num=0, **paired)])
+    row = tables.speedup_table(df).iloc[0]
+    assert row["pairing"] == "paired"
+    assert (row["speedup"], row["speedup_ci_low"], row["speedup_ci_high"]) == (1.5, 0.9, 2.2)
+    assert row["verdict"] == "no significant difference"  # from the paired CI, not the medians' CIs
+    view = tables.speedup_view(tables.speedup_table(df)).iloc[0]
+    assert view["pays_off"] == "no steady-state gain; never pays off"
 
 
 def test_speedup_one_row_per_compiled_mode_and_only_with_eager():

@@ -7,7 +7,7 @@ import pytest
 
 from jitexp import ConfigError, compose, run
 from jitexp.env import jax_flag
-from jitexp.results import COLUMNS
+from jitexp.results import COLUMNS, OUTCOME, PAIRED
 
 QUICK = ["timing=quick"]
 
@@ -21,10 +21,10 @@ def test_each_mode_measures_compute_heavy(mode):
     result = job(f"mode={mode}", "size=32", "calls=3")
     row = result.row
     assert row["status"] == "ok", row
-    assert set(COLUMNS) - set(row) <= {"error_phase", "error_type", "error_message", "hint"} | (
-        {"trace_s", "lower_s", "compile_s", "flops", "transcendentals", "bytes_accessed", "gflops_per_s",
-         "gbytes_per_s", "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",
-         "generated_code_size_bytes", "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
+    assert set(COLUMNS) - set(row) <= set(OUTCOME) | set(PAIRED) | {"unstable", "unstable_reason"} | (
+        {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s", "argument_size_bytes",
+         "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
+         "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
         if mode == "eager" else set())
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
     assert row["n_samples"] == len(result.samples) >= 3
@@ -32,17 +32,53 @@ def test_each_mode_measures_compute_heavy(mode):
     assert [c["call"] for c in result.calls] == [1, 2, 3]
     assert result.calls[0]["compiles"] >= 1 and result.calls[1]["compiles"] == 0
     assert row["platform"] == "cpu" and row["jax_version"] == jax.__version__
+    assert row["finite_output"] is True and (row["n_processes"], row["ci_scope"]) == (1, "within_process")
+    assert row["first_call_s"] == pytest.approx(
+        row["trace_s"] + row["lower_s"] + row["compile_s"] + row["execute_s"], rel=1e-9)
+    assert row["compile_s"] > 0 and row["execute_s"] > 0  # eager too: it compiles every primitive
     if mode != "eager":
         assert row["matches_eager"] is True
         assert row["flops"] >= 2 * 32 ** 3  # the matmul alone
-        assert min(row["trace_s"], row["lower_s"], row["compile_s"]) > 0
+        assert min(row["trace_s"], row["lower_s"]) > 0
         assert row["first_call_s"] > row["median_s"]
 
 
-def test_caches_are_cleared_so_every_job_compiles_cold():
-    first, second = (job("size=16", "calls=2", f"seed={s}") for s in (0, 1))
+def test_default_job_pairs_eager_and_jit():
+    result = job("size=32", "timing.processes=2", "timing.max_processes=2")
+    eager, jit = result.by_mode("eager"), result.by_mode("jit")
+    assert [r["mode"] for r in result.rows] == ["eager", "jit"]
+    assert eager["status"] == jit["status"] == "ok"
+    assert jit["n_processes"] == 2 and jit["ci_scope"] == "between_processes"
+    assert jit["baseline_mode"] == "eager" and jit["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])
+    assert jit["speedup_ci_low"] <= jit["speedup"] <= jit["speedup_ci_high"]
+    assert jit["verdict"] in ("faster", "slower", "no significant difference")
+    assert "speedup" not in eager or eager.get("speedup") is None
+    assert {(s["process"], s["mode"]) for s in result.samples} == {(p, m) for p in (0, 1) for m in ("eager", "jit")}
+    rounds = {p: sorted(s["round"] for s in result.samples if s["process"] == p and s["mode"] == "jit") for p in (0, 1)}
+    assert all(r == list(range(len(r))) for r in rounds.values())
+    cold = {(p["process"], p["mode"]): p["cold_position"] for p in result.processes}
+    assert cold == {(0, "eager"): 0, (0, "jit"): 1, (1, "jit"): 0, (1, "eager"): 1}  # rotated per process
+    with pytest.raises(ValueError, match="by_mode"):
+        result.row
+
+
+def test_in_process_jobs_clear_caches_so_every_job_compiles_cold():
+    first, second = (job("mode=jit", "isolate=none", "size=16", "calls=2", f"seed={s}") for s in (0, 1))
     for result in (first, second):
         assert result.calls[0]["compiles"] >= 1  # a warm cache would report 0 here
+        assert result.row["isolate"] == "none" and result.row["ci_scope"] == "within_process"
+
+
+def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
+    (tmp_path / "faulty.py").write_text("import os, time\n"
+                                        "def die(x):\n    os._exit(3)\n"
+                                        "def hang(x):\n    time.sleep(60)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    crash = job("mode=jit", "workload=custom", "workload.fn=faulty.die", "workload.args=[{shape:[2]}]").row
+    assert (crash["status"], crash["error_phase"], crash["error_type"]) == ("error", "crash", "exit 3")
+    hang = job("mode=eager", "workload=custom", "workload.fn=faulty.hang", "workload.args=[{shape:[2]}]",
+               "timing.timeout_s=1").row
+    assert (hang["status"], hang["error_phase"], hang["error_type"]) == ("error", "timeout", "Timeout")
 
 
 def test_python_if_under_jit_is_an_error_row():
@@ -61,16 +97,16 @@ def test_lax_cond_takes_the_right_branch_under_jit(threshold, expected):
     cfg = compose([*QUICK, "workload=conditional_lax", "size=3", f"workload.params.threshold={threshold}"])
     args = workloads.build_args(cfg, jax.devices("cpu")[0])
     assert jax.jit(workloads.conditional_lax)(*args).tolist() == expected
-    row = run(cfg).row
+    row = run(cfg).by_mode("jit")
     assert row["status"] == "ok" and row["matches_eager"] is True
 
 
 def test_traced_loop_count_fails_and_static_one_works():
-    traced = job("workload=apply_n_times", "size=8", "mode.static_argnums=[]").row
+    traced = job("mode=jit", "workload=apply_n_times", "size=8", "mode.static_argnums=[]").row
     assert traced["status"] == "error"
     assert traced["error_type"] == "jax.errors.TracerIntegerConversionError"
     assert "static" in traced["hint"]
-    static = job("workload=apply_n_times", "size=8", "workload.params.n=2").row
+    static = job("mode=jit", "workload=apply_n_times", "size=8", "workload.params.n=2").row
     assert static["status"] == "ok" and static["static_argnums"] == "[1]"
 
 
@@ -80,15 +116,15 @@ def test_fori_loop_needs_no_static_argument():
 
 
 def test_float64_turns_on_x64_for_the_job_only():
-    row = job("workload=matmul", "size=8", "dtype=float64").row
+    row = job("mode=jit", "workload=matmul", "size=8", "dtype=float64", "isolate=none").row
     assert row["status"] == "ok" and row["x64"] is True
     assert jax_flag("jax_enable_x64") is False
-    assert job("workload=matmul", "size=8").row["x64"] is False
+    assert job("mode=jit", "workload=matmul", "size=8").row["x64"] is False
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_low_precision_dtypes_run(dtype):
-    row = job("workload=elementwise_chain", "size=64", f"dtype={dtype}").row
+    row = job("mode=jit", "workload=elementwise_chain", "size=64", f"dtype={dtype}").row
     assert row["status"] == "ok" and row["matches_eager"] is True
 
 
@@ -105,7 +141,7 @@ def test_failure_in_execute_phase_is_a_row(tmp_path, monkeypatch):
 
 
 def test_unhashable_static_argument_is_a_row():
-    row = job("workload=custom", "workload.fn=jitexp.workloads.apply_n_times",
+    row = job("mode=jit", "workload=custom", "workload.fn=jitexp.workloads.apply_n_times",
               "workload.args=[{shape:[4,4]},{value:{a:1}}]", "mode.static_argnums=[1]").row
     assert row["status"] == "error" and row["error_phase"] == "trace"
     assert row["error_type"] == "ValueError" and "hashable" in row["hint"]
@@ -126,7 +162,7 @@ def test_config_mistakes_found_at_run_time_raise(overrides, key):
 def test_compare_treats_one_sided_nan_as_a_mismatch():
     import numpy as np
 
-    from jitexp.runner import compare
+    from jitexp.worker import compare
 
     assert compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]), "float32")["matches_eager"] is False
     same_nan = compare(np.array([1.0, np.nan]), np.array([1.0, np.nan]), "float32")

@@ -6,7 +6,15 @@ import gc
 import time
 
 from jitexp.config import TimingConfig as Policy
-from jitexp.timing import calibrate, dispatch_times, measure, time_calls
+from jitexp.timing import calibrate, dispatch_times, measure_rounds, rotation, time_calls
+
+
+def measure(call, policy, block, **kw):
+    """One mode through the interleaved loop: its samples, number and stop reason."""
+    rounds = measure_rounds({"m": call}, {"m": block}, policy, **kw)
+    rounds.samples_s, rounds.number, rounds.last_output = (
+        rounds.samples_s["m"], rounds.number["m"], rounds.last_output.get("m"))
+    return rounds
 
 
 class Recorder:
@@ -93,3 +101,52 @@ def test_dispatch_time_excludes_the_block():
 
     times = dispatch_times(call, slow_block, probes=3)
     assert len(times) == 3 and max(times) < 0.05
+
+
+def test_rounds_interleave_modes_in_rotated_order():
+    order = []
+
+    def mode(name):
+        return lambda: order.append(name) or name
+
+    policy = Policy(warmup=0, min_samples=4, max_samples=4, min_sample_time_s=0.0)
+    r = measure_rounds({"a": mode("a"), "b": mode("b"), "c": mode("c")}, dict.fromkeys("abc", lambda o: o),
+                       policy, shift=1)
+    calibration = order[:3]
+    assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
+    assert order[3:] == ["b", "c", "a", "c", "a", "b", "a", "b", "c", "b", "c", "a"]
+    assert {m: len(s) for m, s in r.samples_s.items()} == {"a": 4, "b": 4, "c": 4}
+    assert rotation(["a", "b"], 3) == ["b", "a"] and rotation([], 2) == []
+
+
+def test_a_mode_that_fails_is_dropped_and_the_others_go_on():
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise RuntimeError("boom")
+        return 1
+
+    policy = Policy(warmup=1, min_samples=5, max_samples=5, min_sample_time_s=0.0)
+    r = measure_rounds({"ok": lambda: 2, "flaky": flaky}, {"ok": lambda o: o, "flaky": lambda o: o}, policy)
+    assert set(r.samples_s) == {"ok"} and len(r.samples_s["ok"]) == 5
+    assert isinstance(r.errors["flaky"], RuntimeError)
+
+
+def test_sampling_context_wraps_each_sample_of_its_mode():
+    entered = []
+
+    class Ctx:
+        def __init__(self, mode):
+            self.mode = mode
+
+        def __enter__(self):
+            entered.append(self.mode)
+
+        def __exit__(self, *exc):
+            return False
+
+    policy = Policy(warmup=0, min_samples=3, max_samples=3, min_sample_time_s=0.0)
+    measure_rounds({"a": lambda: 1, "b": lambda: 2}, {"a": lambda o: o, "b": lambda o: o}, policy, sampling=Ctx)
+    assert sorted(entered) == ["a"] * 3 + ["b"] * 3

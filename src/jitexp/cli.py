@@ -17,7 +17,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from .config import ExperimentConfig, from_dict, register_configs
 from .errors import ConfigError
-from .results import CALL_COLUMNS, CALLS_CSV, RESULTS_CSV, SAMPLE_COLUMNS, SAMPLES_CSV, to_frame, write_csv
 
 log = logging.getLogger("jitexp")
 CONFIG_MODULE = "jitexp.conf"
@@ -31,6 +30,8 @@ def _job(cfg: DictConfig) -> None:
     # unresolved: an override may itself hold ${...} (workload.args=[{shape:[${size}]}])
     overrides = " ".join(OmegaConf.to_container(hc.overrides.task, resolve=False))
     out_dir = Path(hc.runtime.output_dir)
+    from .results import write_job
+
     try:
         exp = from_dict(cfg)
         from .runner import run  # imports JAX
@@ -43,31 +44,10 @@ def _job(cfg: DictConfig) -> None:
         from .runner import config_error_result
 
         result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
-    write_csv(to_frame(result.rows), out_dir / RESULTS_CSV)
-    if result.samples:
-        write_csv(to_frame(result.samples, SAMPLE_COLUMNS), out_dir / SAMPLES_CSV)
-    if result.calls:
-        write_csv(to_frame(result.calls, CALL_COLUMNS), out_dir / CALLS_CSV)
-    log.info(summary_line(result.row))
+    write_job(result, out_dir)
+    from .tables import job_summary
 
-
-def summary_line(row: dict) -> str:
-    """workload mode size=N: median +- CI (n samples), first call, compile, status."""
-    from .tables import format_seconds
-
-    head = f"{row['workload']} {row['mode']} size={row['size']} {row['dtype']}"
-    if row.get("mode") != "eager":
-        head += f" static_argnums={row['static_argnums']}"
-    params = " ".join(f"{k[6:]}={v}" for k, v in row.items() if k.startswith("param_"))
-    head = f"{head} {params}".rstrip()
-    if row.get("status") != "ok":
-        return f"{head}: status=error in {row['error_phase']}: {row['error_type']}: {row['error_message']}"
-    half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2
-    compile_part = f", compile {format_seconds(row['compile_s'])}" if row.get("compile_s") is not None else ""
-    flag = f" [unstable: {row['unstable_reason']}]" if row.get("unstable") else ""
-    return (f"{head}: median {format_seconds(row['median_s'])} +- {format_seconds(half)} "
-            f"(n={row['n_samples']} x {row['number']}), first call {format_seconds(row['first_call_s'])}"
-            f"{compile_part}, status=ok{flag}")
+    log.info(job_summary(result.rows))
 
 
 def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:

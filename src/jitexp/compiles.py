@@ -1,15 +1,13 @@
-"""Counting XLA compilations around a region, from JAX's compile-duration events."""
+"""Counting and timing XLA compilations around a region, from JAX's compile-duration events."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+TRACE = "/jax/core/compile/jaxpr_trace_duration"
+LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
-COMPILE_EVENTS = (
-    "/jax/core/compile/jaxpr_trace_duration",
-    "/jax/core/compile/jaxpr_to_mlir_module_duration",
-    BACKEND_COMPILE,
-)
+COMPILE_EVENTS = (TRACE, LOWER, BACKEND_COMPILE)
 
 _active: list["CompileCounter"] = []
 _installed = False
@@ -19,6 +17,7 @@ def _listener(event: str, duration_secs: float, **kwargs) -> None:
     if event in COMPILE_EVENTS:
         for counter in _active:
             counter.events[event] += 1
+            counter.seconds[event] += duration_secs
 
 
 def _install() -> None:
@@ -33,14 +32,20 @@ def _install() -> None:
 
 
 class CompileCounter:
-    """`with CompileCounter() as c: ...` then `c.count`: backend compiles seen inside the block."""
+    """`with CompileCounter() as c: ...`: compiles seen inside the block and each phase's seconds."""
 
     def __init__(self) -> None:
         self.events: Counter = Counter()
+        self.seconds: Counter = Counter()
 
     @property
     def count(self) -> int:
         return self.events[BACKEND_COMPILE]
+
+    def phases(self) -> dict[str, float]:
+        """trace_s, lower_s, compile_s: summed durations of the events fired inside the block."""
+        return {"trace_s": self.seconds[TRACE], "lower_s": self.seconds[LOWER],
+                "compile_s": self.seconds[BACKEND_COMPILE]}
 
     def __enter__(self) -> "CompileCounter":
         _install()

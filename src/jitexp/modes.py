@@ -1,27 +1,18 @@
-"""Turning a workload and a mode into a callable, with trace/lower/compile timed cold."""
+"""Turning a workload and a mode into a zero-argument call, its blocking, and its cold first call."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable
 
 import jax
 
 from .compiles import CompileCounter
-from .errors import phase
-from .timing import Block, time_one
+from .errors import PhaseError
+from .timing import Block, Call
 from .workloads import Workload
-
-
-@dataclass
-class CompilePhases:
-    """Seconds of each AOT stage from cold, and the Compiled object (for its cost analysis)."""
-
-    trace_s: float
-    lower_s: float
-    compile_s: float
-    compiled: Any
 
 
 @dataclass
@@ -31,67 +22,101 @@ class CallRecord:
     compiles: int
 
 
-def _seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter_ns()
-    value = fn()
-    return (time.perf_counter_ns() - start) / 1e9, value
+@dataclass
+class ColdCall:
+    """The first call of a mode from cold, split by the compile events fired during it.
+
+    trace_s + lower_s + compile_s + execute_s == first_call_s: execute_s is the remainder
+    (dispatch and execution). For eager the parts sum the compiles of every primitive.
+    """
+
+    call: Call
+    block: Block
+    output: Any
+    first_call_s: float
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    execute_s: float
+    compiles: int
+    records: list[CallRecord]
 
 
-def compile_phases(w: Workload) -> CompilePhases:
-    """jit(f).trace -> .lower -> .compile, each stage timed, from cleared caches."""
-    # Jobs of a basic-launcher sweep share one process: without the clear, a later job
-    # would time an earlier job's cached trace and executable.
-    jax.clear_caches()
-    with phase("trace"):
-        jitted = jax.jit(w.fn, static_argnums=w.static_argnums)
-        trace_s, traced = _seconds(lambda: jitted.trace(*w.args))
-    with phase("lower"):
-        lower_s, lowered = _seconds(traced.lower)
-    with phase("compile"):
-        compile_s, compiled = _seconds(lowered.compile)
-    return CompilePhases(trace_s, lower_s, compile_s, compiled)
-
-
-def make_call(w: Workload, mode: str) -> Callable[[], Any]:
-    """A fresh zero-argument callable running one call of the workload in `mode`.
+def make_call(w: Workload, mode: str) -> Call:
+    """A zero-argument call of the workload in `mode` (a partial: one C-level layer, no lambda).
 
     eager calls the function as written; jit wraps it in jax.jit; aot lowers and compiles
     here and calls the Compiled object with the non-static arguments only.
     """
-    fn, args = w.fn, w.args
     if mode == "eager":
-        return lambda: fn(*args)
-    jitted = jax.jit(fn, static_argnums=w.static_argnums)
+        return partial(w.fn, *w.args)
+    jitted = jax.jit(w.fn, static_argnums=w.static_argnums)
     if mode == "jit":
-        return lambda: jitted(*args)
-    compiled = jitted.lower(*args).compile()
-    dynamic = w.dynamic_args
-    return lambda: compiled(*dynamic)
+        return partial(jitted, *w.args)
+    return partial(jitted.lower(*w.args).compile(), *w.dynamic_args)
 
 
-def cold_calls(w: Workload, mode: str, n: int, block: Block) -> tuple[Callable[[], Any], list[CallRecord], Any]:
-    """n synchronized calls from cold caches through a fresh callable; the first pays every compile.
+def block_for(out: Any) -> Block:
+    """A block specialised once for the output's structure.
 
-    For aot the first record includes lower + compile: it is the cost until the first result.
+    A single array blocks through its own method (jax.block_until_ready's tree walk costs
+    ~1.5 us a call); a flat tuple/list of arrays block leaf by leaf; other pytrees are
+    flattened per call.
     """
-    jax.clear_caches()
+    if isinstance(out, jax.Array):
+        return type(out).block_until_ready
+    if isinstance(out, (tuple, list)) and out and all(isinstance(v, jax.Array) for v in out):
+        def block_leaves(value: Any) -> Any:
+            for leaf in value:
+                leaf.block_until_ready()
+            return value
+
+        return block_leaves
+    return jax.block_until_ready
+
+
+def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
+    """The first call from cold (building the callable included), then calls 2..n timed one by one."""
     with CompileCounter() as counter:
-        first_s, (call, out) = _seconds(lambda: _first(w, mode, block))
+        start = time.perf_counter_ns()
+        try:
+            call = make_call(w, mode)
+            out = jax.block_until_ready(call())
+        except Exception as exc:
+            raise PhaseError(failed_phase(w, mode), exc) from exc
+        first_s = (time.perf_counter_ns() - start) / 1e9
+    block = block_for(out)
+    phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
     for i in range(2, n + 1):
-        with CompileCounter() as counter:
-            call_s, out = time_one(call, block)
-        records.append(CallRecord(i, call_s, counter.count))
-    return call, records, out
+        with CompileCounter() as later:
+            start = time.perf_counter_ns()
+            out = block(call())
+            records.append(CallRecord(i, (time.perf_counter_ns() - start) / 1e9, later.count))
+    return ColdCall(call, block, out, first_s, **phases, execute_s=first_s - sum(phases.values()),
+                    compiles=counter.count, records=records)
 
 
-def _first(w: Workload, mode: str, block: Block) -> tuple[Callable[[], Any], Any]:
-    call = make_call(w, mode)
-    return call, block(call())
+def failed_phase(w: Workload, mode: str) -> str:
+    """The phase a failed first call failed in, found by re-running the AOT stages one by one.
+
+    (JAX fires its trace event even when tracing raises, so the events cannot tell.)
+    """
+    if mode == "eager":
+        return "execute"
+    stage: Any = jax.jit(w.fn, static_argnums=w.static_argnums)
+    for name, step in (("trace", lambda s: s.trace(*w.args)), ("lower", lambda s: s.lower()),
+                       ("compile", lambda s: s.compile())):
+        try:
+            stage = step(stage)
+        except Exception:
+            return name
+    return "execute"
 
 
-def cost_of(compiled: Any) -> dict:
-    """XLA's cost and memory analysis of a Compiled object as row fields (empty where unavailable)."""
+def cost_of(w: Workload) -> dict:
+    """XLA's cost and memory analysis of the compiled workload as row fields (empty where unavailable)."""
+    compiled = jax.jit(w.fn, static_argnums=w.static_argnums).lower(*w.args).compile()
     row: dict = {}
     try:
         cost = compiled.cost_analysis()

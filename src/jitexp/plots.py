@@ -107,15 +107,16 @@ def speedup_charts(speedup: pd.DataFrame, out: Path) -> list[Path]:
             drawn = ax.errorbar(x, y, yerr=yerr, marker="o", capsize=4, label=f"{label} vs eager")
             colour = drawn.lines[0].get_color()
             above = i % 2 == 0
-            for xi, yi, n in zip(x, y, line["break_even_calls"]):
-                ax.annotate(_short_break_even(n), (xi, yi), textcoords="offset points",
+            for xi, yi, (_, r) in zip(x, y, line.iterrows()):
+                ax.annotate(_short_payoff(r), (xi, yi), textcoords="offset points",
                             xytext=(8, 6 if above else -8), va="bottom" if above else "top",
                             fontsize=8, color=colour,
                             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
         ax.axhline(1.0, color="grey", linestyle=":", linewidth=1, label="no speedup (1x)")
         _loglog(ax, "speedup, eager median / compiled median (x)", _sizes(lines))
         _plain_log_ticks(ax.yaxis)
-        ax.set_title("speedup: " + _title(ident) + "\nlabels: break-even calls (n)", fontsize=10)
+        ax.set_title("speedup: " + _title(ident) + "\nlabels: pays off after n calls; n.s.: no significant difference",
+                     fontsize=10)
         ax.legend(fontsize=8)
         paths.append(_save(fig, out, "speedup", ident, speedup))
     return paths
@@ -172,7 +173,9 @@ def _speedup_notes(speedup: pd.DataFrame, ident: dict) -> dict:
         if key in rows.columns:
             rows = rows[_same(rows[key], value)]
     return {(r["mode"], tables._text_value(r[tables.VARIANT])):
-            f"{tables.format_value('speedup', r['speedup'])} vs eager, {_break_even_label(r['break_even_calls'])}"
+            f"{tables.format_value('speedup', r['speedup'])} vs {r['baseline_mode']}"
+            f"{' (' + r['verdict'] + ')' if not tables._missing(r['verdict']) else ''}, "
+            f"{tables.payoff_text(r['verdict'], r['break_even_calls'], r['ahead_until_calls'], r['baseline_mode'])}"
             for _, r in rows.iterrows()}
 
 
@@ -304,18 +307,14 @@ def _same(series: pd.Series, value) -> pd.Series:
     return (series == value).fillna(False).astype(bool)
 
 
-def _break_even_label(n) -> str:
-    if tables._missing(n):
-        return "break-even ?"
-    if math.isinf(n):
-        return "never breaks even"
-    return f"break-even {int(n)} call" + ("s" if int(n) != 1 else "")
-
-
-def _short_break_even(n) -> str:
-    if tables._missing(n):
-        return "n=?"
-    return "never" if math.isinf(n) else f"n={int(n)}"
+def _short_payoff(row: pd.Series) -> str:
+    """A point label that agrees with the verdict: n=calls to pay off, ahead<=k, never, or n.s."""
+    v, n, ahead = row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
+    if v == "faster" and not tables._missing(n):
+        return "never" if math.isinf(n) else f"n={int(n)}"
+    if v == "slower":
+        return f"ahead<={int(ahead)}" if not tables._missing(ahead) and ahead >= 1 else "never"
+    return "n.s."
 
 
 def _positive(values: np.ndarray) -> np.ndarray:

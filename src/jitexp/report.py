@@ -37,12 +37,13 @@ ENV_COLUMNS = [
     "platform", "device_kind", "x64", "cpu_async_dispatch", "xla_flags",
 ]
 SPEEDUP_NOTE = (
-    "speedup = eager median / compiled median; its 95% CI is conservative "
-    "(eager CI low / compiled CI high .. eager CI high / compiled CI low). "
-    "compile overhead = compiled first call - compiled median. "
-    "break-even calls = the smallest n with compiled first call + (n-1) x compiled median "
-    "<= eager first call + (n-1) x eager median; 'never' when the compiled steady state is not faster. "
-    "Repeated rows of one case and mode (seeds) are combined: median of medians, union of CIs."
+    "speedup = baseline median / compiled median. paired: both modes measured together in the same "
+    "fresh processes, interleaved round by round; the 95% CI resamples whole processes (pairs kept "
+    "together) and the verdict says whether it excludes 1. unpaired: modes from separate jobs; the CI "
+    "is conservative (baseline CI low / compiled CI high .. baseline CI high / compiled CI low). "
+    "compile overhead = compiled first call - compiled median. pays off: where the cumulative cost lines "
+    "(cold first call, then the median per call) cross; break_even_calls and ahead_until_calls in "
+    "speedup.csv. Repeated rows of one case and mode (seeds) are combined: median of medians, union of CIs."
 )
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
 CALLS_CSV = "calls.csv"
+PROCESSES_CSV = "processes.csv"
 REPORT_DIR = "report"
 
 IDENTITY = [
@@ -23,33 +24,47 @@ OUTCOME = ["status", "error_phase", "error_type", "error_message", "hint"]
 STEADY = [
     "n_samples", "number", "median_s", "mean_s", "std_s", "min_s", "max_s",
     "p10_s", "p90_s", "iqr_s", "ci95_low_s", "ci95_high_s", "cv",
-    "n_outliers", "unstable", "unstable_reason", "stop_reason", "rel_ci_halfwidth",
+    "n_outliers", "unstable", "unstable_reason", "stop_reason", "rel_ci_halfwidth", "ci_target_met",
+    "within_process_rel_spread",
+]
+SPREAD = [
+    "n_processes", "ci_scope", "process_rel_spread", "process_median_min_s", "process_median_max_s",
+    "isolate", "modes",
+]
+PAIRED = [
+    "baseline_mode", "speedup", "speedup_ci_low", "speedup_ci_high", "verdict",
+    "break_even_calls", "ahead_until_calls",
 ]
 COMPILATION = [
-    "first_call_s", "trace_s", "lower_s", "compile_s",
-    "compiles_during_timing", "dispatch_s",
+    "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
+    "execute_s", "first_call_compiles", "compiles_during_timing", "dispatch_s",
 ]
 WORK = [
     "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
     "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes",
 ]
-CHECKS = ["max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"]
+CHECKS = ["finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"]
 ENVIRONMENT = [
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model",
     "cpu_count", "load_avg_start", "load_avg_end", "x64", "cpu_async_dispatch",
     "xla_flags", "timestamp",
 ]
-COLUMNS = IDENTITY + OUTCOME + STEADY + COMPILATION + WORK + CHECKS + ENVIRONMENT
+COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + WORK + CHECKS + ENVIRONMENT
 
-SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "sample", "number", "per_call_s"]
+SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
+PROCESS_COLUMNS = [
+    "job_num", "workload", "mode", "size", "process", "cold_position", "first_call_s", "trace_s", "lower_s",
+    "compile_s", "execute_s", "first_call_compiles", "rounds", "number", "median_s",
+    "compiles_during_timing", "stop_reason",
+]
 CALL_COLUMNS = ["job_num", "workload", "mode", "size", "call", "call_s", "compiles"]
 
-BOOL_COLUMNS = ["unstable", "matches_eager", "x64", "cpu_async_dispatch"]
+BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
     "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
-    "unstable_reason", "stop_reason", "jax_version", "jaxlib_version", "python_version",
+    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "jax_version", "jaxlib_version", "python_version",
     "hostname", "cpu_model", "xla_flags", "timestamp",
 ]
 
@@ -120,7 +135,7 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
             frame[col] = frame[col].astype("string")
         elif col in BOOL_COLUMNS:
             frame[col] = frame[col].map(_to_bool).astype("boolean")
-        elif col in COLUMNS or col in SAMPLE_COLUMNS or col in CALL_COLUMNS:
+        elif col in COLUMNS or col in SAMPLE_COLUMNS or col in CALL_COLUMNS or col in PROCESS_COLUMNS:
             frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame
 
@@ -183,3 +198,14 @@ def load_results(path: str | os.PathLike) -> pd.DataFrame:
     if (path / RESULTS_CSV).exists():
         return read_csv(path / RESULTS_CSV)
     raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
+
+
+def write_job(result, folder: str | os.PathLike) -> None:
+    """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
+    folder = Path(folder)
+    write_csv(to_frame(result.rows), folder / RESULTS_CSV)
+    for rows, columns, name in ((result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
+                                (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
+                                (result.calls, CALL_COLUMNS, CALLS_CSV)):
+        if rows:
+            write_csv(to_frame(rows, columns), folder / name)

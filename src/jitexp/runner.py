@@ -1,182 +1,277 @@
-"""run(config) -> rows: one whole job, callable from Python without Hydra."""
+"""run(config) -> rows: plan the processes, collect their plain results, compute the statistics.
+
+Callable from Python without Hydra. The driver imports no JAX: measurements run in fresh
+worker processes (`isolate=process`) or, for debugging, in this process (`isolate=none`).
+"""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+import math
+import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
-import jax
 import numpy as np
 
-from . import workloads
-from .compiles import CompileCounter
-from .config import DeviceConfig, ExperimentConfig, from_dict, validate
-from .env import environment, jax_flag, load_avg
-from .errors import ConfigError, PhaseError, first_line, hint_for, phase, qualified_name
-from .modes import cold_calls, compile_phases, cost_of
-from .stats import summarize
-from .timing import default_block, dispatch_times, measure
+from .config import ExperimentConfig, from_dict, validate
+from .env import load_avg
+from .errors import ConfigError, qualified_name
+from .processes import Task, run_worker
+from .stats import (
+    break_even, hierarchical_medians, median_ci, percentile_ci, point_medians, robust_cv, summarize,
+    tukey_outliers, verdict,
+)
 
-# Normwise relative error allowed between a compiled result and eager's, per dtype:
-# XLA may fuse and reorder reductions, so bitwise equality is not expected.
-TOLERANCE = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}
-MAX_CV = 0.10
-MAX_OUTLIER_FRACTION = 0.10
+# pyperf warns when std >= 10% of the mean and when min or max lies more than 50% from the mean.
+MAX_SPREAD = 0.10
+MAX_EXTREME = 0.50
+COLD_PHASES = ("trace_s", "lower_s", "compile_s", "execute_s")
+EXTRA_FIELDS = (
+    "dispatch_s", "finite_output", "flops", "transcendentals", "bytes_accessed", "argument_size_bytes",
+    "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
+    "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
+)
 
 
 @dataclass
 class JobResult:
-    """What one job measured: results.csv rows, samples.csv rows, calls.csv rows."""
+    """What one job measured: results.csv rows (one per mode), samples, processes and calls rows."""
 
     rows: list[dict]
     samples: list[dict] = field(default_factory=list)
+    processes: list[dict] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
 
     @property
     def row(self) -> dict:
+        """The row of a single-mode job."""
+        if len(self.rows) != 1:
+            raise ValueError(f"this job measured {len(self.rows)} modes: use .rows or .by_mode(name)")
         return self.rows[0]
+
+    def by_mode(self, mode: str) -> dict:
+        """The row of one mode."""
+        for row in self.rows:
+            if row["mode"] == mode:
+                return row
+        raise KeyError(mode)
 
 
 def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "") -> JobResult:
-    """Measure one case; config mistakes raise ConfigError, failures in a phase become an error row."""
+    """Measure one case in its modes; config mistakes raise ConfigError, failures become error rows."""
     cfg = validate(cfg) if isinstance(cfg, ExperimentConfig) else from_dict(cfg)
-    name, fn, statics = workloads.resolve(cfg)
-    cpu_async = start_backends(cfg.cpu_async_dispatch)
-    device = resolve_device(cfg.device)
-    row = identity_row(cfg, job_num, overrides)
-    row.update(platform=device.platform, device_kind=device.device_kind, load_avg_start=load_avg())
-    samples: list[dict] = []
-    calls: list[dict] = []
-    with jax_settings(cfg), jax.default_device(device):
-        warm_backend(device)
-        try:
-            _measure(cfg, name, fn, statics, device, row, samples, calls)
-            row.update(status="ok")
-        except PhaseError as exc:
-            row.update(error_fields(exc.phase, exc.cause))
-        row.update(environment(), cpu_async_dispatch=cpu_async)
-    row["load_avg_end"] = load_avg()
-    if row["status"] == "ok":
-        row.update(_instability(row))
-    key = {k: row[k] for k in ("job_num", "workload", "mode", "size")}
-    return JobResult([row], [{**key, **s} for s in samples], [{**key, **c} for c in calls])
+    load_start = load_avg()
+    processes, stop_reason = collect(cfg)
+    first = processes[0]
+    if first.get("config_error"):
+        e = first["config_error"]
+        raise ConfigError(e["key"], e["value"], e["expected"])
+    base = identity_row(cfg, job_num, overrides)
+    base.update(platform=first.get("platform"), device_kind=first.get("device_kind"),
+                load_avg_start=load_start, **first.get("environment", {}),
+                cpu_async_dispatch=first.get("cpu_async_dispatch"), isolate=cfg.isolate,
+                modes=",".join(cfg.mode.names))
+    rows = mode_rows(cfg, processes, stop_reason, base)
+    base_load_end = load_avg()
+    for row in rows:
+        row["load_avg_end"] = base_load_end
+        if row["status"] == "ok":
+            row.update(instability(row))
+    return JobResult(rows, *_long_rows(rows, processes))
 
 
-def _measure(cfg: ExperimentConfig, name: str, fn, statics, device, out: dict, samples: list, calls: list) -> None:
-    """Every phase of one case, filling `out` as it goes so a later phase's failure keeps earlier figures."""
-    mode, block, t = cfg.mode.name, default_block, cfg.timing
-    with phase("inputs"):
-        args = workloads.build_args(cfg, device)
-    w = workloads.Workload(name, fn, args, statics)
+def collect(cfg: ExperimentConfig) -> tuple[list[dict], str]:
+    """Plain results of the job's processes, and why no more were started.
 
-    if mode != "eager":
-        phases = [compile_phases(w) for _ in range(t.cold_repeats)]
-        for stage in ("trace_s", "lower_s", "compile_s"):
-            out[stage] = float(np.median([getattr(p, stage) for p in phases]))
-        out.update(cost_of(phases[0].compiled))
-        del phases
-
-    with phase("execute"):
-        firsts = []
-        for repeat in range(t.cold_repeats):
-            n = cfg.calls if repeat == 0 and cfg.calls > 0 else 1
-            call, records, _ = cold_calls(w, mode, n, block)
-            firsts.append(records[0].call_s)
-            if repeat == 0 and cfg.calls > 0:
-                calls.extend(vars(r) for r in records)
-        out["first_call_s"] = float(np.median(firsts))
-
-        counter = CompileCounter()
-        m = measure(call, t, block, sampling=counter)
-        out["compiles_during_timing"] = counter.count
-        out["dispatch_s"] = float(np.median(dispatch_times(call, block, t.dispatch_probes)))
-    summary = summarize(m.samples_s)
-    out.update(summary.as_row(), number=m.number, stop_reason=m.stop_reason,
-               rel_ci_halfwidth=summary.rel_ci_halfwidth)
-    samples.extend({"sample": i, "number": m.number, "per_call_s": s} for i, s in enumerate(m.samples_s))
-    if out.get("flops"):
-        out["gflops_per_s"] = out["flops"] / summary.median_s / 1e9
-    if out.get("bytes_accessed"):
-        out["gbytes_per_s"] = out["bytes_accessed"] / summary.median_s / 1e9
-
-    if cfg.check and mode != "eager":
-        with phase("check"):
-            reference = block(fn(*args))
-            out.update(compare(m.last_output, reference, cfg.dtype))
-
-
-_warmed: set = set()
-
-
-def warm_backend(device) -> None:
-    """Pay the process's one-time backend start-up before the first cold measurement.
-
-    Without it the first job of a process reports compile times inflated by XLA/LLVM
-    initialisation that no later job (and no user's second compile) ever pays.
+    `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
+    CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`.
     """
-    key = (device.platform, device.id)
-    if key in _warmed:
-        return
-    x = jax.device_put(np.linspace(0.0, 1.0, 16, dtype=np.float32).reshape(4, 4), device)
-    jax.block_until_ready((jax.jit(lambda v: jax.numpy.sin(v) @ v)(x), jax.numpy.cos(x) + x))
-    _warmed.add(key)
+    t = cfg.timing
+    if cfg.isolate == "none":
+        from .worker import measure_process  # imports JAX into this process
+
+        return [measure_process(Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False))], "isolate=none"
+    results: list[dict] = []
+    modes = cfg.mode.names
+    start = time.perf_counter()
+    while True:
+        p = len(results)
+        task = Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0)
+        result = run_worker(task, t.timeout_s)
+        results.append(result)
+        if result.get("config_error") or result.get("error"):
+            return results, "error"
+        modes = tuple(m for m in modes if not result["modes"].get(m, {}).get("error"))
+        if not modes:
+            return results, "error"
+        n = len(results)
+        if n < t.processes:
+            continue
+        if n >= t.max_processes:
+            return results, "max_processes"
+        if time.perf_counter() - start >= t.job_time_s:
+            return results, "budget"
+        if ci_met(results, cfg):
+            return results, "ci"
 
 
-def compare(result: Any, reference: Any, dtype: str) -> dict:
-    """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
-
-    NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).
-    """
-    if jax.tree.structure(result) != jax.tree.structure(reference):
-        return {"matches_eager": False}
-    max_abs, scale = 0.0, 0.0
-    for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(reference)):
-        a, b = _as_numbers(a), _as_numbers(b)
-        if a.shape != b.shape:
-            return {"matches_eager": False}
-        nan_a, nan_b = np.isnan(a), np.isnan(b)
-        if np.any(nan_a != nan_b):
-            return {"max_abs_err_vs_eager": float("inf"), "max_rel_err_vs_eager": float("inf"),
-                    "matches_eager": False}
-        max_abs = max(max_abs, float(np.max(np.abs(np.where(nan_a, 0, a - b)), initial=0.0)))
-        scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
-    rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
-    return {"max_abs_err_vs_eager": max_abs, "max_rel_err_vs_eager": rel,
-            "matches_eager": bool(rel <= TOLERANCE.get(dtype, 1e-4))}
+def ci_met(results: list[dict], cfg: ExperimentConfig) -> bool:
+    """Whether the figures the job reports are within target: the speedups when modes are paired, else the medians."""
+    live, groups = _paired_groups(results, cfg.mode.names)
+    if not groups:
+        return True
+    boot = hierarchical_medians(groups, n_resamples=1000)
+    point = point_medians(groups)
+    target = cfg.timing.target_rel_ci
+    if len(live) == 1:
+        lo, hi = percentile_ci(boot[:, 0])
+        return (hi - lo) / 2 / point[0] <= target
+    ratios = boot[:, :1] / boot[:, 1:]
+    for j in range(ratios.shape[1]):
+        lo, hi = percentile_ci(ratios[:, j])
+        if (hi - lo) / 2 / (point[0] / point[j + 1]) > target:
+            return False
+    return True
 
 
-def _as_numbers(x: Any) -> np.ndarray:
-    x = np.asarray(x)
-    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+def _paired_groups(results: list[dict], modes: tuple[str, ...]) -> tuple[list[str], list[np.ndarray]]:
+    """The modes every sampled process has, and per process a (rounds x modes) array of samples."""
+    sampled = [r for r in results if not r.get("error") and not r.get("config_error")]
+    live = [m for m in modes if sampled and all("samples_s" in r["modes"].get(m, {}) for r in sampled)]
+    groups = [np.column_stack([r["modes"][m]["samples_s"] for m in live]) for r in sampled] if live else []
+    return live, groups
 
 
-def _instability(row: dict) -> dict:
-    """Flag a steady state that may not be one; the reasons say why (nothing is dropped)."""
+def mode_rows(cfg: ExperimentConfig, results: list[dict], stop_reason: str, base: dict) -> list[dict]:
+    """One results.csv row per mode: steady state, cold first call, paired speedup, extras."""
+    live, groups = _paired_groups(results, cfg.mode.names)
+    boot = hierarchical_medians(groups) if groups else None
+    point = point_medians(groups) if groups else None
+    n_proc = len(groups)
+    rows = []
+    for mode in cfg.mode.names:
+        row = {**base, "mode": mode, "status": "ok"}
+        row.update(_error(results, mode))
+        row.update(_cold(results, mode))
+        row.update({k: v for k, v in results[0]["modes"].get(mode, {}).items() if k in EXTRA_FIELDS})
+        if mode in live:
+            j = live.index(mode)
+            row.update(_steady(results, mode, point[j], boot[:, j], cfg.timing.target_rel_ci))
+            row.update(n_processes=n_proc, stop_reason=stop_reason,
+                       ci_scope="between_processes" if n_proc > 1 else "within_process")
+            if row.get("flops"):
+                row["gflops_per_s"] = row["flops"] / row["median_s"] / 1e9
+            if row.get("bytes_accessed"):
+                row["gbytes_per_s"] = row["bytes_accessed"] / row["median_s"] / 1e9
+        rows.append(row)
+    if boot is not None and len(live) > 1:
+        baseline = next(r for r in rows if r["mode"] == live[0])
+        for j, mode in enumerate(live[1:], start=1):
+            row = next(r for r in rows if r["mode"] == mode)
+            row.update(paired(baseline, row, boot[:, 0] / boot[:, j]))
+    return rows
+
+
+def _error(results: list[dict], mode: str) -> dict:
+    """The first error that hit this mode (or the whole process), else nothing."""
+    for r in results:
+        if r.get("error"):
+            return r["error"]
+        err = r["modes"].get(mode, {}).get("error")
+        if err:
+            return err
+    return {}
+
+
+def _cold(results: list[dict], mode: str) -> dict:
+    """The cold first call: the median process's call and its parts, so they add up; a CI over processes."""
+    cold = [r["modes"][mode] for r in results if "first_call_s" in r["modes"].get(mode, {})]
+    if not cold:
+        return {}
+    ordered = sorted(cold, key=lambda c: c["first_call_s"])
+    middle = ordered[(len(ordered) - 1) // 2]  # the lower median: an observed call whose parts add up
+    lo, hi = median_ci([c["first_call_s"] for c in cold])
+    return {"first_call_s": middle["first_call_s"], **{k: middle[k] for k in COLD_PHASES},
+            "first_call_compiles": middle["first_call_compiles"],
+            "first_call_ci95_low_s": lo, "first_call_ci95_high_s": hi}
+
+
+def _steady(results: list[dict], mode: str, median: float, replicates: np.ndarray, target: float) -> dict:
+    per_process = [r["modes"][mode] for r in results if "samples_s" in r["modes"].get(mode, {})]
+    pooled = np.concatenate([p["samples_s"] for p in per_process])
+    lo, hi = percentile_ci(replicates)
+    medians = [float(np.median(p["samples_s"])) for p in per_process]
+    s = summarize(pooled)
+    half = (hi - lo) / 2 / median
+    return {
+        **{k: v for k, v in s.as_row().items() if k not in ("median_s", "ci95_low_s", "ci95_high_s", "n_outliers")},
+        "median_s": median, "ci95_low_s": lo, "ci95_high_s": hi, "rel_ci_halfwidth": half,
+        "ci_target_met": bool(half <= target),
+        "number": int(np.median([p["number"] for p in per_process])),
+        "n_outliers": sum(tukey_outliers(p["samples_s"]) for p in per_process),
+        "compiles_during_timing": sum(p["compiles_during_timing"] for p in per_process),
+        "process_rel_spread": robust_cv(medians) if len(medians) > 1 else math.nan,
+        "within_process_rel_spread": float(np.median([robust_cv(p["samples_s"]) for p in per_process])),
+        "process_median_min_s": min(medians), "process_median_max_s": max(medians),
+    }
+
+
+def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
+    """Speedup of row's mode over the baseline's (same processes, same rounds), its CI, verdict, break-even."""
+    lo, hi = percentile_ci(ratio_replicates)
+    calls, ahead = break_even(baseline.get("first_call_s", math.nan), baseline["median_s"],
+                              row.get("first_call_s", math.nan), row["median_s"])
+    return {"baseline_mode": baseline["mode"], "speedup": baseline["median_s"] / row["median_s"],
+            "speedup_ci_low": lo, "speedup_ci_high": hi, "verdict": verdict(lo, hi),
+            "break_even_calls": calls, "ahead_until_calls": ahead}
+
+
+def instability(row: dict) -> dict:
+    """Flag a steady state that may not be one, with pyperf's thresholds; the reasons say why."""
     reasons = []
     if row.get("compiles_during_timing", 0) > 0:
-        reasons.append(f"{row['compiles_during_timing']} compile(s) during timing")
-    if row.get("stop_reason") != "ci":
-        reasons.append(f"CI target not met by {row.get('stop_reason')} (half-width {row['rel_ci_halfwidth']:.1%})")
-    if row.get("cv", 0) > MAX_CV:
-        reasons.append(f"cv {row['cv']:.2f} > {MAX_CV}")
-    if row.get("n_outliers", 0) > MAX_OUTLIER_FRACTION * row.get("n_samples", 1):
-        reasons.append(f"{row['n_outliers']} outliers in {row['n_samples']} samples")
+        reasons.append(f"{row['compiles_during_timing']} compile(s) while timed")
+    spread = row.get("process_rel_spread", math.nan)
+    if row.get("n_processes", 0) >= 3 and spread > MAX_SPREAD:
+        reasons.append(f"process medians spread {spread:.0%} (robust cv; limit {MAX_SPREAD:.0%})")
+    median = row["median_s"]
+    extreme = max(row["process_median_max_s"] / median - 1, 1 - row["process_median_min_s"] / median)
+    if row.get("n_processes", 0) >= 2 and extreme > MAX_EXTREME:
+        reasons.append(f"a process median lies {extreme:.0%} from the median (limit {MAX_EXTREME:.0%})")
+    within = row.get("within_process_rel_spread", math.nan)
+    if within > MAX_SPREAD:
+        reasons.append(f"samples within a process spread {within:.0%} (robust cv; limit {MAX_SPREAD:.0%})")
     cpus = row.get("cpu_count") or 1
-    if max(row.get("load_avg_start", 0), row.get("load_avg_end", 0)) > cpus:
-        reasons.append(f"load average above {cpus} cpu(s)")
+    load = max(row.get("load_avg_start") or 0, row.get("load_avg_end") or 0)
+    if load > cpus:
+        reasons.append(f"load average {load:.1f} above {cpus} CPU(s)")
     return {"unstable": bool(reasons), "unstable_reason": "; ".join(reasons)}
 
 
-def error_fields(phase_name: str, exc: BaseException) -> dict:
-    """The outcome columns of a failed case."""
-    return {"status": "error", "error_phase": phase_name, "error_type": qualified_name(type(exc)),
-            "error_message": first_line(exc), "hint": hint_for(exc)}
+def _long_rows(rows: list[dict], results: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """samples.csv, processes.csv and calls.csv rows."""
+    key = {k: rows[0][k] for k in ("job_num", "workload", "size")}
+    samples, procs, calls = [], [], []
+    for r in results:
+        for mode, m in r["modes"].items():
+            ident = {**key, "mode": mode, "process": r["process"]}
+            if "first_call_s" in m:
+                s = m.get("samples_s")
+                procs.append({**ident, "cold_position": m["cold_position"], "first_call_s": m["first_call_s"],
+                              **{k: m[k] for k in COLD_PHASES}, "first_call_compiles": m["first_call_compiles"],
+                              "rounds": len(s) if s is not None else 0, "number": m.get("number"),
+                              "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
+                              "compiles_during_timing": m.get("compiles_during_timing"),
+                              "stop_reason": m.get("stop_reason")})
+            for i, value in enumerate(m.get("samples_s", ())):
+                samples.append({**ident, "round": i, "number": m["number"], "per_call_s": float(value)})
+            calls.extend({**key, "mode": mode, **c} for c in m.get("calls", ()))
+    return samples, procs, calls
 
 
 def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
-    """The columns that say which case a row is."""
-    return _identity(cfg.workload_name, cfg.mode.name, cfg.size, cfg.dtype, list(cfg.static_argnums),
+    """The columns that say which case a row is (mode filled per row)."""
+    return _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
                      cfg.workload.params, cfg.seed, job_num, overrides)
 
 
@@ -200,84 +295,12 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     statics = pick("mode.static_argnums")
     statics = statics if statics is not None else pick("workload.static_argnums")
     name = pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1]
-    row = _identity(name, pick("mode.name"), pick("size"), pick("dtype"), list(statics or []), params,
-                    pick("seed"), job_num, overrides)
-    row.update(status="error", error_phase="config", error_type=qualified_name(type(error)),
-               error_message=str(error), hint=f"fix {error.key}")
-    return JobResult([row])
-
-
-def resolve_device(dc: DeviceConfig):
-    """The jax.Device the config names, or a ConfigError listing what this machine has."""
-    try:
-        devices = jax.devices() if dc.platform == "auto" else jax.devices(dc.platform)
-    except RuntimeError:
-        raise ConfigError("device.platform", dc.platform,
-                          f"not available on this machine; available: {', '.join(available_platforms())}, auto") from None
-    if dc.index >= len(devices):
-        raise ConfigError("device.index", dc.index, f"this machine has {len(devices)} {devices[0].platform} device(s)")
-    return devices[dc.index]
-
-
-def available_platforms() -> list[str]:
-    found = []
-    for name in ("cpu", "gpu", "tpu"):
-        try:
-            jax.devices(name)
-            found.append(name)
-        except RuntimeError:
-            pass
-    return found
-
-
-_cpu_async: bool | None = None
-
-
-def start_backends(cpu_async_dispatch: bool | None) -> bool:
-    """Create JAX's clients (once per process) and return the CPU async-dispatch setting they use.
-
-    JAX reads jax_cpu_enable_async_dispatch only when the CPU client is created, so it can be
-    chosen for the first job of a process only; asking for another value later is an error.
-    """
-    global _cpu_async
-    key = "jax_cpu_enable_async_dispatch"
-    if _cpu_async is None:
-        if cpu_async_dispatch is not None:
-            jax.config.update(key, cpu_async_dispatch)
-        jax.devices()
-        _cpu_async = bool(jax_flag(key))
-    elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
-        raise ConfigError("cpu_async_dispatch", cpu_async_dispatch,
-                          f"this process's CPU client was created with {_cpu_async} and keeps it; "
-                          "sweep over it with hydra/launcher=submitit_local (a process per job)")
-    return _cpu_async
-
-
-@contextmanager
-def jax_settings(cfg: ExperimentConfig) -> Iterator[None]:
-    """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
-    wanted: dict[str, Any] = {
-        "jax_enable_x64": workloads.needs_x64(cfg),
-        "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
-    }
-    if cfg.compilation_cache_dir is not None:
-        wanted["jax_compilation_cache_dir"] = cfg.compilation_cache_dir
-        wanted["jax_persistent_cache_min_compile_time_secs"] = 0.0
-    previous = {key: jax_flag(key) for key in wanted}
-    try:
-        for key, value in wanted.items():
-            jax.config.update(key, value)
-        _reset_persistent_cache()
-        yield
-    finally:
-        for key, value in previous.items():
-            jax.config.update(key, value)
-        _reset_persistent_cache()
-
-
-def _reset_persistent_cache() -> None:
-    # JAX decides once per process whether the persistent cache is used; without a reset a
-    # job's compilation_cache_dir would be ignored after any earlier job (private API, jax 0.10).
-    from jax._src import compilation_cache
-
-    compilation_cache.reset_cache()
+    modes = [m for m in ("eager", "jit", "aot") if pick(f"mode.{m}")] or [None]
+    rows = []
+    for mode in modes:
+        row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
+                        pick("seed"), job_num, overrides)
+        row.update(status="error", error_phase="config", error_type=qualified_name(type(error)),
+                   error_message=str(error), hint=f"fix {error.key}")
+        rows.append(row)
+    return JobResult(rows)

@@ -74,3 +74,102 @@ def summarize(values) -> Summary:
         iqr_s=float(q3 - q1), ci95_low_s=lo, ci95_high_s=hi,
         cv=std / mean if mean > 0 else math.nan, n_outliers=tukey_outliers(x),
     )
+
+
+# ---- between processes -------------------------------------------------------------------
+
+N_RESAMPLES = 2000
+VERDICTS = ("faster", "slower", "no significant difference")
+
+
+def robust_cv(values) -> float:
+    """1.4826 * MAD / median: a spread comparable to std/mean for normal data, robust to outliers."""
+    x = np.asarray(values, dtype=float)
+    median = float(np.median(x)) if x.size else math.nan
+    if x.size < 2 or not median > 0:
+        return math.nan
+    return 1.4826 * float(np.median(np.abs(x - median))) / median
+
+
+def hierarchical_medians(groups, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """Bootstrap replicates of the median of per-process medians, resampling at both levels.
+
+    `groups` holds one (rounds x modes) array per process, a row being one round of paired
+    samples. Each replicate draws processes with replacement, then rounds with replacement
+    inside each drawn process (a round's samples stay together), takes every process's median
+    per mode and the median of those. Returns an (n_resamples x modes) array. scipy.stats.bootstrap
+    resamples one level only; the spread between processes is the one that matters here.
+    """
+    arrays = [np.asarray(g, dtype=float).reshape(len(g), -1) for g in groups]
+    if not arrays or any(a.shape[0] == 0 for a in arrays):
+        raise ValueError("every process needs at least one round")
+    rng = np.random.default_rng(seed)
+    n_proc, n_modes = len(arrays), arrays[0].shape[1]
+    inner = np.empty((n_proc, n_resamples, n_modes))
+    for i, a in enumerate(arrays):
+        rows = rng.integers(0, a.shape[0], size=(n_resamples, a.shape[0]))
+        inner[i] = np.median(a[rows], axis=1)
+    picked = rng.integers(0, n_proc, size=(n_resamples, n_proc))
+    return np.median(inner[picked, np.arange(n_resamples)[:, None]], axis=1)
+
+
+def point_medians(groups) -> np.ndarray:
+    """The estimate the bootstrap replicates: per mode, the median of the process medians."""
+    arrays = [np.asarray(g, dtype=float).reshape(len(g), -1) for g in groups]
+    return np.median(np.stack([np.median(a, axis=0) for a in arrays]), axis=0)
+
+
+def percentile_ci(replicates, level: float = 0.95) -> tuple[float, float]:
+    """The central `level` interval of bootstrap replicates (percentile method)."""
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(np.asarray(replicates, dtype=float), [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def verdict(ci_low: float, ci_high: float) -> str:
+    """faster / slower / no significant difference, from a speedup's CI against 1."""
+    if ci_low > 1:
+        return "faster"
+    if ci_high < 1:
+        return "slower"
+    return "no significant difference"
+
+
+def break_even(base_first_s: float, base_median_s: float, first_s: float, median_s: float) -> tuple[float, float]:
+    """(break_even_calls, ahead_until_calls) from the two cumulative cost lines.
+
+    Total cost of n calls: first + (n - 1) * median. The lines cross at most once.
+    break_even_calls: the smallest n from which the compiled mode's total is lower and stays
+    lower (1: from the first call; inf: never for good). ahead_until_calls, only when the
+    compiled steady state is slower: the last n at which it is still ahead thanks to a cheaper
+    first call (0: never ahead); NaN when it is not slower. NaN inputs give NaN.
+    """
+    values = (base_first_s, base_median_s, first_s, median_s)
+    if any(v is None or not math.isfinite(float(v)) for v in values):
+        return math.nan, math.nan
+    lead = base_first_s - first_s  # how far ahead the compiled mode is after call 1
+    gain = base_median_s - median_s  # what each later call adds to that lead
+    eps = 1e-12 * max(abs(base_first_s), abs(first_s))
+
+    def ahead(n: int) -> bool:
+        return lead + (n - 1) * gain >= -eps
+
+    if gain > 0:
+        if ahead(1):
+            return 1.0, math.nan
+        n = 1 + max(1, math.ceil(-lead / gain))
+        while n > 2 and ahead(n - 1):
+            n -= 1
+        while not ahead(n):
+            n += 1
+        return float(n), math.nan
+    if gain == 0:
+        return (1.0, math.nan) if ahead(1) else (math.inf, math.nan)
+    if not ahead(1):
+        return math.inf, 0.0
+    n = 1 + math.floor(lead / -gain)
+    while not ahead(n):
+        n -= 1
+    while ahead(n + 1):
+        n += 1
+    return math.inf, float(n)

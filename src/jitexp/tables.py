@@ -7,10 +7,12 @@ columns of ``jitexp.results.COLUMNS``) and returns a frame or a string.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from .stats import break_even, verdict
 
 EAGER = "eager"
 MODE_ORDER = ["eager", "jit", "aot"]
@@ -20,8 +22,8 @@ SPEEDUP_COLUMNS = [
     "mode", VARIANT,
     "eager_median_s", "eager_ci95_low_s", "eager_ci95_high_s", "eager_first_call_s",
     "median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s",
-    "compile_overhead_s", "speedup", "speedup_ci_low", "speedup_ci_high",
-    "break_even_calls", "n_eager_rows", "n_rows",
+    "compile_overhead_s", "baseline_mode", "pairing", "speedup", "speedup_ci_low", "speedup_ci_high",
+    "verdict", "break_even_calls", "ahead_until_calls", "n_eager_rows", "n_rows",
 ]
 SCALING_COLUMNS = [
     "mode", VARIANT, "n_sizes", "size_min", "size_max",
@@ -75,45 +77,14 @@ def aggregate(rows: pd.DataFrame) -> dict:
     }
 
 
-def break_even_calls(
-    eager_first_s: float, eager_median_s: float, jit_first_s: float, jit_median_s: float,
-) -> float:
-    """Smallest n >= 1 with jit_first + (n-1)*jit_median <= eager_first + (n-1)*eager_median.
-
-    1 when the compiled first call is already no slower; inf when it is slower and the
-    compiled steady state is not faster; NaN when an input is missing. Ties within float
-    rounding (1e-12 relative) count as break-even.
-    """
-    values = (eager_first_s, eager_median_s, jit_first_s, jit_median_s)
-    if any(v is None or not math.isfinite(float(v)) for v in values):
-        return math.nan
-
-    def holds(extra_calls: int) -> bool:
-        jit = jit_first_s + extra_calls * jit_median_s
-        eager = eager_first_s + extra_calls * eager_median_s
-        return jit <= eager + 1e-12 * max(abs(jit), abs(eager))
-
-    if holds(0):
-        return 1.0
-    gain = eager_median_s - jit_median_s
-    if gain <= 0:
-        return math.inf
-    extra = math.ceil((jit_first_s - eager_first_s) / gain)
-    while extra > 1 and holds(extra - 1):
-        extra -= 1
-    while not holds(extra):
-        extra += 1
-    return float(extra + 1)
-
-
 def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Eager vs each compiled mode per case: speedup with a CI, compile overhead, break-even calls.
+    """Each compiled mode against its baseline per case: speedup with a CI, verdict, compile overhead, break-even.
 
-    Cases group by workload, params, size, dtype, platform and device kind; one row per
-    case and compiled mode (and static_argnums variant when a sweep varied it). Several
-    rows of one case and mode are aggregated as in :func:`aggregate`. The speedup CI is
-    conservative: eager_ci_low / compiled_ci_high to eager_ci_high / compiled_ci_low.
-    compile_overhead_s is the compiled first_call_s minus its median_s.
+    Paired rows (modes measured together in one job) give their own figures: the ratio of
+    medians with a CI from resampling whole processes, pairs kept together (pairing=paired).
+    Compiled rows without a paired baseline are compared with the case's eager rows from other
+    jobs (pairing=unpaired): a conservative CI from the two medians' CIs. Several rows of one
+    case and mode (seeds) are combined as in `aggregate`.
     """
     ok = ok_rows(df)
     keys = case_keys(df)
@@ -121,22 +92,55 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=keys + SPEEDUP_COLUMNS)
     records = []
     for case_values, case in ok.groupby(keys, dropna=False, sort=False):
+        ident = dict(zip(keys, _as_tuple(case_values)))
+        paired_rows = case[_column(case, "speedup").notna()]
+        for (mode, variant), rows in _variants(paired_rows):
+            records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
         eager = case[_flag(case, "mode", EAGER)]
+        unpaired = case[~_flag(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
         if eager.empty:
             continue
-        compiled = case[~_flag(case, "mode", EAGER)]
-        for (mode, variant), rows in _variants(compiled):
+        for (mode, variant), rows in _variants(unpaired):
             matching = eager[_text(eager, VARIANT) == _text_value(variant)]
             base = aggregate(matching if not matching.empty else eager)
-            record = dict(zip(keys, _as_tuple(case_values)))
-            record.update(mode=mode, static_argnums=variant)
-            record.update(_speedup_record(base, aggregate(rows)))
-            records.append(record)
+            records.append({**ident, "mode": mode, VARIANT: variant, **_unpaired_record(base, aggregate(rows))})
     table = pd.DataFrame.from_records(records, columns=keys + SPEEDUP_COLUMNS)
     return _sorted(table, keys)
 
 
-def _speedup_record(base: dict, comp: dict) -> dict:
+def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
+    """Rows of one compiled mode that carry their job's paired figures, combined."""
+    comp = aggregate(rows)
+    baseline = str(rows["baseline_mode"].iloc[0])
+    jobs = set(_column(rows, "job_num"))
+    base = aggregate(case[_flag(case, "mode", baseline) & _column(case, "job_num").isin(jobs)])
+    speedup, lo, hi = (_column(rows, c) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
+    if len(rows) == 1:
+        calls, ahead = float(rows["break_even_calls"].iloc[0]), float(rows["ahead_until_calls"].iloc[0])
+    else:
+        calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
+    return {
+        **_sides(base, comp), "baseline_mode": baseline, "pairing": "paired",
+        "speedup": speedup.median(), "speedup_ci_low": lo.min(), "speedup_ci_high": hi.max(),
+        "verdict": verdict(lo.min(), hi.max()), "break_even_calls": calls, "ahead_until_calls": ahead,
+        "n_eager_rows": base["n_rows"], "n_rows": comp["n_rows"],
+    }
+
+
+def _unpaired_record(base: dict, comp: dict) -> dict:
+    lo = _ratio(base["ci95_low_s"], comp["ci95_high_s"])
+    hi = _ratio(base["ci95_high_s"], comp["ci95_low_s"])
+    calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
+    return {
+        **_sides(base, comp), "baseline_mode": EAGER, "pairing": "unpaired",
+        "speedup": _ratio(base["median_s"], comp["median_s"]), "speedup_ci_low": lo, "speedup_ci_high": hi,
+        "verdict": verdict(lo, hi) if not (_missing(lo) or _missing(hi)) else None,
+        "break_even_calls": calls, "ahead_until_calls": ahead,
+        "n_eager_rows": base["n_rows"], "n_rows": comp["n_rows"],
+    }
+
+
+def _sides(base: dict, comp: dict) -> dict:
     return {
         "eager_median_s": base["median_s"],
         "eager_ci95_low_s": base["ci95_low_s"],
@@ -144,14 +148,65 @@ def _speedup_record(base: dict, comp: dict) -> dict:
         "eager_first_call_s": base["first_call_s"],
         **{k: comp[k] for k in ("median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s")},
         "compile_overhead_s": comp["first_call_s"] - comp["median_s"],
-        "speedup": _ratio(base["median_s"], comp["median_s"]),
-        "speedup_ci_low": _ratio(base["ci95_low_s"], comp["ci95_high_s"]),
-        "speedup_ci_high": _ratio(base["ci95_high_s"], comp["ci95_low_s"]),
-        "break_even_calls": break_even_calls(
-            base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"]),
-        "n_eager_rows": base["n_rows"],
-        "n_rows": comp["n_rows"],
     }
+
+
+def payoff_text(verdict_: str | None, calls: float, ahead: float, baseline: str = "eager") -> str:
+    """What the cost lines say, worded to agree with the steady-state verdict."""
+    if verdict_ == "faster":
+        if _missing(calls) or math.isinf(calls):
+            return "never pays off"
+        return "ahead from the first call" if calls <= 1 else f"pays off after {int(calls)} calls"
+    if verdict_ == "slower":
+        if not _missing(ahead) and ahead >= 1:
+            return f"ahead for the first {int(ahead)} call{'s' if ahead != 1 else ''} only, then {baseline} wins"
+        return "never pays off"
+    if not _missing(calls) and calls <= 1:
+        return "no steady-state gain; its first call is cheaper"
+    return "no steady-state gain; never pays off"
+
+
+def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float, hi: float, verdict_: str | None) -> str:
+    """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
+    ci = f"(95% CI {_three(lo)}x-{_three(hi)}x)"
+    if verdict_ == "faster":
+        return f"{mode} {_three(speedup)}x faster than {baseline} {ci}"
+    if verdict_ == "slower":
+        return f"{mode} {_three(1 / speedup)}x slower than {baseline} {ci}"
+    return f"{mode} vs {baseline} {_three(speedup)}x: no significant difference {ci}"
+
+
+def job_summary(rows: Sequence[Mapping]) -> str:
+    """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
+    r0 = rows[0]
+    params = " ".join(f"{k[6:]}={_plain(v)}" for k, v in r0.items() if k.startswith("param_"))
+    device = r0.get("device_kind") or r0.get("platform") or ""
+    head = " ".join(str(p) for p in (r0["workload"], params, f"size={_plain(r0['size'])}", r0["dtype"], device) if p)
+    parts, verdicts, notes = [], [], []
+    for row in rows:
+        mode = row["mode"]
+        if row.get("status") != "ok":
+            hint = f" (hint: {row['hint']})" if row.get("hint") else ""
+            parts.append(f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: "
+                         f"{row.get('error_message')}{hint}")
+            continue
+        half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
+        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{half:.0%}")
+        if not _missing(row.get("speedup")):
+            phrase = speedup_phrase(mode, row["baseline_mode"], row["speedup"], row["speedup_ci_low"],
+                                    row["speedup_ci_high"], row["verdict"])
+            compile_part = f", compile {format_seconds(row['compile_s'])}" if not _missing(row.get("compile_s")) else ""
+            payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"])
+            verdicts.append(f"{phrase}{compile_part}, {payoff}")
+        if row.get("unstable"):
+            notes.append(f"{mode} unstable: {row['unstable_reason']}")
+    n = max((r.get("n_processes") or 0 for r in rows), default=0)
+    scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
+    text = f"{head}: {', '.join(parts)}"
+    if verdicts:
+        text += " -> " + "; ".join(verdicts)
+    tail = [t for t in [scope, *notes] if t]
+    return text + (f" [{'; '.join(tail)}]" if tail else "")
 
 
 def growth_exponent(sizes: Iterable[float], times: Iterable[float]) -> float:
@@ -292,7 +347,7 @@ def format_value(column: str, value) -> str:
         return "-"
     if column in ("speedup", "speedup_ci_low", "speedup_ci_high"):
         return f"{_three(float(value))}x"
-    if column == "break_even_calls":
+    if column in ("break_even_calls", "ahead_until_calls"):
         return "never" if math.isinf(value) else str(int(value))
     if column.endswith("exponent"):
         text = f"{float(value):.2f}"
@@ -352,8 +407,11 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     view["speedup_ci95"] = [
         "-" if _missing(lo) and _missing(hi) else f"{format_value('speedup', lo)} - {format_value('speedup', hi)}"
         for lo, hi in zip(speedup["speedup_ci_low"], speedup["speedup_ci_high"])]
-    for col in ("compile_overhead_s", "break_even_calls"):
-        view[col] = speedup[col]
+    view["verdict"] = speedup["verdict"]
+    view["pairing"] = speedup["pairing"]
+    view["pays_off"] = [payoff_text(v, c, a, b) for v, c, a, b in zip(
+        speedup["verdict"], speedup["break_even_calls"], speedup["ahead_until_calls"], speedup["baseline_mode"])]
+    view["compile_overhead_s"] = speedup["compile_overhead_s"]
     return view
 
 

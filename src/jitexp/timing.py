@@ -1,4 +1,8 @@
-"""The synchronized sampling loop: warm-up, calibration, stopping rule (no Hydra, no files)."""
+"""The synchronized sampling loop: warm-up, calibration, interleaved rounds (no JAX, no files).
+
+Every function takes plain callables, so the loop is tested with Python functions and the
+same code times eager, jit and aot calls.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +11,31 @@ import math
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mapping
 
 import numpy as np
 
 from .stats import summarize
 
 if TYPE_CHECKING:
-    from .config import TimingConfig as Policy
+    from .config import TimingConfig
 
 Call = Callable[[], Any]
 Block = Callable[[Any], Any]
-
 
 MAX_NUMBER = 1_000_000  # cap on calls per sample
 
 
 @dataclass
-class Measurement:
-    """Per-call seconds of each sample, the calls per sample, and why sampling stopped."""
+class Rounds:
+    """What one process sampled: per mode, per-call seconds of each round's sample."""
 
-    samples_s: np.ndarray
-    number: int
+    samples_s: dict[str, np.ndarray]
+    number: dict[str, int]
     stop_reason: str  # "ci" | "budget" | "max_samples"
     elapsed_s: float
-    last_output: Any = field(default=None, repr=False)
-
-
-def default_block(out: Any) -> Any:
-    import jax
-
-    return jax.block_until_ready(out)
+    errors: dict[str, BaseException] = field(default_factory=dict)  # modes that failed while sampled
+    last_output: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @contextmanager
@@ -62,11 +60,6 @@ def time_calls(call: Call, number: int, block: Block) -> tuple[float, Any]:
     return (time.perf_counter_ns() - start) / 1e9 / number, out
 
 
-def time_one(call: Call, block: Block) -> tuple[float, Any]:
-    """One synchronized call: seconds until the whole output is ready."""
-    return time_calls(call, 1, block)
-
-
 def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_NUMBER) -> int:
     """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
     number = 1
@@ -79,34 +72,63 @@ def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_N
     return number
 
 
-def measure(call: Call, policy: "Policy", block: Block = default_block,
-            sampling: ContextManager | None = None) -> Measurement:
-    """Warm up, calibrate, then sample until the median's CI is tight, the budget is spent or max_samples.
+def rotation(modes: list[str], shift: int) -> list[str]:
+    """modes rotated left by shift: round r of process p samples in rotation(modes, r + p)."""
+    if not modes:
+        return []
+    k = shift % len(modes)
+    return modes[k:] + modes[:k]
 
-    At least min_samples samples are always taken; the budget counts from the first sample.
-    `sampling` (e.g. a compile counter) is entered around the sampling loop only.
+
+def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], policy: "TimingConfig", *,
+                   shift: int = 0, sampling: Callable[[str], ContextManager] | None = None) -> Rounds:
+    """Warm up and calibrate every mode, then sample them in interleaved rounds.
+
+    A round takes one sample of every mode, in an order rotated by one each round (and by
+    `shift` per process), so drift hits all modes alike. Sampling stops after at least
+    `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
+    process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
+    compile counter) is entered around each of that mode's samples. A mode that raises is
+    dropped from later rounds and its exception kept in `errors`.
     """
-    out = None
-    for _ in range(policy.warmup):
-        out = block(call())
-    number = calibrate(call, block, policy.min_sample_time_s)
-    samples: list[float] = []
-    stop = "max_samples"
-    with sampling or nullcontext(), gc_disabled():
+    modes = list(calls)
+    errors: dict[str, BaseException] = {}
+    number: dict[str, int] = {}
+    last: dict[str, Any] = {}
+    for mode in modes:
+        try:
+            for _ in range(policy.warmup):
+                last[mode] = blocks[mode](calls[mode]())
+            number[mode] = calibrate(calls[mode], blocks[mode], policy.min_sample_time_s)
+        except Exception as exc:  # the mode fails; the others are still measured
+            errors[mode] = exc
+    live = [m for m in modes if m not in errors]
+    samples: dict[str, list[float]] = {m: [] for m in live}
+    stop, rounds = "max_samples", 0
+    with gc_disabled():
         start = time.perf_counter()
-        while len(samples) < policy.max_samples:
-            per_call, out = time_calls(call, number, block)
-            samples.append(per_call)
-            if len(samples) < policy.min_samples:
+        while rounds < policy.max_samples and live:
+            for mode in rotation(live, rounds + shift):
+                try:
+                    with sampling(mode) if sampling else nullcontext():
+                        per_call, last[mode] = time_calls(calls[mode], number[mode], blocks[mode])
+                except Exception as exc:
+                    errors[mode] = exc
+                    continue
+                samples[mode].append(per_call)
+            live = [m for m in live if m not in errors]
+            rounds += 1
+            if rounds < policy.min_samples:
                 continue
-            if summarize(samples).rel_ci_halfwidth <= policy.target_rel_ci:
+            if all(summarize(samples[m]).rel_ci_halfwidth <= policy.target_rel_ci for m in live):
                 stop = "ci"
                 break
             if time.perf_counter() - start >= policy.max_time_s:
                 stop = "budget"
                 break
         elapsed = time.perf_counter() - start
-    return Measurement(np.asarray(samples), number, stop, elapsed, out)
+    kept = {m: np.asarray(s) for m, s in samples.items() if m not in errors}
+    return Rounds(kept, {m: number[m] for m in kept}, stop, elapsed, errors, last)
 
 
 def dispatch_times(call: Call, block: Block, probes: int) -> np.ndarray:

@@ -1,0 +1,251 @@
+"""What runs inside one measuring process: inputs, cold first calls, interleaved rounds -> plain data.
+
+`measure_process(task)` returns only builtins and NumPy arrays (never JAX objects), so the
+result crosses a pipe from a fresh worker process; `isolate=none` calls it in-process.
+Importing this module imports JAX but creates no backend, so a forkserver may preload it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import jax
+import numpy as np
+
+from . import workloads
+from .compiles import CompileCounter
+from .config import DeviceConfig, ExperimentConfig
+from .env import environment, jax_flag
+from .errors import ConfigError, PhaseError, first_line, hint_for, phase, qualified_name
+from .modes import cold_call, cost_of
+from .processes import Task
+from .timing import dispatch_times, measure_rounds, rotation
+
+# Normwise relative error allowed between a compiled result and eager's, per dtype:
+# XLA may fuse and reorder reductions, so bitwise equality is not expected.
+TOLERANCE = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}
+
+
+def entry(task: Task, conn: Any) -> None:
+    """Worker-process entry point: measure, send the plain result through conn."""
+    if task.sys_path:
+        sys.path[:] = task.sys_path
+    if task.cwd:
+        os.chdir(task.cwd)
+    conn.send(measure_process(task))
+    conn.close()
+
+
+def measure_process(task: Task) -> dict:
+    """Every phase of one process's measurement; failures become error dicts, never exceptions."""
+    cfg = task.cfg
+    result: dict[str, Any] = {"process": task.process, "modes": {}, "error": None, "config_error": None}
+    try:
+        fn = workloads.import_fn(cfg.workload.fn)
+        result["cpu_async_dispatch"] = start_backends(cfg.cpu_async_dispatch)
+        device = resolve_device(cfg.device)
+    except ConfigError as error:
+        result["config_error"] = {"key": error.key, "value": error.value, "expected": error.expected}
+        return result
+    result.update(platform=device.platform, device_kind=device.device_kind)
+    with jax_settings(cfg), jax.default_device(device):
+        warm_backend(device)
+        result["environment"] = environment()
+        try:
+            with phase("inputs"):
+                args = workloads.build_args(cfg, device)
+        except PhaseError as exc:
+            result["error"] = error_fields(exc.phase, exc.cause)
+            return result
+        w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums)
+        _measure_modes(task, w, result["modes"])
+    return result
+
+
+def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
+    cfg, t = task.cfg, task.cfg.timing
+    order = rotation(list(task.modes or cfg.mode.names), task.process)
+    cold = {}
+    for position, mode in enumerate(order):
+        if position > 0 or not task.fresh:
+            jax.clear_caches()  # each mode's first call pays its own compiles
+        try:
+            c = cold_call(w, mode, max(task.calls, 1))
+        except PhaseError as exc:
+            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+            continue
+        cold[mode] = c
+        out[mode] = {"error": None, "cold_position": position, "first_call_s": c.first_call_s,
+                     "trace_s": c.trace_s, "lower_s": c.lower_s, "compile_s": c.compile_s,
+                     "execute_s": c.execute_s, "first_call_compiles": c.compiles,
+                     "calls": [vars(r) for r in c.records] if task.calls > 1 else []}
+    if task.extras:
+        reference = None
+        for mode, c in cold.items():
+            row = out[mode]
+            row["finite_output"] = finite(c.output)
+            if mode == "eager":
+                continue
+            try:
+                with phase("compile"):
+                    row.update(cost_of(w))
+                if cfg.check:
+                    with phase("check"):
+                        if reference is None:
+                            reference = jax.block_until_ready(w.fn(*w.args))
+                        row.update(compare(c.output, reference, cfg.dtype))
+            except PhaseError as exc:
+                out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+    live = {m: c for m, c in cold.items() if out[m]["error"] is None}
+    counters = {m: CompileCounter() for m in live}
+    rounds = measure_rounds({m: c.call for m, c in live.items()}, {m: c.block for m, c in live.items()}, t,
+                            shift=task.process, sampling=counters.__getitem__)
+    for mode, exc in rounds.errors.items():
+        out[mode] = {"error": error_fields("execute", exc)}
+    for mode, samples in rounds.samples_s.items():
+        row = out[mode]
+        row.update(samples_s=samples, number=rounds.number[mode], stop_reason=rounds.stop_reason,
+                   compiles_during_timing=counters[mode].count)
+        if task.extras:
+            c = live[mode]
+            row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+
+
+def finite(out: Any) -> bool:
+    """No NaN or inf anywhere in the output (non-float leaves count as finite)."""
+    for leaf in jax.tree.leaves(out):
+        a = np.asarray(leaf)
+        if np.issubdtype(a.dtype, np.inexact) and not np.all(np.isfinite(a)):
+            return False
+    return True
+
+
+def error_fields(phase_name: str, exc: BaseException) -> dict:
+    """The outcome columns of a failed case."""
+    return {"status": "error", "error_phase": phase_name, "error_type": qualified_name(type(exc)),
+            "error_message": first_line(exc), "hint": hint_for(exc)}
+
+
+_warmed: set = set()
+
+
+def warm_backend(device) -> None:
+    """Pay the process's one-time backend start-up before the first cold measurement.
+
+    Without it the first cold call of a process reports compile times inflated by XLA/LLVM
+    initialisation that no later compile (and no user's second compile) ever pays.
+    """
+    key = (device.platform, device.id)
+    if key in _warmed:
+        return
+    x = jax.device_put(np.linspace(0.0, 1.0, 16, dtype=np.float32).reshape(4, 4), device)
+    jax.block_until_ready((jax.jit(lambda v: jax.numpy.sin(v) @ v)(x), jax.numpy.cos(x) + x))
+    _warmed.add(key)
+
+
+def compare(result: Any, reference: Any, dtype: str) -> dict:
+    """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
+
+    NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).
+    """
+    if jax.tree.structure(result) != jax.tree.structure(reference):
+        return {"matches_eager": False}
+    max_abs, scale = 0.0, 0.0
+    for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(reference)):
+        a, b = _as_numbers(a), _as_numbers(b)
+        if a.shape != b.shape:
+            return {"matches_eager": False}
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        if np.any(nan_a != nan_b):
+            return {"max_abs_err_vs_eager": float("inf"), "max_rel_err_vs_eager": float("inf"),
+                    "matches_eager": False}
+        max_abs = max(max_abs, float(np.max(np.abs(np.where(nan_a, 0, a - b)), initial=0.0)))
+        scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
+    rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    return {"max_abs_err_vs_eager": max_abs, "max_rel_err_vs_eager": rel,
+            "matches_eager": bool(rel <= TOLERANCE.get(dtype, 1e-4))}
+
+
+def _as_numbers(x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+
+
+def resolve_device(dc: DeviceConfig):
+    """The jax.Device the config names, or a ConfigError listing what this machine has."""
+    try:
+        devices = jax.devices() if dc.platform == "auto" else jax.devices(dc.platform)
+    except RuntimeError:
+        raise ConfigError("device.platform", dc.platform,
+                          f"not available on this machine; available: {', '.join(available_platforms())}, auto") from None
+    if dc.index >= len(devices):
+        raise ConfigError("device.index", dc.index, f"this machine has {len(devices)} {devices[0].platform} device(s)")
+    return devices[dc.index]
+
+
+def available_platforms() -> list[str]:
+    found = []
+    for name in ("cpu", "gpu", "tpu"):
+        try:
+            jax.devices(name)
+            found.append(name)
+        except RuntimeError:
+            pass
+    return found
+
+
+_cpu_async: bool | None = None
+
+
+def start_backends(cpu_async_dispatch: bool | None) -> bool:
+    """Create JAX's clients (once per process) and return the CPU async-dispatch setting they use.
+
+    JAX reads jax_cpu_enable_async_dispatch only when the CPU client is created: a fresh
+    worker takes any value; in-process (isolate=none) the first job decides and a later job
+    asking for the other value is a config error.
+    """
+    global _cpu_async
+    key = "jax_cpu_enable_async_dispatch"
+    if _cpu_async is None:
+        if cpu_async_dispatch is not None:
+            jax.config.update(key, cpu_async_dispatch)
+        jax.devices()
+        _cpu_async = bool(jax_flag(key))
+    elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
+        raise ConfigError("cpu_async_dispatch", cpu_async_dispatch,
+                          f"this process's CPU client was created with {_cpu_async} and keeps it; "
+                          "use isolate=process (the default) to vary it")
+    return _cpu_async
+
+
+@contextmanager
+def jax_settings(cfg: ExperimentConfig) -> Iterator[None]:
+    """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
+    wanted: dict[str, Any] = {
+        "jax_enable_x64": workloads.needs_x64(cfg),
+        "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
+    }
+    if cfg.compilation_cache_dir is not None:
+        wanted["jax_compilation_cache_dir"] = cfg.compilation_cache_dir
+        wanted["jax_persistent_cache_min_compile_time_secs"] = 0.0
+    previous = {key: jax_flag(key) for key in wanted}
+    try:
+        for key, value in wanted.items():
+            jax.config.update(key, value)
+        _reset_persistent_cache()
+        yield
+    finally:
+        for key, value in previous.items():
+            jax.config.update(key, value)
+        _reset_persistent_cache()
+
+
+def _reset_persistent_cache() -> None:
+    # JAX decides once per process whether the persistent cache is used; without a reset a
+    # job's compilation_cache_dir would be ignored after any earlier in-process job (private API, jax 0.10).
+    from jax._src import compilation_cache
+
+    compilation_cache.reset_cache()

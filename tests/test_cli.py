@@ -13,16 +13,20 @@ from jitexp.results import COLUMNS, SAMPLE_COLUMNS
 
 def test_single_run_writes_job_csvs(tmp_path):
     out = tmp_path / "job"
-    proc = run_cli(["timing=quick", "size=16", "mode=aot", f"hydra.run.dir={out}"], cwd=tmp_path)
+    proc = run_cli(["timing=quick", "size=16", "mode=[eager,aot]", f"hydra.run.dir={out}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = read(out / "results.csv")
     assert list(rows.columns[:5]) == ["workload", "mode", "size", "dtype", "static_argnums"]
     assert set(COLUMNS) <= set(rows.columns)
-    assert rows.loc[0, "status"] == "ok" and rows.loc[0, "mode"] == "aot"
+    assert list(rows["status"]) == ["ok", "ok"] and list(rows["mode"]) == ["eager", "aot"]
     samples = read(out / "samples.csv")
-    assert list(samples.columns) == SAMPLE_COLUMNS and len(samples) == rows.loc[0, "n_samples"]
+    assert list(samples.columns) == SAMPLE_COLUMNS
+    assert samples.groupby("mode").size().to_dict() == rows.set_index("mode")["n_samples"].to_dict()
+    processes = read(out / "processes.csv")
+    assert set(processes["mode"]) == {"eager", "aot"} and (processes["process"] == 0).all()
     assert (out / ".hydra" / "config.yaml").exists()
-    assert "compute_heavy aot size=16" in proc.stderr + proc.stdout  # the job's summary line
+    line = [ln for ln in (proc.stderr + proc.stdout).splitlines() if "compute_heavy size=16" in ln]
+    assert len(line) == 1 and "aot" in line[0] and "than eager" in line[0]  # the job's one-line verdict
 
 
 def test_default_output_dir_and_python_dash_m(tmp_path):
@@ -41,7 +45,7 @@ def test_default_output_dir_and_python_dash_m(tmp_path):
 
 
 def test_sweep_gathers_every_job_and_prints_a_summary(tmp_path):
-    proc, out = sweep(["mode=eager,jit", "size=8,16", "calls=2"], tmp_path)
+    proc, out = sweep(["mode=eager,jit", "size=8,16", "calls=2"], tmp_path)  # -m: separate, unpaired jobs
     gathered = read(out / "results.csv")
     assert len(gathered) == 4
     assert sorted(gathered["job_num"]) == [0, 1, 2, 3]
@@ -54,7 +58,7 @@ def test_sweep_gathers_every_job_and_prints_a_summary(tmp_path):
 
 
 def test_identical_jobs_both_compile_cold(tmp_path):
-    _, out = sweep(["seed=0,1", "size=32", "calls=2"], tmp_path)
+    _, out = sweep(["mode=jit", "seed=0,1", "size=32", "calls=2"], tmp_path)
     gathered = read(out / "results.csv")
     assert len(gathered) == 2
     for n in (0, 1):
@@ -92,7 +96,7 @@ def test_unknown_group_option_names_the_choices(tmp_path):
 
 
 def test_bad_job_in_a_sweep_is_an_error_row_and_the_sweep_goes_on(tmp_path):
-    _, out = sweep(["size=8", "dtype=float32,float128"], tmp_path)
+    _, out = sweep(["mode=jit", "size=8", "dtype=float32,float128"], tmp_path)
     gathered = read(out / "results.csv").set_index("dtype")
     assert gathered.loc["float32", "status"] == "ok"
     assert gathered.loc["float128", "status"] == "error"
@@ -106,7 +110,7 @@ def test_user_config_dir_adds_a_workload(tmp_path):
         "name: double\nfn: jitexp.workloads.matmul\nargs:\n"
         "  - {shape: ['${size}', 3]}\n  - {shape: [3, 2], init: ones}\nstatic_argnums: []\nparams: {}\n")
     out = tmp_path / "job"
-    proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "workload=double", "size=4", "timing=quick",
+    proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "workload=double", "mode=jit", "size=4", "timing=quick",
                     f"hydra.run.dir={out}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     row = read(out / "results.csv").iloc[0]
@@ -115,16 +119,20 @@ def test_user_config_dir_adds_a_workload(tmp_path):
 
 
 def test_textbook_speedup(tmp_path):
-    _, out = sweep(["experiment=seed_speedup", "size=64"], tmp_path)
+    out = tmp_path / "job"
+    proc = run_cli(["experiment=seed_speedup", "size=64", "timing=quick", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     df = read(out / "results.csv").set_index("mode")
-    assert set(df.index) == {"eager", "jit"} and (df["status"] == "ok").all()
+    assert list(df.index) == ["eager", "jit"] and (df["status"] == "ok").all()
     assert (df["workload"] == "compute_heavy").all()
     assert df.loc["jit", "first_call_s"] > 3 * df.loc["jit", "median_s"]
     assert (df["compiles_during_timing"] == 0).all()
+    assert df.loc["jit", "verdict"] in ("faster", "slower", "no significant difference")
     report = run_cli([str(out)], cwd=tmp_path, name="jitexp-report")
     assert report.returncode == 0, report.stderr
     speedup = read(out / "report" / "speedup.csv")
-    assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit"
+    assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit" and speedup.loc[0, "pairing"] == "paired"
+    assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["jit", "speedup"], rel=1e-9)
     assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["eager", "median_s"] / df.loc["jit", "median_s"], rel=1e-9)
     bars = out / "report" / "bars_compute_heavy_float32_64.png"
     assert bars.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -134,7 +142,7 @@ def test_textbook_speedup(tmp_path):
 def test_textbook_control_flow(tmp_path):
     _, out = sweep(["experiment=seed_control_flow"], tmp_path)
     df = read(out / "results.csv")
-    assert len(df) == 8
+    assert len(df) == 8 and df["job_num"].nunique() == 4  # eager and jit measured together in each job
     python_if = df[(df["workload"] == "conditional") & (df["mode"] == "jit")]
     assert len(python_if) == 2 and (python_if["status"] == "error").all()
     assert python_if["error_type"].str.endswith("TracerBoolConversionError").all()

@@ -61,6 +61,11 @@ def apply_n_times(x, n):
 # --- more built-ins -------------------------------------------------------------------
 
 
+def add_one(x):
+    """x + 1: next to no work, so a call's time is dispatch and synchronisation alone."""
+    return x + 1
+
+
 def apply_n_times_fori(x, n):
     """apply_n_times with lax.fori_loop: n may stay traced, one compile serves every n."""
     return lax.fori_loop(0, n, lambda _, y: y @ x, x)
@@ -197,7 +202,7 @@ def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
 
 
 __all__: Sequence[str] = [
-    "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "apply_n_times_fori",
+    "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
     "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
     "make_array", "build_args", "resolve", "needs_x64", "static_positions",
 ]

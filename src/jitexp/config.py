@@ -68,11 +68,11 @@ class TimingConfig:
     min_samples: int = 10  # rounds per process, at least (a round takes one sample of every mode)
     max_samples: int = 200
     min_sample_time_s: float = 0.01  # calls per sample are calibrated so a sample lasts this long
-    max_time_s: float = 1.0  # sampling budget of one process
+    max_time_s: float = 0.5  # sampling budget of one process
     target_rel_ci: float = 0.02  # stop when the median's 95% CI half-width is within this fraction
     processes: int = 5  # fresh worker processes per job, at least
-    max_processes: int = 10  # more are added while the CI is wider than target_rel_ci...
-    job_time_s: float = 30.0  # ...and the job has run for less than this
+    max_processes: int = 8  # more are added while the CI is wider than target_rel_ci...
+    job_time_s: float = 15.0  # ...and the job has run for less than this
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
 

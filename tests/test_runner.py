@@ -203,3 +203,16 @@ def test_inputs_are_deterministic_in_the_seed():
     assert (a[0] == b[0]).all() and not (a[0] == c[0]).all()
     assert not (a[0] == a[1]).all()  # each argument draws its own stream
     assert a[0].dtype == jax.numpy.float32 and a[0].devices() == {dev}
+
+
+def test_the_driver_never_imports_jax():
+    import subprocess
+    import sys
+
+    code = ("import sys, jitexp\n"
+            "result = jitexp.run(jitexp.compose(['timing=quick', 'size=8']))\n"
+            "assert [r['status'] for r in result.rows] == ['ok', 'ok'], result.rows\n"
+            "print('jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -34,7 +34,7 @@ def _job(cfg: DictConfig) -> None:
 
     try:
         exp = from_dict(cfg)
-        from .runner import run  # imports JAX
+        from .runner import run
 
         result = run(exp, job_num=job_num, overrides=overrides)
     except ConfigError as error:
@@ -48,6 +48,8 @@ def _job(cfg: DictConfig) -> None:
     from .tables import job_summary
 
     log.info(job_summary(result.rows))
+    if not multirun:
+        print(f"results: {out_dir}/ (next: jitexp-report {out_dir})")
 
 
 def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:

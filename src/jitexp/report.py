@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -140,9 +142,15 @@ def headline(df: pd.DataFrame) -> str:
 def format_sweep_summary(df: pd.DataFrame) -> str:
     """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
     parts = [f"jitexp: {headline(df)}", text_table(rows_table(df))]
+    notes = caveats(df)
+    if notes:
+        width = max(60, shutil.get_terminal_size((100, 24)).columns)
+        parts += ["", "notes:"] + [textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ")
+                                   for n in notes]
     speedup = speedup_table(df)
     if not speedup.empty:
-        parts += ["", "speedup vs eager (break-even: calls until compiling pays off)",
+        parts += ["", "speedup against the baseline mode (paired: measured together in one job; "
+                      "pays_off: where the cumulative costs cross)",
                   text_table(speedup_view(speedup))]
     return "\n".join(parts)
 

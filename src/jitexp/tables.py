@@ -280,7 +280,7 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     errors = [_tail(v) for v in _column(df, "error_type")]
     if any(errors):
         table["error"] = errors
-    notes = [_notes(row) for _, row in df.iterrows()]
+    notes = [_notes(row, short=True) for _, row in df.iterrows()]
     if any(notes):
         table["notes"] = notes
     if not table["params"].astype(bool).any():
@@ -309,11 +309,11 @@ def caveats(df: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _notes(row: pd.Series) -> str:
+def _notes(row: pd.Series, short: bool = False) -> str:
     notes = []
     if _true(row.get("unstable")):
         reason = row.get("unstable_reason")
-        notes.append(f"unstable ({reason})" if not _missing(reason) else "unstable")
+        notes.append(f"unstable ({reason})" if not (short or _missing(reason)) else "unstable")
     compiles = row.get("compiles_during_timing")
     if not _missing(compiles) and compiles > 0:
         notes.append(f"{int(compiles)} compile(s) while timed")

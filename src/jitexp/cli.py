@@ -100,6 +100,9 @@ def main() -> None:
 
     helptext.register_resolvers()
     try:
+        if "--help" in argv or "-h" in argv:
+            print(helptext.help_page(argv))
+            return
         preflight.check(argv)
     except ConfigError as error:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":

@@ -8,14 +8,16 @@ key or leading `#` comment, so a user's own `--config-dir` options are described
 from __future__ import annotations
 
 import re
-from importlib import metadata
-from typing import Any
+import string
+from typing import Any, Sequence
 
 GROUP_ORDER = ("workload", "mode", "device", "timing", "experiment")
 
 
 def version_text() -> str:
     """`jitexp 0.1.0 (jax 0.10.2, jaxlib 0.10.2)`, read from the installed metadata (no JAX import)."""
+    from importlib import metadata
+
     def version(name: str) -> str:
         try:
             return metadata.version(name)
@@ -32,6 +34,36 @@ def register_resolvers() -> None:
     OmegaConf.register_new_resolver("jitexp_groups", groups_text, replace=True)
 
 
+def help_page(argv: Sequence[str]) -> str:
+    """`jitexp --help [OVERRIDES]`: the hydra/help template of the composed config, rendered.
+
+    Hydra's own --help computes every placeholder eagerly, copying its config repository for
+    each group option (about 0.4 s here); this renders the same template, computing only the
+    placeholders it uses.
+    """
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import get_args_parser
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from .preflight import compose_raw, hydra_session, parse_args
+
+    args = parse_args(argv)
+    overrides = args.overrides if args is not None else []
+    with hydra_session(args.config_dir if args is not None else None) as hydra:
+        cfg = compose_raw(hydra, overrides)
+        HydraConfig.instance().set_config(cfg)
+        template = string.Template(cfg.hydra.help.template)
+        fields = {
+            "FLAGS_HELP": lambda: Hydra.format_args_help(get_args_parser()),
+            "APP_CONFIG_GROUPS": lambda: groups_text().replace("$$", "$"),
+            "HYDRA_CONFIG_GROUPS": lambda: hydra.format_config_groups(lambda g: g.startswith("hydra")),
+            "CONFIG": lambda: OmegaConf.to_yaml({k: v for k, v in cfg.items() if k != "hydra"}),
+        }
+        used = {m.group("named") or m.group("braced") for m in template.pattern.finditer(template.template)}
+        return template.safe_substitute({k: make() for k, make in fields.items() if k in used})
+
+
 def groups_text() -> str:
     """Every config group with its options, one line each: `  name*  description` (* = chosen).
 
@@ -41,22 +73,24 @@ def groups_text() -> str:
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
-    loader = GlobalHydra.instance().config_loader()
+    repository = GlobalHydra.instance().config_loader().repository  # the loader's own copies it per call
     chosen: dict[str, Any] = {}
     if HydraConfig.initialized():
         chosen = dict(HydraConfig.get().runtime.choices)
-    groups = [g for g in loader.list_groups("") if g != "hydra"]
+    from hydra.core.object_type import ObjectType
+
+    groups = [g for g in repository.get_group_options("", ObjectType.GROUP) if g != "hydra"]
     groups.sort(key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
     lines = []
     for group in groups:
-        options = loader.get_group_options(group)
+        options = repository.get_group_options(group, ObjectType.CONFIG)
         current = str(chosen.get(group, ""))
         picked = {s.strip() for s in current.strip("[]").split(",")}
         lines.append(f"{group}:")
         width = max((len(o) for o in options), default=0) + 1
         for option in options:
             mark = "*" if option in picked else " "
-            text = describe(_option_text(loader, f"{group}/{option}"))
+            text = describe(_option_text(repository, f"{group}/{option}"))
             lines.append(f"  {(option + mark).ljust(width)}  {text}".rstrip())
     return "\n".join(lines).replace("$", "$$")
 
@@ -82,12 +116,12 @@ def describe(text: str) -> str:
     return ""
 
 
-def _option_text(loader: Any, path: str) -> str:
+def _option_text(repository: Any, path: str) -> str:
     """The raw text of an option file from the first source that has it (comments kept)."""
     from importlib import resources
     import os
 
-    for source in loader.get_sources():
+    for source in repository.get_sources():
         if not source.is_config(path):
             continue
         name = f"{path}.yaml"

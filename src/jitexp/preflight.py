@@ -30,24 +30,25 @@ def check(argv: Sequence[str]) -> list[ExperimentConfig]:
     `--help`, `--hydra-help`, `--cfg` and `--info` only get their overrides' syntax checked: they
     run nothing, and composing twice would slow them down.
     """
-    args = _parse_args(argv)
+    args = parse_args(argv)
     if args is None or args.help or args.hydra_help or args.shell_completion:
         return []
-    overrides = _parse_overrides(args.overrides)
+    overrides = parse_overrides(args.overrides)
     if args.cfg or args.info:
         return []
-    with _hydra(args.config_dir) as hydra:
+    with hydra_session(args.config_dir) as hydra:
         return _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
 
 
 def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
     """The validated ExperimentConfig of one job, `jitexp OVERRIDES...` (no sweep), for use from Python."""
-    parsed = _parse_overrides(list(overrides))
-    with _hydra(config_dir) as hydra:
+    parsed = parse_overrides(list(overrides))
+    with hydra_session(config_dir) as hydra:
         return _job(hydra, list(overrides), parsed, arity=False)
 
 
-def _parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
+def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """Hydra's own reading of the command line (None when a flag is malformed: Hydra reports that)."""
     from hydra._internal.utils import get_args_parser
 
     parser = get_args_parser()
@@ -67,7 +68,7 @@ def _no_exit(*_: Any, **__: Any) -> None:
     raise _ArgparseExit
 
 
-def _parse_overrides(overrides: list[str]) -> list[Any]:
+def parse_overrides(overrides: Sequence[str]) -> list[Any]:
     """Hydra's parsed overrides; malformed syntax becomes a ConfigError naming the override."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import OverrideParseException
@@ -87,7 +88,7 @@ def _parse_overrides(overrides: list[str]) -> list[Any]:
 
 
 @contextmanager
-def _hydra(config_dir: str | None) -> Iterator[Any]:
+def hydra_session(config_dir: str | None) -> Iterator[Any]:
     """A Hydra instance with jitexp's search path (plus --config-dir), cleared afterwards."""
     from hydra._internal.hydra import Hydra
     from hydra._internal.utils import create_automatic_config_search_path
@@ -166,6 +167,11 @@ def _parse_with(parser: Any, texts: list[str]) -> list[Any]:
         return parser.parse_overrides(texts)
     except HydraException as exc:  # e.g. glob() of a group that does not exist
         raise ConfigError("override", None, first_line(exc)) from exc
+
+
+def compose_raw(hydra: Any, overrides: Sequence[str]) -> DictConfig:
+    """The composed config of one run, Hydra's node included; mistakes as ConfigError."""
+    return _compose(hydra, list(overrides), parse_overrides(overrides), run_mode="RUN")
 
 
 def _compose(hydra: Any, texts: list[str], parsed: list[Any], *, run_mode: str) -> DictConfig:

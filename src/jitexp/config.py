@@ -37,7 +37,7 @@ class WorkloadConfig:
 
     fn: str = MISSING
     name: Optional[str] = None  # defaults to the function's name
-    args: List[Any] = field(default_factory=list)
+    args: List[Any] = MISSING  # required: a function with no arguments says `args: []`
     static_argnums: List[int] = field(default_factory=list)
     params: Dict[str, Any] = field(default_factory=dict)
     # rules on params, e.g. {n: ">= 0"} or {classes: "> 0 and <= 100000"}: checked by validate
@@ -147,6 +147,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
             part.isidentifier() for part in cfg.workload.fn.split(".")):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
+    if not isinstance(cfg.workload.args, list):
+        raise ConfigError("workload.args", None, _NEEDS["workload.args"])
     if not cfg.mode.names:
         raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
     _choice("isolate", cfg.isolate, ISOLATES)
@@ -197,14 +199,14 @@ def _check_param(name: str, params: Mapping[str, Any], rule: str) -> None:
     if name not in params:
         raise ConfigError(f"workload.checks.{name}", rule, f"names no param; params: {', '.join(params) or '(none)'}")
     value = params[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(key, value, f"must be a number {rule}")
     for part in str(rule).split(" and "):
         op, _, bound = part.strip().partition(" ")
         try:
             ok = _OPS[op](float(value), float(bound))
         except (KeyError, ValueError):
             raise ConfigError(f"workload.checks.{name}", rule, 'comparisons like ">= 0" joined by " and "') from None
-        except TypeError:
-            raise ConfigError(key, value, "must be a number") from None
         if not ok:
             raise ConfigError(key, value, f"must be {rule}")
 

@@ -185,16 +185,17 @@ def _compose(hydra: Any, texts: list[str], parsed: list[Any], *, run_mode: str) 
 
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, arity_cache: dict) -> ExperimentConfig:
     """The job's ExperimentConfig: schema keys, values, param types, and (for a run) fn's arity."""
+    workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
+    try:
+        params = OmegaConf.to_container(cfg.workload.params, resolve=True)
+    except OmegaConfBaseException:  # an interpolation that does not resolve: from_dict names it
+        params = None
     task = OmegaConf.to_container(cfg, resolve=False)
     task.pop("hydra", None)
     try:
+        if isinstance(params, dict):
+            check_param_types(_option_params(hydra, workload), params)
         exp = from_dict(OmegaConf.create(task))
-    except ConfigError as error:
-        raise _with_override_value(error, parsed) from error
-    workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
-    defaults = _option_params(hydra, workload)
-    try:
-        check_param_types(defaults, exp.workload.params)
     except ConfigError as error:
         raise _with_override_value(error, parsed) from error
     if arity:

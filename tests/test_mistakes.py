@@ -104,8 +104,8 @@ def test_a_sweep_with_one_bad_value_is_refused_before_any_job(sizes, modes):
 # (command line, text the one line must contain): 30+ distinct mistakes through the real command
 MISTAKES = [
     (["workload=nope"], "workload='nope' is invalid; valid choices: apply_n_times,"),
-    (["mode=jitt"], "mode='jitt' is invalid; valid choices: aot, eager, jit"),
-    (["mode=[eager,jitt]"], "mode='jitt' is invalid; valid choices: aot, eager, jit"),
+    (["mode=jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["mode=[eager,jitt]"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
     (["device=gpx"], "device='gpx' is invalid; valid choices: auto, cpu, gpu, tpu"),
     (["timing=fast"], "timing='fast' is invalid; valid choices: default, quick, rigorous"),
     (["experiment=nope"], "experiment='nope' is invalid; valid choices: seed_control_flow,"),
@@ -126,7 +126,7 @@ MISTAKES = [
     (["size"], "size is invalid; malformed override"),
     (["size=64,abc"], "a sweep needs -m (--multirun)"),
     (["-m", "size=64,abc,96"], "size='abc' is invalid; must be an integer"),
-    (["-m", "mode=jit,jitt"], "mode='jitt' is invalid; valid choices: aot, eager, jit"),
+    (["-m", "mode=jit,jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
     (["experiment=size_scaling", "dtype=float32,float128"], "dtype='float128' is invalid"),
     (["hydra.run.dir=/proc/x/y"], "hydra.run.dir='/proc/x/y' is invalid; cannot write in /proc"),
     (["-m", "size=8", "hydra.sweep.dir=/proc/x/y"], "hydra.sweep.dir='/proc/x/y' is invalid; cannot write"),

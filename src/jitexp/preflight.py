@@ -249,8 +249,14 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, option = str(exc.missing_cfg_file).rpartition("/")
         options = exc.options or (hydra.config_loader.get_group_options(group) if group else [])
+        if group and options:
+            import difflib
+
+            close = difflib.get_close_matches(option, options, n=1, cutoff=0.7)
+            guess = f"did you mean {close[0]}? " if close else ""
+            return ConfigError(group, option, guess + "valid choices: " + ", ".join(options))
         if group:
-            return ConfigError(group, option, options or "the group has no options")
+            return ConfigError(group, option, "the group has no options")
         return ConfigError("config", option, first_line(exc))
     if isinstance(exc, SearchPathException):
         return ConfigError("--config-dir", None, first_line(exc))

@@ -159,7 +159,7 @@ def test_format_sweep_summary_lists_rows_then_speedup():
     lines = text.splitlines()
     assert lines[0].startswith("jitexp: 10 rows (9 ok, 1 error) from 10 jobs")
     assert "TracerBoolConversionError" in text
-    assert "speedup vs eager" in text
+    assert "speedup against the baseline" in text
     assert "n=3" in text
     eager_only = report.format_sweep_summary(frame([ok("w", "eager", 8, 0.004, 0.01)]))
     assert "speedup" not in eager_only
@@ -298,7 +298,7 @@ def test_main_prints_tables_and_writes_report(tmp_path, capsys):
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
     assert report.main([str(sweep), "--no-plots"]) == 0
     out = capsys.readouterr().out
-    assert "speedup vs eager" in out and "errors" in out and "scaling" in out
+    assert "speedup against the baseline" in out and "errors" in out and "scaling" in out
     assert out.strip().endswith(str(sweep / "report" / "summary.md"))
     assert not list((sweep / "report").glob("*.png"))
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from .config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
 from .errors import ConfigError
-from .results import load_results
 
 __version__ = "0.1.0"
 
-# run/compose/report pull in JAX, Hydra or matplotlib: loaded on first use.
+# run/compose/report/load_results pull in JAX, Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
+    "load_results": "results",
     "run": "runner", "JobResult": "runner",
     "compose": "cli",
     "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
@@ -25,12 +25,13 @@ _LAZY = {
 
 __all__ = [
     "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig",
-    "ConfigError", "load_results", *_LAZY,
+    "ConfigError", *_LAZY,
 ]
 
 if TYPE_CHECKING:
     from .cli import compose
     from .report import format_sweep_summary, make_report
+    from .results import load_results
     from .runner import JobResult, run
     from .tables import errors_table, scaling_table, speedup_table
 

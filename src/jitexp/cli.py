@@ -1,11 +1,13 @@
 """The `jitexp` command: a thin @hydra.main around runner.run, writing the job's CSVs.
 
-JAX is imported only inside the job, so `jitexp --help` and `jitexp --cfg job` start fast.
+JAX, NumPy and pandas are imported only inside the job, so `jitexp --help` and
+`jitexp --cfg job` start fast. Config mistakes are caught before Hydra runs (preflight.py).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -52,21 +54,40 @@ def _job(cfg: DictConfig) -> None:
         print(f"results: {out_dir}/ (next: jitexp-report {out_dir})")
 
 
-def compose(overrides: Sequence[str] = ()) -> ExperimentConfig:
+def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
     """The ExperimentConfig that `jitexp OVERRIDES...` would run, for use from Python."""
-    from hydra import compose as hydra_compose, initialize_config_module
+    from .preflight import compose as checked_compose
 
-    register_configs()
-    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = hydra_compose(config_name="config", overrides=list(overrides))
-    return from_dict(cfg)
+    return checked_compose(overrides, config_dir)
 
 
 def main() -> None:
     """Console-script entry point (`jitexp` and `python -m jitexp`)."""
+    # The current directory is importable for workload.fn, as it is for `python -m` and pytest.
+    if os.getcwd() not in sys.path[:1]:
+        sys.path.insert(0, os.getcwd())
+    argv = sys.argv[1:]
+    if "--version" in argv:
+        from .helptext import version_text
+
+        print(version_text())
+        return
     # JAX logs at INFO that it found no TPU and that it resets its cache; Hydra's logging
     # config would print both every job.
     for name in ("jax._src.xla_bridge", "jax._src.compilation_cache"):
         logging.getLogger(name).setLevel(logging.WARNING)
     register_configs()
+    from . import helptext, preflight
+
+    helptext.register_resolvers()
+    try:
+        if "--help" in argv or "-h" in argv:
+            print(helptext.help_page(argv))
+            return
+        preflight.check(argv)
+    except ConfigError as error:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"jitexp: error: {error}", file=sys.stderr)
+        sys.exit(2)
     _job()

@@ -5,14 +5,22 @@ Imports neither JAX nor files: `jitexp --help` and `--cfg job` stay fast.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import importlib
+import inspect
 import math
+import os
+import tempfile
+import typing
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .errors import ConfigError
+from .errors import ConfigError, first_line, qualified_name
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot")  # the order modes are measured, reported and paired in
@@ -29,9 +37,11 @@ class WorkloadConfig:
 
     fn: str = MISSING
     name: Optional[str] = None  # defaults to the function's name
-    args: List[Any] = field(default_factory=list)
+    args: List[Any] = MISSING  # required: a function with no arguments says `args: []`
     static_argnums: List[int] = field(default_factory=list)
     params: Dict[str, Any] = field(default_factory=dict)
+    # rules on params, e.g. {n: ">= 0"} or {classes: "> 0 and <= 100000"}: checked by validate
+    checks: Dict[str, str] = field(default_factory=dict)
     description: str = ""
 
 
@@ -127,6 +137,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     for key in ("min_samples", "max_samples", "min_sample_time_s", "max_time_s", "target_rel_ci",
                 "processes", "max_processes", "job_time_s", "timeout_s", "dispatch_probes"):
         _positive(f"timing.{key}", getattr(t, key))
+    if not t.target_rel_ci < 1:
+        raise ConfigError("timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02")
     _positive("timing.warmup", t.warmup, allow_zero=True)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
@@ -135,9 +147,15 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
             part.isidentifier() for part in cfg.workload.fn.split(".")):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
+    if not isinstance(cfg.workload.args, list):
+        raise ConfigError("workload.args", None, _NEEDS["workload.args"])
     if not cfg.mode.names:
         raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
     _choice("isolate", cfg.isolate, ISOLATES)
+    if cfg.compilation_cache_dir is not None:
+        writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
+    for name, rule in cfg.workload.checks.items():
+        _check_param(name, cfg.workload.params, rule)
     for i, arg in enumerate(cfg.workload.args):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
     n_args = len(cfg.workload.args)
@@ -172,8 +190,112 @@ def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
             raise ConfigError(f"{key}.{num}", arg[num], "a number")
 
 
+_OPS = {">=": float.__ge__, ">": float.__gt__, "<=": float.__le__, "<": float.__lt__}
+
+
+def _check_param(name: str, params: Mapping[str, Any], rule: str) -> None:
+    """A workload's declared rule on one param: comparisons joined by `and`, e.g. ">= 0 and < 100"."""
+    key = f"workload.params.{name}"
+    if name not in params:
+        raise ConfigError(f"workload.checks.{name}", rule, f"names no param; params: {', '.join(params) or '(none)'}")
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(key, value, f"must be a number {rule}")
+    for part in str(rule).split(" and "):
+        op, _, bound = part.strip().partition(" ")
+        try:
+            ok = _OPS[op](float(value), float(bound))
+        except (KeyError, ValueError):
+            raise ConfigError(f"workload.checks.{name}", rule, 'comparisons like ">= 0" joined by " and "') from None
+        if not ok:
+            raise ConfigError(key, value, f"must be {rule}")
+
+
+def check_param_types(defaults: Mapping[str, Any], params: Mapping[str, Any]) -> None:
+    """Workload params keep the type of their default (an int default takes ints, a float takes numbers)."""
+    for name, default in defaults.items():
+        if name not in params or default is None:
+            continue
+        value, want = params[name], type(default)
+        if want is bool:
+            ok = isinstance(value, bool)
+        elif want is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif want is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif want is str:
+            ok = isinstance(value, str)
+        else:
+            continue
+        if not ok:
+            raise ConfigError(f"workload.params.{name}", value, f"{_TYPE_WORDS[want]} like its default ({default!r})")
+
+
+_TYPE_WORDS = {int: "must be an integer", float: "must be a number", bool: "must be true or false",
+               str: "must be a string"}
+
+
+def expected_type(key: str) -> str:
+    """What the schema accepts at a dotted key, in words ("must be an integer"), for type errors."""
+    node: Any = ExperimentConfig
+    hint: Any = None
+    for part in key.split("."):
+        fields = {f.name: f for f in dataclasses.fields(node)} if dataclasses.is_dataclass(node) else {}
+        if part not in fields:
+            return "has the wrong type"
+        hint = typing.get_type_hints(node)[part]
+        node = hint
+    optional = typing.get_origin(hint) is typing.Union and type(None) in typing.get_args(hint)
+    if optional:
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    origin = typing.get_origin(hint)
+    if origin in (list, List):
+        words = "must be a list" + (" of integers" if typing.get_args(hint) == (int,) else "")
+    elif origin in (dict, Dict):
+        words = "must be a mapping"
+    else:
+        words = _TYPE_WORDS.get(hint, "has the wrong type")
+    return words + (" or null" if optional else "")
+
+
+def unknown_key(key: str, value: Any, known: Iterable[str]) -> ConfigError:
+    """The error for a key the config does not have, with a "did you mean" from the keys beside it."""
+    parent, _, name = key.rpartition(".")
+    known = sorted(str(k) for k in known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    where = f"{parent} has" if parent else "the config has"
+    if close:
+        hint = f"no such key; did you mean {parent + '.' if parent else ''}{close[0]}?"
+    else:
+        hint = f"no such key; {where} " + (", ".join(known) if known else "none")
+    return ConfigError(key, value, hint)
+
+
+def _unknown_keys(cfg: Any, schema: type = ExperimentConfig, prefix: str = "") -> None:
+    """Refuse keys the schema does not know (a `+sise=64` addition is a typo, not a new knob)."""
+    if not isinstance(cfg, dict):
+        return
+    hints = typing.get_type_hints(schema)
+    for k, value in cfg.items():
+        if k not in hints:
+            raise unknown_key(f"{prefix}{k}", value, hints)
+        if dataclasses.is_dataclass(hints[k]):
+            _unknown_keys(value, hints[k], f"{prefix}{k}.")
+
+
+_NEEDS = {
+    "workload.fn": "needs an import path like package.module.function (workload.fn=...)",
+    "workload.args": "needs the function's arguments, e.g. 'workload.args=[{shape:[${size}]},{value:3}]'",
+}
+
+
 def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
     """A composed (Dict)Config as a validated ExperimentConfig, interpolations resolved."""
+    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(cfg)
+    _unknown_keys(OmegaConf.to_container(node, resolve=False))
+    missing = sorted(OmegaConf.missing_keys(node))
+    if missing:
+        raise ConfigError(missing[0], None, _NEEDS.get(missing[0], "needs a value (it is ??? in the config)"))
     try:
         exp = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg))
     except OmegaConfBaseException as exc:
@@ -181,6 +303,50 @@ def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
         message = str(exc).strip().splitlines()[0]
         raise ConfigError(key, None, message) from None
     return validate(exp)
+
+
+def writable_dir(key: str, path: str) -> None:
+    """Refuse a directory that cannot be created or written, before any time is spent."""
+    target = Path(path).expanduser().absolute()
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(key, path, f"{existing} is a file, not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".jitexp-probe-"))
+    except OSError as exc:
+        raise ConfigError(key, path, f"cannot write in {existing}: {exc.strerror or exc}") from None
+
+
+def import_fn(path: str) -> Callable:
+    """The callable at `package.module.attr`, or a ConfigError saying why it cannot be had."""
+    module_name, _, attr = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # ImportError, or the module's own code failing as it loads
+        raise ConfigError("workload.fn", path,
+                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ConfigError("workload.fn", path, f"module {module_name!r} has no callable {attr!r}")
+    return fn
+
+
+def check_arity(cfg: ExperimentConfig) -> None:
+    """Import workload.fn and check that it takes len(workload.args) positional arguments, when inspectable."""
+    fn = import_fn(cfg.workload.fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and some C extensions hide their signature
+        return
+    n_args = len(cfg.workload.args)
+    try:
+        signature.bind(*range(n_args))
+    except TypeError:
+        raise ConfigError("workload.args", None,
+                          f"it lists {n_args} argument(s), but {cfg.workload.fn}{signature} does not take "
+                          f"{n_args} positional argument(s)") from None
 
 
 def register_configs() -> None:

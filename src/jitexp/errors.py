@@ -43,16 +43,28 @@ class phase:
 
 
 def qualified_name(cls: type) -> str:
-    """`jax.errors.TracerBoolConversionError`, `ValueError`: the public name of an exception class."""
+    """`jax.errors.TracerBoolConversionError`, `ValueError`: the public name of an exception class.
+
+    A private class (`numpy._core._exceptions._ArrayMemoryError`) is named by its first public
+    base (`MemoryError`), the name a user can catch and search for.
+    """
     module = cls.__module__
     if module == "builtins":
         return cls.__qualname__
-    if "._src" in module:
+    if module.split(".")[0] in ("jax", "jaxlib") and "._" in module:
         import jax.errors
 
         if getattr(jax.errors, cls.__name__, None) is cls:
             return f"jax.errors.{cls.__name__}"
+    if _private(cls):
+        public = next((base for base in cls.__mro__[1:] if not _private(base)), None)
+        if public is not None and public is not object:
+            return qualified_name(public)
     return f"{module}.{cls.__qualname__}"
+
+
+def _private(cls: type) -> bool:
+    return cls.__name__.startswith("_") or any(part.startswith("_") for part in cls.__module__.split("."))
 
 
 def first_line(exc: BaseException) -> str:
@@ -87,6 +99,8 @@ def hint_for(exc: BaseException) -> str:
     for cls in type(exc).__mro__:
         if cls.__name__ in _HINTS:
             return _HINTS[cls.__name__]
+    if isinstance(exc, MemoryError):
+        return "out of host memory: use a smaller size or dtype, or fewer processes (timing.processes)"
     message = str(exc)
     if "Non-hashable static arguments" in message:
         return "a static argument must be hashable (int, float, str, tuple): pass arrays as traced arguments"

@@ -6,7 +6,6 @@ arguments; nothing here is special-cased per workload.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -15,8 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .config import ExperimentConfig
-from .errors import ConfigError, first_line, qualified_name
+from .config import ExperimentConfig, import_fn
 
 # --- the textbook cases -------------------------------------------------------------
 
@@ -117,20 +115,6 @@ class Workload:
 def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
     """The argument positions static_argnums names, negative indices counted from the end."""
     return {i % n_args for i in static_argnums} if n_args else set()
-
-
-def import_fn(path: str) -> Callable:
-    """The callable at `package.module.attr`, or a ConfigError saying why it cannot be had."""
-    module_name, _, attr = path.rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, or the module's own code failing as it loads
-        raise ConfigError("workload.fn", path,
-                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise ConfigError("workload.fn", path, f"module {module_name!r} has no callable {attr!r}")
-    return fn
 
 
 def needs_x64(cfg: ExperimentConfig) -> bool:

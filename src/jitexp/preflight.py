@@ -1,0 +1,282 @@
+"""Check a jitexp command line before Hydra runs it: every config mistake becomes one ConfigError.
+
+Hydra's own parser and config loader do the work (the same composition Hydra does next), so
+the preflight agrees with Hydra: a single run is composed once, a sweep once per job, expanded
+as the basic sweeper expands it. Nothing here imports JAX, except that importing `workload.fn`
+to check its arity imports whatever that module imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
+
+from .config import ExperimentConfig, check_arity, check_param_types, expected_type, from_dict, unknown_key, writable_dir
+from .errors import ConfigError, first_line
+
+CONFIG_MODULE = "jitexp.conf"
+CONFIG_NAME = "config"
+BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+
+
+def check(argv: Sequence[str]) -> list[ExperimentConfig]:
+    """Every job the command line `jitexp ARGV` would run, validated; raise ConfigError on the first mistake.
+
+    `--help`, `--hydra-help`, `--cfg` and `--info` only get their overrides' syntax checked: they
+    run nothing, and composing twice would slow them down.
+    """
+    args = parse_args(argv)
+    if args is None or args.help or args.hydra_help or args.shell_completion:
+        return []
+    overrides = parse_overrides(args.overrides)
+    if args.cfg or args.info:
+        return []
+    with hydra_session(args.config_dir) as hydra:
+        return _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
+
+
+def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
+    """The validated ExperimentConfig of one job, `jitexp OVERRIDES...` (no sweep), for use from Python."""
+    parsed = parse_overrides(list(overrides))
+    with hydra_session(config_dir) as hydra:
+        return _job(hydra, list(overrides), parsed, arity=False)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """Hydra's own reading of the command line (None when a flag is malformed: Hydra reports that)."""
+    from hydra._internal.utils import get_args_parser
+
+    parser = get_args_parser()
+    parser.exit = _no_exit  # type: ignore[method-assign]  # a bad flag is Hydra's to report
+    parser.error = _no_exit  # type: ignore[method-assign]
+    try:
+        return parser.parse_args(list(argv))
+    except _ArgparseExit:
+        return None
+
+
+class _ArgparseExit(Exception):
+    pass
+
+
+def _no_exit(*_: Any, **__: Any) -> None:
+    raise _ArgparseExit
+
+
+def parse_overrides(overrides: Sequence[str]) -> list[Any]:
+    """Hydra's parsed overrides; malformed syntax becomes a ConfigError naming the override."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    parser = OverridesParser.create()
+    parsed = []
+    for text in overrides:
+        try:
+            parsed.extend(parser.parse_overrides([text]))
+        except OverrideParseException as exc:
+            key, eq, value = text.partition("=")
+            detail = first_line(exc).rstrip(".")
+            raise ConfigError(key or text, value if eq else None,
+                              f"malformed override ({detail}); write key=value, and quote values "
+                              "holding spaces or special characters") from exc
+    return parsed
+
+
+@contextmanager
+def hydra_session(config_dir: str | None) -> Iterator[Any]:
+    """A Hydra instance with jitexp's search path (plus --config-dir), cleared afterwards."""
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_automatic_config_search_path
+    from hydra.core.config_search_path import SearchPathQuery
+    from hydra.core.global_hydra import GlobalHydra
+
+    from .config import register_configs
+
+    register_configs()
+    search_path = create_automatic_config_search_path(None, None, f"pkg://{CONFIG_MODULE}")
+    if config_dir is not None:
+        path = os.path.abspath(config_dir)
+        if not os.path.isdir(path):
+            raise ConfigError("--config-dir", config_dir, f"no such directory ({path})")
+        search_path.prepend(provider="command-line", path=f"file://{path}", anchor=SearchPathQuery(provider="schema"))
+    GlobalHydra.instance().clear()
+    try:
+        yield Hydra.create_main_hydra2(task_name="jitexp", config_search_path=search_path)
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) -> list[ExperimentConfig]:
+    from hydra.types import RunMode
+
+    if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
+        if any(o.is_sweep_override() for o in parsed):
+            multirun = _mode(hydra, texts) == RunMode.MULTIRUN
+        if not multirun:
+            base = _compose(hydra, texts, parsed, run_mode="RUN")  # a,b without -m: "add -m"
+            multirun = base.hydra.mode == RunMode.MULTIRUN
+        if not multirun:
+            _check_output_dir("hydra.run.dir", base, "run")
+            return [_validated(hydra, base, parsed, arity=True, arity_cache={})]
+    base = _compose(hydra, texts, parsed, run_mode="MULTIRUN")
+    _check_output_dir("hydra.sweep.dir", base, "sweep")
+    if base.hydra.sweeper.get("_target_") != BASIC_SWEEPER:
+        return []  # another sweeper's grammar (ranges, intervals) is its own to expand and check
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = [f"{k}={v}" for k, v in (base.hydra.sweeper.params or {}).items()]
+    task = [o.input_line for o in parsed if not o.is_hydra_override()]
+    parser = OverridesParser.create(config_loader=hydra.config_loader)
+    sweep = _parse_with(parser, params + task)
+    batches = BasicSweeper.split_arguments(sweep, None)[0]
+    hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
+    arity_cache: dict = {}
+    jobs = []
+    for job_overrides in batches:
+        job_parsed = _parse_with(parser, hydra_overrides + job_overrides)
+        cfg = _compose(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
+        jobs.append(_validated(hydra, cfg, job_parsed, arity=True, arity_cache=arity_cache))
+    return jobs
+
+
+def _mode(hydra: Any, texts: list[str]) -> Any:
+    """hydra.mode as Hydra's get_mode reads it (None when the config does not compose yet)."""
+    from hydra.types import RunMode
+
+    try:
+        return hydra.compose_config(CONFIG_NAME, list(texts), run_mode=RunMode.MULTIRUN,
+                                    validate_sweep_overrides=False).hydra.mode
+    except Exception:
+        return None
+
+
+def _job(hydra: Any, texts: list[str], parsed: list[Any], *, arity: bool) -> ExperimentConfig:
+    return _validated(hydra, _compose(hydra, texts, parsed, run_mode="RUN"), parsed, arity=arity, arity_cache={})
+
+
+def _parse_with(parser: Any, texts: list[str]) -> list[Any]:
+    from hydra.errors import HydraException
+
+    try:
+        return parser.parse_overrides(texts)
+    except HydraException as exc:  # e.g. glob() of a group that does not exist
+        raise ConfigError("override", None, first_line(exc)) from exc
+
+
+def compose_raw(hydra: Any, overrides: Sequence[str]) -> DictConfig:
+    """The composed config of one run, Hydra's node included; mistakes as ConfigError."""
+    return _compose(hydra, list(overrides), parse_overrides(overrides), run_mode="RUN")
+
+
+def _compose(hydra: Any, texts: list[str], parsed: list[Any], *, run_mode: str) -> DictConfig:
+    from hydra.types import RunMode
+
+    try:
+        return hydra.compose_config(CONFIG_NAME, list(texts), run_mode=RunMode[run_mode])
+    except Exception as exc:
+        raise _explain(exc, parsed, hydra) from exc
+
+
+def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, arity_cache: dict) -> ExperimentConfig:
+    """The job's ExperimentConfig: schema keys, values, param types, and (for a run) fn's arity."""
+    workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
+    try:
+        params = OmegaConf.to_container(cfg.workload.params, resolve=True)
+    except OmegaConfBaseException:  # an interpolation that does not resolve: from_dict names it
+        params = None
+    task = OmegaConf.to_container(cfg, resolve=False)
+    task.pop("hydra", None)
+    try:
+        if isinstance(params, dict):
+            check_param_types(_option_params(hydra, workload), params)
+        exp = from_dict(OmegaConf.create(task))
+    except ConfigError as error:
+        raise _with_override_value(error, parsed) from error
+    if arity:
+        key = (exp.workload.fn, len(exp.workload.args))
+        if key not in arity_cache:
+            check_arity(exp)
+            arity_cache[key] = True
+    return exp
+
+
+def _option_params(hydra: Any, workload: str | None) -> dict:
+    """The params of the workload's own file, unresolved: their types are the types they keep."""
+    if not workload:
+        return {}
+    loaded = hydra.config_loader.repository.load_config(f"workload/{workload}")
+    if loaded is None or not isinstance(loaded.config.get("params"), DictConfig):
+        return {}
+    params = loaded.config.params
+    return {k: params[k] for k in params if not OmegaConf.is_interpolation(params, k)}
+
+
+def _check_output_dir(key: str, cfg: DictConfig, which: str) -> None:
+    try:
+        path = cfg.hydra[which].dir
+    except OmegaConfBaseException:  # resolvers that only exist inside a running job
+        return
+    writable_dir(key, path)
+
+
+def _override_value(parsed: list[Any], key: str) -> Any:
+    """The text the user gave for `key`, so the message quotes their own value."""
+    for o in reversed(parsed):
+        if o.key_or_group == key:
+            return o.input_line.partition("=")[2] if o.is_sweep_override() else o.get_value_element_as_str()
+    return None
+
+
+def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
+    if error.value is not None:
+        return error
+    value = _override_value(parsed, error.key)
+    return error if value is None else ConfigError(error.key, value, error.expected)
+
+
+def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
+    """A Hydra/OmegaConf composition error as one ConfigError: key, value, what would be right."""
+    from hydra.errors import MissingConfigException, SearchPathException
+
+    if isinstance(exc, ConfigError):
+        return exc
+    if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
+        group, _, option = str(exc.missing_cfg_file).rpartition("/")
+        options = exc.options or (hydra.config_loader.get_group_options(group) if group else [])
+        if group and options:
+            import difflib
+
+            close = difflib.get_close_matches(option, options, n=1, cutoff=0.7)
+            guess = f"did you mean {close[0]}? " if close else ""
+            return ConfigError(group, option, guess + "valid choices: " + ", ".join(options))
+        if group:
+            return ConfigError(group, option, "the group has no options")
+        return ConfigError("config", option, first_line(exc))
+    if isinstance(exc, SearchPathException):
+        return ConfigError("--config-dir", None, first_line(exc))
+    cause = exc.__cause__
+    if isinstance(cause, OmegaConfBaseException) and cause.full_key:
+        key = cause.full_key
+        value = _override_value(parsed, key)
+        if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
+            parent = cause.parent_node
+            known = [k for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
+            return unknown_key(key, value, known)
+        if isinstance(cause, ValidationError):
+            return ConfigError(key, value, expected_type(key))
+        return ConfigError(key, value, first_line(cause))
+    message = str(exc)
+    if message.startswith("Ambiguous value for argument"):
+        override = next((o for o in parsed if o.is_sweep_override()), None)
+        if override is not None:
+            key = override.get_key_element().lstrip("+~")
+            return ConfigError(key, override.input_line.partition("=")[2],
+                               f"a sweep needs -m (--multirun); a list is {key}=[a,b]; "
+                               f"a string with commas is quoted: {key}=\"'a,b'\"")
+    return ConfigError("config", None, first_line(exc))

@@ -1,0 +1,71 @@
+"""`jitexp --help` is jitexp's own page and `--version` jitexp's; both start without heavy imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import resources
+
+from conftest import run_cli
+from jitexp.helptext import describe
+
+
+def options(group: str) -> list[str]:
+    folder = resources.files("jitexp.conf").joinpath(group)
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def test_help_describes_jitexp_every_group_option_keys_examples_and_the_report(tmp_path):
+    proc = run_cli(["--help"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = proc.stdout
+    assert "powered by Hydra" not in page
+    assert page.startswith("jitexp: what does jax.jit do to your function")
+    for group in ("workload", "mode", "device", "timing", "experiment"):
+        assert f"\n{group}:\n" in page
+        for option in options(group):
+            line = next(ln for ln in page.splitlines() if ln.strip().split(" ")[0].rstrip("*") == option)
+            assert len(line.split()) > 2, f"{group}/{option} has no description: {line!r}"
+    assert "dot -> sin -> log(|.|+1e-6) -> sum" in page  # compute_heavy's description: key
+    for key in ("size", "dtype", "seed", "calls", "check", "isolate", "compilation_cache_dir",
+                "cpu_async_dispatch", "mode.static_argnums", "workload.params", "timing.", "device.index"):
+        assert f"\n{key}" in page
+    examples = page.split("== Examples ==")[1].split("==")[0]
+    assert sum(ln.startswith("jitexp ") for ln in examples.splitlines()) >= 5
+    assert "jitexp-report" in page
+
+
+def test_help_lists_a_users_own_workload_and_current_values(tmp_path):
+    conf = tmp_path / "myconf" / "workload"
+    conf.mkdir(parents=True)
+    (conf / "double.yaml").write_text("# Two matmuls in a row, my own.\nname: double\nfn: jitexp.workloads.matmul\n"
+                                      "args: [{shape: [2, 2]}, {shape: [2, 2]}]\n")
+    proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "--help", "size=77", "workload=double"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "double*" in proc.stdout and "Two matmuls in a row, my own." in proc.stdout
+    assert "(now: 77)" in proc.stdout
+
+
+def test_describe_prefers_the_description_key_then_the_first_comment():
+    assert describe("# @package _global_\n# A preset.\n# more\nsize: 3\n") == "A preset."
+    assert describe("# comment\nname: x\ndescription: \"the key: wins\"\n") == "the key: wins"
+    assert describe("name: x\n") == ""
+
+
+def test_version_is_jitexps_with_jax_and_jaxlib(tmp_path):
+    from importlib import metadata
+
+    proc = run_cli(["--version"], cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == (f"jitexp {metadata.version('jitexp')} (jax {metadata.version('jax')}, "
+                                   f"jaxlib {metadata.version('jaxlib')})")
+
+
+def test_help_and_cfg_import_neither_jax_nor_pandas_nor_numpy(tmp_path):
+    code = ("import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('jax', 'pandas', 'numpy') if m in sys.modules]\n"
+            "assert not heavy, heavy\nprint('LIGHT')")
+    for flags in (["--help"], ["--cfg", "job"], ["--version"], ["size=abc"]):
+        proc = subprocess.run([sys.executable, "-c", code, *flags], cwd=tmp_path, capture_output=True, text=True)
+        assert "LIGHT" in proc.stdout, (flags, proc.stderr[-2000:])

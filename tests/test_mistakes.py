@@ -1,0 +1,212 @@
+"""Every config mistake is one line on stderr and exit code 2, before anything runs (issue 8).
+
+In-process: hypothesis draws override sets over the config space, valid and invalid values for
+every key, through the same preflight the command runs. Out of process: a table of mistakes run
+through the installed `jitexp`, several at a time. Neither runs a measurement.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import run_cli
+from jitexp import ConfigError, preflight
+
+WRITABLE = tempfile.gettempdir()
+
+# key -> (valid values, invalid values), as typed on a command line
+SPACE: dict[str, tuple[list[str], list[str]]] = {
+    "size": (["1", "8", "64"], ["abc", "1.5", "0", "-3", "[1]"]),
+    "dtype": (["float32", "float16", "bfloat16", "float64"], ["float128", "int", "x"]),
+    "seed": (["0", "7", "123456"], ["abc", "1.5"]),
+    "calls": (["0", "3"], ["-1", "x"]),
+    "check": (["true", "false"], ["maybe"]),
+    "mode": (["jit", "eager", "aot", "[eager,jit]", "[jit,aot]"], ["jitt", "[jit,jitt]", "fast"]),
+    "device": (["cpu", "gpu", "tpu", "auto"], ["gpx"]),
+    "device.index": (["0", "3"], ["-1", "x"]),
+    "timing": (["default", "quick", "rigorous"], ["fast"]),
+    "timing.target_rel_ci": (["0.01", "0.5"], ["0", "3", "1", "-0.1", "abc"]),
+    "timing.warmup": (["0", "5"], ["-1"]),
+    "timing.timeout_s": (["10", "0.5"], ["0", "nan"]),
+    "workload": (["compute_heavy", "matmul", "mlp", "apply_n_times", "conditional"], ["nope", "compute"]),
+    "isolate": (["process", "none"], ["thread"]),
+    "compilation_cache_dir": (["null", os.path.join(WRITABLE, "jitexp-cache-test")], ["/proc/x/y"]),
+    "cpu_async_dispatch": (["null", "true", "false"], ["sometimes"]),
+    "mode.static_argnums": (["null"], ["abc", "[99]"]),
+    "+sise": ([], ["64"]),
+    "foo": ([], ["1"]),
+    "timing.warmpu": ([], ["3"]),
+    "hydra.run.dir": ([os.path.join(WRITABLE, "jitexp-run-test")], ["/proc/x/y"]),
+}
+
+
+def reported_key(key: str) -> str:
+    return key.lstrip("+")
+
+
+@st.composite
+def override_sets(draw):
+    """A set of distinct keys, each given a valid or an invalid value; returns (overrides, bad keys)."""
+    keys = draw(st.lists(st.sampled_from(sorted(SPACE)), min_size=1, max_size=5, unique=True))
+    overrides, bad = [], set()
+    for key in keys:
+        valid, invalid = SPACE[key]
+        use_invalid = not valid or draw(st.booleans())
+        value = draw(st.sampled_from(invalid if use_invalid else valid))
+        overrides.append(f"{key}={value}")
+        if use_invalid:
+            bad.add(reported_key(key))
+    return draw(st.permutations(overrides)), bad
+
+
+def assert_one_line(error: ConfigError, bad: set[str]) -> None:
+    message = str(error)
+    assert "\n" not in message and message
+    assert error.key in bad, (error.key, bad, message)
+    assert message.startswith(f"{error.key}=") or message.startswith(f"{error.key} is invalid")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(override_sets())
+def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case):
+    overrides, bad = case
+    try:
+        jobs = preflight.check(list(overrides))
+    except ConfigError as error:
+        assert bad, f"valid overrides refused: {overrides}: {error}"
+        assert_one_line(error, bad)
+    else:
+        assert not bad, f"mistake accepted: {overrides}"
+        assert len(jobs) == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["8", "16", "abc", "1.5", "0", "24"]), min_size=1, max_size=4),
+       st.lists(st.sampled_from(["jit", "eager", "jitt"]), min_size=1, max_size=2, unique=True))
+def test_a_sweep_with_one_bad_value_is_refused_before_any_job(sizes, modes):
+    argv = ["-m", f"size={','.join(sizes)}", f"mode={','.join(modes)}", "workload=matmul"]
+    bad_sizes = {s for s in sizes if s in ("abc", "1.5", "0")}
+    try:
+        jobs = preflight.check(argv)
+    except ConfigError as error:
+        bad = ({"size"} if bad_sizes else set()) | ({"mode"} if "jitt" in modes else set())
+        assert_one_line(error, bad)
+    else:
+        assert not bad_sizes and "jitt" not in modes
+        assert len(jobs) == len(sizes) * len(modes)
+
+
+# (command line, text the one line must contain): 30+ distinct mistakes through the real command
+MISTAKES = [
+    (["workload=nope"], "workload='nope' is invalid; valid choices: add_one, apply_n_times,"),
+    (["mode=jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["mode=[eager,jitt]"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["device=gpx"], "device='gpx' is invalid; valid choices: auto, cpu, gpu, tpu"),
+    (["timing=fast"], "timing='fast' is invalid; valid choices: default, quick, rigorous"),
+    (["experiment=nope"], "experiment='nope' is invalid; valid choices: seed_control_flow,"),
+    (["size=abc"], "size='abc' is invalid; must be an integer"),
+    (["size=1.5"], "size='1.5' is invalid; must be an integer"),
+    (["size=0"], "size=0 is invalid; must be > 0"),
+    (["seed=abc"], "seed='abc' is invalid; must be an integer"),
+    (["check=maybe"], "check='maybe' is invalid; must be true or false"),
+    (["cpu_async_dispatch=sometimes"], "cpu_async_dispatch='sometimes' is invalid; must be true or false or null"),
+    (["mode.static_argnums=abc"], "mode.static_argnums='abc' is invalid; must be a list of integers or null"),
+    (["dtype=float128"], "dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"),
+    (["isolate=thread"], "isolate='thread' is invalid; valid choices: process, none"),
+    (["foo=1"], "foo='1' is invalid; no such key;"),
+    (["+sise=64"], "sise=64 is invalid; no such key; did you mean size?"),
+    (["timing.warmpu=3"], "timing.warmpu='3' is invalid; no such key; did you mean timing.warmup?"),
+    (["+timing.proceses=3"], "did you mean timing.processes?"),
+    (["size=[1,"], "size='[1,' is invalid; malformed override"),
+    (["size"], "size is invalid; malformed override"),
+    (["size=64,abc"], "a sweep needs -m (--multirun)"),
+    (["-m", "size=64,abc,96"], "size='abc' is invalid; must be an integer"),
+    (["-m", "mode=jit,jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["experiment=size_scaling", "dtype=float32,float128"], "dtype='float128' is invalid"),
+    (["hydra.run.dir=/proc/x/y"], "hydra.run.dir='/proc/x/y' is invalid; cannot write in /proc"),
+    (["-m", "size=8", "hydra.sweep.dir=/proc/x/y"], "hydra.sweep.dir='/proc/x/y' is invalid; cannot write"),
+    (["compilation_cache_dir=/proc/x"], "compilation_cache_dir='/proc/x' is invalid; cannot write in /proc"),
+    (["timing.target_rel_ci=3"], "timing.target_rel_ci=3.0 is invalid; must lie in (0, 1)"),
+    (["timing.processes=4", "timing.max_processes=2"], "timing.max_processes=2 is invalid; must be >= timing.processes"),
+    (["workload=custom", "workload.fn=jitexp.workloads.matmul"], "workload.args is invalid; needs the function's arguments"),
+    (["workload=custom", "workload.fn=nosuchmodule.fn", "workload.args=[{shape:[2]}]"],
+     "workload.fn='nosuchmodule.fn' is invalid; importing 'nosuchmodule' failed: ModuleNotFoundError"),
+    (["workload=custom", "workload.fn=jitexp.workloads.matmul", "workload.args=[{shape:[2,2]}]"],
+     "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)"),
+    (["workload=apply_n_times", "workload.params.n=-3"], "workload.params.n=-3 is invalid; must be >= 0"),
+    (["workload=apply_n_times", "workload.params.n=abc"], "workload.params.n='abc' is invalid; must be an integer like its default (3)"),
+    (["workload=conditional", "workload.params.threshold=high"], "workload.params.threshold='high' is invalid; must be a number"),
+    (["workload.params.n=3"], "workload.params.n='3' is invalid; no such key; workload.params has none"),
+    (["workload=apply_n_times", "mode.static_argnums=[5]"], "mode.static_argnums=[5] is invalid; indices must lie in [0, 2)"),
+    (["workload.args.0.init=gaussian"], "workload.args[0].init='gaussian' is invalid; valid choices: normal,"),
+    (["hydra/launcher=nope"], "hydra/launcher='nope' is invalid; valid choices: basic"),
+    (["--config-dir", "/no/such/dir", "workload=x"], "--config-dir='/no/such/dir' is invalid; no such directory"),
+]
+
+
+def test_mistakes_through_the_command_are_one_line_and_exit_2(tmp_path):
+    assert len({tuple(argv) for argv, _ in MISTAKES}) >= 30
+
+    def run(case):
+        argv, expected = case
+        quick = [] if any(a.startswith("timing") for a in argv) else ["timing=quick"]  # if it ran, briefly
+        return argv, expected, run_cli([*argv, *quick], cwd=tmp_path, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(run, MISTAKES))
+    failures = []
+    for argv, expected, proc in results:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        ok = (proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("jitexp: error: ")
+              and expected in lines[0] and not proc.stdout.strip())
+        if not ok:
+            failures.append(f"{argv}: rc={proc.returncode} stderr={proc.stderr[-600:]!r}")
+    assert not failures, "\n".join(failures)
+    assert not (tmp_path / "outputs").exists()  # nothing ran, nothing was written
+
+
+def test_full_error_still_shows_everything(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HYDRA_FULL_ERROR": "1"}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "-m", "jitexp", "size=abc"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr and "ValidationError" in proc.stderr  # Hydra's own error, chained
+    assert "size='abc' is invalid" in proc.stderr
+
+
+def test_a_bad_sweep_point_is_refused_before_the_sweep_starts(tmp_path):
+    out = tmp_path / "sweep"
+    proc = run_cli(["-m", "size=8", "dtype=float32,float128", "timing=quick", f"hydra.sweep.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--cfg", "job", "workload=apply_n_times"],
+    ["--cfg", "job", "experiment=size_scaling"],
+    ["--info", "defaults"],
+    ["--help"],
+])
+def test_flags_that_run_nothing_are_left_to_hydra(argv):
+    assert preflight.check(argv) == []
+
+
+def test_presets_and_launchers_pass_the_preflight():
+    assert len(preflight.check(["experiment=size_scaling"])) == 5  # the preset sweeps by itself
+    assert len(preflight.check(["experiment=seed_control_flow"])) == 4
+    assert len(preflight.check(["experiment=seed_static_args"])) == 4
+    assert len(preflight.check(["-m", "mode=eager,jit", "size=8,16", "hydra/launcher=basic"])) == 4
+    assert len(preflight.check(["-m", "mode=[eager,jit],aot", "size=8"])) == 2
+    jobs = preflight.check(["-m", "workload=glob(apply_n*)", "size=8"])
+    assert sorted(j.workload_name for j in jobs) == ["apply_n_times", "apply_n_times_fori"]

@@ -21,7 +21,7 @@ def test_each_mode_measures_compute_heavy(mode):
     result = job(f"mode={mode}", "size=32", "calls=3")
     row = result.row
     assert row["status"] == "ok", row
-    assert set(COLUMNS) - set(row) <= set(OUTCOME) | set(PAIRED) | {"unstable", "unstable_reason"} | (
+    assert set(COLUMNS) - set(row) <= set(OUTCOME) | set(PAIRED) | {"unstable", "unstable_reason", "config_hash"} | (
         {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s", "argument_size_bytes",
          "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
          "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
@@ -75,10 +75,10 @@ def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
                                         "def hang(x):\n    time.sleep(60)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     crash = job("mode=jit", "workload=custom", "workload.fn=faulty.die", "workload.args=[{shape:[2]}]").row
-    assert (crash["status"], crash["error_phase"], crash["error_type"]) == ("error", "crash", "exit 3")
+    assert (crash["status"], crash["error_phase"], crash["error_type"]) == ("error", "trace", "exit 3")
     hang = job("mode=eager", "workload=custom", "workload.fn=faulty.hang", "workload.args=[{shape:[2]}]",
                "timing.timeout_s=1").row
-    assert (hang["status"], hang["error_phase"], hang["error_type"]) == ("error", "timeout", "Timeout")
+    assert (hang["status"], hang["error_phase"], hang["error_type"]) == ("error", "execute", "Timeout")
 
 
 def test_python_if_under_jit_is_an_error_row():

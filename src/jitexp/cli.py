@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from .config import ExperimentConfig, from_dict, register_configs
-from .errors import ConfigError
+from .errors import ConfigError, first_line
 
 log = logging.getLogger("jitexp")
 CONFIG_MODULE = "jitexp.conf"
@@ -26,14 +27,21 @@ CONFIG_MODULE = "jitexp.conf"
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
+    from .results import clear_job, is_complete, job_overrides, write_job
+    from .tables import job_summary
+
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     job_num = int(hc.job.num) if multirun else 0
     # unresolved: an override may itself hold ${...} (workload.args=[{shape:[${size}]}])
-    overrides = " ".join(OmegaConf.to_container(hc.overrides.task, resolve=False))
+    overrides = job_overrides(OmegaConf.to_container(hc.overrides.task, resolve=False))
     out_dir = Path(hc.runtime.output_dir)
-    from .results import write_job
-
+    digest = config_hash(cfg)
+    progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
+    if cfg.get("resume") and is_complete(out_dir, digest):
+        log.info(f"{progress}job #{job_num} ({overrides}) already complete for this config: skipped")
+        return
+    clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
     try:
         exp = from_dict(cfg)
         from .runner import run
@@ -46,12 +54,44 @@ def _job(cfg: DictConfig) -> None:
         from .runner import config_error_result
 
         result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
+    for row in result.rows:
+        row["config_hash"] = digest
     write_job(result, out_dir)
-    from .tables import job_summary
-
-    log.info(job_summary(result.rows))
+    log.info(progress + job_summary(result.rows))
     if not multirun:
         print(f"results: {out_dir}/ (next: jitexp-report {out_dir})")
+        failed = [r for r in result.rows if r.get("status") != "ok"]
+        for row in failed:
+            hint = f" (hint: {row['hint']})" if row.get("hint") else ""
+            print(f"jitexp: error: {row['mode']} failed in {row['error_phase']}: {row['error_type']}: "
+                  f"{row['error_message']}{hint}", file=sys.stderr)
+        if failed:
+            sys.exit(1)
+
+
+def config_hash(cfg: DictConfig) -> str:
+    """A short digest of the job's resolved config (without resume/fail_on_error): resume compares it."""
+    import hashlib
+    import json
+
+    data = OmegaConf.to_container(cfg, resolve=True)
+    for key in ("resume", "fail_on_error"):
+        data.pop(key, None)
+    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _progress(sweep_dir: Path, job_num: int) -> str:
+    """`[3/12 25 s, ~75 s left] `: where the sweep stands (from its job list, written when it started)."""
+    from .results import JOBS_CSV, read_manifest
+
+    jobs = read_manifest(sweep_dir)
+    if not jobs:
+        return ""
+    elapsed = max(0.0, time.time() - (sweep_dir / JOBS_CSV).stat().st_mtime)
+    done = job_num + 1
+    left = elapsed / max(job_num, 1) * (len(jobs) - done) if job_num else None
+    eta = f", ~{left:.0f} s left" if left is not None else ""
+    return f"[{done}/{len(jobs)} {elapsed:.0f} s{eta}] "
 
 
 def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
@@ -90,4 +130,34 @@ def main() -> None:
             raise
         print(f"jitexp: error: {error}", file=sys.stderr)
         sys.exit(2)
-    _job()
+    from . import callbacks
+
+    try:
+        _job()
+    except KeyboardInterrupt:
+        sys.exit(_stopped("interrupted (Ctrl-C)", 130))
+    except Exception as exc:
+        if type(exc).__name__ != "UncompletedJobError" or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        sys.exit(_stopped(f"a job died on the launcher ({first_line(exc)})", 1))
+    ended = callbacks.current
+    if ended.get("ended"):
+        state = ended["state"]
+        if state.missing or (ended["fail_on_error"] and ended["n_errors"]):
+            sys.exit(1)
+
+
+def _stopped(why: str, code: int) -> int:
+    """A sweep that stopped early: gather what finished, name what did not, no traceback."""
+    from . import callbacks
+
+    root = callbacks.current.get("root")
+    print(f"\njitexp: {why}", file=sys.stderr)
+    if root is not None and not callbacks.current.get("ended"):
+        from .report import format_sweep_summary
+        from .results import RESULTS_CSV, gather_state
+
+        frame, state = gather_state(root)
+        print(format_sweep_summary(frame, state))
+        print(f"\n{state.describe(len(frame))}; gathered in {root / RESULTS_CSV}")
+    return code

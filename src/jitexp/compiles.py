@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
 TRACE = "/jax/core/compile/jaxpr_trace_duration"
 LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -11,6 +12,8 @@ COMPILE_EVENTS = (TRACE, LOWER, BACKEND_COMPILE)
 
 _active: list["CompileCounter"] = []
 _installed = False
+NEXT_PHASE = {TRACE: "lower", LOWER: "compile", BACKEND_COMPILE: "execute"}
+on_event: Callable[[str], None] | None = None  # told the phase that follows each compile event
 
 
 def _listener(event: str, duration_secs: float, **kwargs) -> None:
@@ -18,6 +21,8 @@ def _listener(event: str, duration_secs: float, **kwargs) -> None:
         for counter in _active:
             counter.events[event] += 1
             counter.seconds[event] += duration_secs
+        if on_event is not None:
+            on_event(NEXT_PHASE[event])
 
 
 def _install() -> None:

@@ -103,6 +103,8 @@ class ExperimentConfig:
     compilation_cache_dir: Optional[str] = None  # null: persistent cache off
     cpu_async_dispatch: Optional[bool] = None  # null: JAX's default
     isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)
+    resume: bool = False  # skip jobs whose folder already holds rows of the same config
+    fail_on_error: bool = False  # a sweep with any error row exits 1 (a single job with one always does)
 
     @property
     def workload_name(self) -> str:
@@ -349,8 +351,28 @@ def check_arity(cfg: ExperimentConfig) -> None:
                           f"{n_args} positional argument(s)") from None
 
 
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4,
+            "int64": 8, "uint8": 1, "uint32": 4, "bool": 1, "complex64": 8, "complex128": 16}
+
+
+def input_bytes(cfg: ExperimentConfig) -> int:
+    """Peak host bytes to build the job's inputs: each array, its float working copy, its device copy."""
+    total = 0
+    for arg in cfg.workload.args:
+        if "value" in arg:
+            continue
+        count = math.prod(arg.get("shape", []))
+        size = ITEMSIZE.get(arg.get("dtype", cfg.dtype), 8)
+        total += count * (2 * size + (8 if size >= 8 else 4))
+    return total
+
+
 def register_configs() -> None:
     """Register the schemas so conf/config.yaml can validate against them (defaults: jitexp_schema)."""
     from hydra.core.config_store import ConfigStore
 
     ConfigStore.instance().store(name="jitexp_schema", node=ExperimentConfig)
+    # for conf/hydra/launcher/jitexp_slurm.yaml
+    OmegaConf.register_new_resolver("jitexp_gpus", lambda platform: 1 if platform == "gpu" else None, replace=True)
+    OmegaConf.register_new_resolver(
+        "jitexp_minutes", lambda *seconds: int(math.ceil(sum(float(s) for s in seconds) / 60)) + 1, replace=True)

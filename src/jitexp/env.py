@@ -17,6 +17,18 @@ def load_avg() -> float:
         return float("nan")
 
 
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable), None where unknown."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 @lru_cache(maxsize=1)
 def cpu_model() -> str:
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
@@ -37,6 +38,8 @@ class phase:
         return None
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is not None and interrupted(exc):
+            raise KeyboardInterrupt from exc
         if exc is not None and isinstance(exc, Exception) and not isinstance(exc, PhaseError):
             raise PhaseError(self.name, exc) from exc
         return False
@@ -68,8 +71,34 @@ def _private(cls: type) -> bool:
 
 
 def first_line(exc: BaseException) -> str:
+    """The message's first line; for an exception that crossed a host callback, the original one's line."""
+    cause = callback_cause(exc)
+    if cause is not None:
+        return cause[1]
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(: .*)?$")
+
+
+def callback_cause(exc: BaseException) -> tuple[str, str] | None:
+    """(class name, last line) of the exception raised inside a host callback, from the traceback
+    JAX embeds in its JaxRuntimeError ("CpuCallback error calling callback: Traceback ..."); else None."""
+    text = str(exc)
+    if "Traceback (most recent call last)" not in text:
+        return None
+    for line in reversed(text.strip().splitlines()):
+        match = _EXCEPTION_LINE.match(line.strip())
+        if match and (match.group(2) or match.group(1).endswith(("Error", "Exception", "Interrupt", "Exit"))):
+            return match.group(1).rsplit(".", 1)[-1], line.strip()
+    return None
+
+
+def interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C that surfaced as an error (JAX wraps one raised inside a callback): an interrupt, not a result."""
+    cause = callback_cause(exc)
+    return cause is not None and cause[0] == "KeyboardInterrupt"
 
 
 _HINTS = {
@@ -99,6 +128,13 @@ def hint_for(exc: BaseException) -> str:
     for cls in type(exc).__mro__:
         if cls.__name__ in _HINTS:
             return _HINTS[cls.__name__]
+    cause = callback_cause(exc)
+    if cause is not None:
+        if cause[0] in _HINTS:
+            return _HINTS[cause[0]]
+        if "MemoryError" in cause[0]:
+            return "out of host memory inside a host callback: use a smaller size"
+        return "raised inside a host callback (jax.pure_callback / io_callback); the message is the callback's own"
     if isinstance(exc, MemoryError):
         return "out of host memory: use a smaller size or dtype, or fewer processes (timing.processes)"
     message = str(exc)

@@ -9,8 +9,9 @@ from typing import Any, Callable
 
 import jax
 
+from . import compiles
 from .compiles import CompileCounter
-from .errors import PhaseError
+from .errors import PhaseError, interrupted
 from .timing import Block, Call
 from .workloads import Workload
 
@@ -82,7 +83,13 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
         try:
             call = make_call(w, mode)
             out = jax.block_until_ready(call())
+        except SystemExit:  # the workload ends the process: say in which phase first
+            if compiles.on_event is not None:
+                compiles.on_event(failed_phase(w, mode))
+            raise
         except Exception as exc:
+            if interrupted(exc):
+                raise KeyboardInterrupt from exc
             raise PhaseError(failed_phase(w, mode), exc) from exc
         first_s = (time.perf_counter_ns() - start) / 1e9
     block = block_for(out)
@@ -109,7 +116,7 @@ def failed_phase(w: Workload, mode: str) -> str:
                        ("compile", lambda s: s.compile())):
         try:
             stage = step(stage)
-        except Exception:
+        except (Exception, SystemExit):
             return name
     return "execute"
 

@@ -4,6 +4,10 @@ One forkserver per jitexp process, reused by every job of a sweep. It preloads
 `jitexp.worker` (and so JAX) but never creates a backend: forking a process whose XLA client
 threads exist is unsafe. A worker costs ~0.2 s instead of ~2 s for a cold `import jax`.
 Environment variables (JAX_*, XLA_FLAGS) are read when the server starts.
+
+A worker runs in its own process group (Ctrl-C reaches the driver, which kills the group), dies
+with the forkserver (so a killed driver leaves no orphan), writes its stderr to a file the
+driver reads, and reports each phase it enters, so a timeout or a crash names the phase.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .config import ExperimentConfig
@@ -33,6 +40,7 @@ class Task:
     fresh: bool = True  # a fresh process: the first mode's first call needs no clear_caches
     sys_path: list[str] = field(default_factory=list)
     cwd: str = ""
+    stderr_path: str = ""
 
 
 def context() -> Any:
@@ -45,42 +53,136 @@ def context() -> Any:
 
 
 def run_worker(task: Task, timeout_s: float) -> dict:
-    """Measure `task` in a fresh process; a crash or a timeout comes back as an error dict."""
+    """Measure `task` in a fresh process; a crash or a timeout comes back as an error dict.
+
+    Ctrl-C (KeyboardInterrupt here) kills the worker's process group and is re-raised.
+    """
     ctx = context()
     task.sys_path = list(sys.path)
     task.cwd = os.getcwd()
+    fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
+    os.close(fd)
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_entry, args=(task, send), daemon=True)
-    proc.start()
-    send.close()
+    phase, result, outcome = "start", None, "crash"
     try:
-        if receive.poll(timeout_s):
+        proc.start()
+        send.close()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not receive.poll(remaining):
+                outcome = "timeout"
+                break
             try:
-                result = receive.recv()
-            except EOFError:  # the worker died before it sent anything
-                result = None
-        else:
-            result = None
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-                return {"process": task.process, "modes": {}, "config_error": None,
-                        "error": _failure("timeout", "Timeout", f"no result after timing.timeout_s={timeout_s:g} s",
-                                          "raise timing.timeout_s, or use a smaller size")}
-        proc.join()
+                kind, value = receive.recv()
+            except EOFError:  # the worker died before it sent its result
+                break
+            if kind == "phase":
+                phase = value
+            elif kind == "interrupt":
+                raise KeyboardInterrupt
+            else:
+                result, outcome = value, "ok"
+                break
+    except BaseException:
+        _kill(proc)
+        raise
     finally:
+        if outcome != "ok":
+            _kill(proc)
+        proc.join()
         receive.close()
+        stderr = _read_and_remove(task.stderr_path)
     if result is not None:
+        clean = not result.get("error") and not any(m.get("error") for m in result["modes"].values())
+        if stderr.strip() and task.process == 0 and clean:
+            sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
         return result
-    return {"process": task.process, "modes": {}, "config_error": None,
-            "error": _failure("crash", _exit_name(proc.exitcode), f"the worker process exited with code {proc.exitcode}",
-                              "run with isolate=none to see the traceback")}
+    if outcome == "timeout":
+        error = _failure("timeout" if phase == "start" else phase, "Timeout",
+                         f"no result after timing.timeout_s={timeout_s:g} s", "raise timing.timeout_s, or use a smaller size")
+    else:
+        name = _exit_name(proc.exitcode)
+        line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
+        error = _failure(phase if phase != "start" else "inputs", name, line, _crash_hint(name))
+    return {"process": task.process, "modes": {}, "config_error": None, "error": error}
 
 
 def _entry(task: Task, conn: Any) -> None:
+    """Worker-process start: own process group, die with the forkserver, stderr to the task's file."""
+    os.setpgid(0, 0)
+    _release_forkserver()
+    _die_with_parent()
+    fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 2)
+    os.close(fd)
+    import faulthandler
+
+    faulthandler.enable()  # a segfault or abort leaves "Fatal Python error: ..." in the stderr file
     from .worker import entry  # preloaded by the forkserver: no import cost here
 
     entry(task, conn)
+
+
+def _release_forkserver() -> None:
+    # Every forkserver child inherits the "alive" pipe's write end, which keeps the server running
+    # while the child lives; a hung worker would then outlive a killed driver. Closing it lets the
+    # server exit with the driver, and _die_with_parent takes the worker along (CPython internals).
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = None
+
+
+def _die_with_parent() -> None:
+    # PR_SET_PDEATHSIG: SIGKILL this worker when its parent (the forkserver) exits, which it
+    # does when the driver dies; Linux only, harmless elsewhere.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _kill(proc: Any) -> None:
+    if proc.pid is None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.is_alive():
+        proc.kill()
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        Path(path).unlink(missing_ok=True)
+
+
+def last_meaningful_line(text: str) -> str:
+    """What a dying worker said last: a fatal error, else an exception line, else the last line."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if line.startswith("Fatal Python error"):
+            return line
+    skip = ("Traceback", "Current thread", "Thread 0x", "Extension modules", "Stack (most recent", "  ", "\t")
+    for line in reversed(lines):
+        if not line.startswith(skip):
+            return line
+    return lines[-1].strip() if lines else ""
 
 
 def _exit_name(code: int | None) -> str:
@@ -90,6 +192,14 @@ def _exit_name(code: int | None) -> str:
         except ValueError:
             return f"signal {-code}"
     return f"exit {code}"
+
+
+def _crash_hint(name: str) -> str:
+    if name == "SIGKILL":
+        return "killed from outside, often by the out-of-memory killer: use a smaller size"
+    if name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):
+        return "the process crashed in native code; run with isolate=none under a debugger to see where"
+    return "the workload ended the process (sys.exit/os._exit); run with isolate=none to see where"
 
 
 def _failure(phase: str, error_type: str, message: str, hint: str) -> dict:

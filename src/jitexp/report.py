@@ -16,7 +16,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from .results import REPORT_DIR, RESULTS_CSV, job_result_files, load_results, write_atomic, write_csv
+from .results import (
+    REPORT_DIR, RESULTS_CSV, SweepState, gather_state, job_result_files, load_results, write_atomic, write_csv,
+)
 from .tables import (
     caveats, error_rows, errors_table, markdown_table, ok_rows, params_labels, rows_table, scaling_points,
     scaling_table, speedup_table, speedup_view, text_table,
@@ -85,7 +87,8 @@ def default_out(path: str | os.PathLike) -> Path:
 
 def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
     """Write the report of a job, sweep or results folder; returns the report folder."""
-    return write_report(load(path), out if out is not None else default_out(path), plots=plots, source=path)
+    return write_report(load(path), out if out is not None else default_out(path), plots=plots, source=path,
+                        state=sweep_state(path))
 
 
 def report_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -100,7 +103,7 @@ def report_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
                  source: str | os.PathLike | None = None,
-                 frames: dict[str, pd.DataFrame] | None = None) -> Path:
+                 frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None) -> Path:
     """Tables as CSV, plots as PNG and summary.md for the rows in df, all into out."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +116,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True
         from .plots import make_plots
 
         images = make_plots(df, frames["speedup"], out)
-    text = summary_markdown(df, frames, [p.name for p in images], source=source)
+    text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
     return out
 
@@ -131,17 +134,25 @@ def _write_text(path: Path, text: str) -> None:
 
 # ---- text ------------------------------------------------------------------------------
 
-def headline(df: pd.DataFrame) -> str:
-    """One line: how many rows, how many ok and failed, from how many jobs."""
+def headline(df: pd.DataFrame, state: SweepState | None = None) -> str:
+    """One line: how many rows, how many ok and failed, from how many jobs (and which never finished)."""
     n_ok, n_err = len(ok_rows(df)), len(error_rows(df))
+    if state is not None and state.n_jobs is not None:
+        return f"{state.describe(len(df))} ({n_ok} ok, {n_err} error)"
     jobs = df["job_num"].nunique() if "job_num" in df.columns else 0
     text = f"{len(df)} rows ({n_ok} ok, {n_err} error)"
     return text + (f" from {jobs} job{'s' if jobs != 1 else ''}" if jobs else "")
 
 
-def format_sweep_summary(df: pd.DataFrame) -> str:
+def sweep_state(path: str | os.PathLike) -> SweepState | None:
+    """The job list's view of a sweep folder (None for a file or a folder without one)."""
+    path = Path(path)
+    return gather_state(path, write=False)[1] if path.is_dir() else None
+
+
+def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> str:
     """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
-    parts = [f"jitexp: {headline(df)}", text_table(rows_table(df))]
+    parts = [f"jitexp: {headline(df, state)}", text_table(rows_table(df))] if len(df) else [f"jitexp: {headline(df, state)}"]
     notes = caveats(df)
     if notes:
         width = max(60, shutil.get_terminal_size((100, 24)).columns)
@@ -155,9 +166,9 @@ def format_sweep_summary(df: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame]) -> str:
+def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
     """What jitexp-report prints: the sweep summary, then scaling exponents and errors with hints."""
-    parts = [format_sweep_summary(df)]
+    parts = [format_sweep_summary(df, state)]
     if not frames["scaling"].empty:
         parts += ["", "scaling (growth exponent of median time over size)",
                   text_table(_scaling_view(frames["scaling"]))]
@@ -167,11 +178,14 @@ def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame]) ->
 
 
 def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: Sequence[str],
-                     source: str | os.PathLike | None = None) -> str:
+                     source: str | os.PathLike | None = None, state: SweepState | None = None) -> str:
     """summary.md: headline, tables, caveats, image links (relative) and the run's environment."""
     title = f"# jitexp report: `{Path(source).name}`" if source is not None else "# jitexp report"
     lines = [title, "", f"Source: `{source}`" if source is not None else "", "",
-             headline(df) + ".", ""]
+             headline(df, state) + ".", ""]
+    if state is not None and state.missing:
+        lines += ["## Jobs that never finished", "", "| job | overrides |", "|---:|---|",
+                  *[f"| {num} | `{ov}` |" for num, ov in state.missing], ""]
     lines += ["## Results", "", markdown_table(rows_table(df)), ""]
     if not frames["speedup"].empty:
         lines += ["## Speedup vs eager", "", SPEEDUP_NOTE, "",
@@ -281,15 +295,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise NoResultsError(
                 f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/")
         df = load(path)
+        state = sweep_state(path)
         out = Path(args.out) if args.out else default_out(path)
         frames = report_tables(df)
-        write_report(df, out, plots=not args.no_plots, source=path, frames=frames)
+        write_report(df, out, plots=not args.no_plots, source=path, frames=frames, state=state)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     if not args.quiet:
         print(f"jitexp-report: {path}\n")
-        print(format_terminal_report(df, frames))
+        print(format_terminal_report(df, frames, state))
         print()
     print(f"report: {out / 'summary.md'}")
     return 0

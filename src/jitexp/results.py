@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -13,12 +16,13 @@ RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
 CALLS_CSV = "calls.csv"
 PROCESSES_CSV = "processes.csv"
+JOBS_CSV = "jobs.csv"
 REPORT_DIR = "report"
 
 IDENTITY = [
     "workload", "mode", "size", "dtype", "static_argnums",
     # param_<name> columns are inserted here, one per workload param
-    "seed", "platform", "device_kind", "job_num", "overrides",
+    "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
 ]
 OUTCOME = ["status", "error_phase", "error_type", "error_message", "hint"]
 STEADY = [
@@ -29,7 +33,7 @@ STEADY = [
 ]
 SPREAD = [
     "n_processes", "ci_scope", "process_rel_spread", "process_median_min_s", "process_median_max_s",
-    "isolate", "modes",
+    "isolate", "modes", "measure_s",
 ]
 PAIRED = [
     "baseline_mode", "speedup", "speedup_ci_low", "speedup_ci_high", "verdict",
@@ -60,13 +64,21 @@ PROCESS_COLUMNS = [
 ]
 CALL_COLUMNS = ["job_num", "workload", "mode", "size", "call", "call_s", "compiles"]
 
+INT_COLUMNS = [
+    "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
+    "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
+]
 BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
     "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
-    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "jax_version", "jaxlib_version", "python_version",
-    "hostname", "cpu_model", "xla_flags", "timestamp",
+    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict",
+    "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",
+    "config_hash",
 ]
+
+
+KNOWN_NUMERIC = (set(COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS)) - set(TEXT_COLUMNS) - set(BOOL_COLUMNS)
 
 
 def ordered_columns(names: Iterable[str]) -> list[str]:
@@ -81,8 +93,15 @@ def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> p
     """Rows as a DataFrame with the given columns, by default every results.csv column in schema order."""
     frame = pd.DataFrame(list(rows))
     if columns is not None:
-        return frame.reindex(columns=list(columns))
-    return frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
+        frame = frame.reindex(columns=list(columns))
+    else:
+        frame = frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
+    for col in INT_COLUMNS:  # an integer column with a missing cell must not become 20.0
+        if col in frame.columns and pd.api.types.is_numeric_dtype(frame[col]) and not pd.api.types.is_bool_dtype(frame[col]):
+            values = frame[col].dropna()
+            if len(values) and (values == values.round()).all():
+                frame[col] = frame[col].astype("Int64")
+    return frame
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
@@ -104,7 +123,12 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
 def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -> Path:
     """Write a CSV atomically (see write_atomic)."""
     frame = data if isinstance(data, pd.DataFrame) else to_frame(data)
-    return write_atomic(path, frame.to_csv(index=False).encode("utf-8"))
+    return write_atomic(path, _csv_bytes(frame))
+
+
+def _csv_bytes(frame: pd.DataFrame) -> bytes:
+    # Text quoted (a lone carriage return in a message would otherwise split a row), "\n" line ends.
+    return frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").encode("utf-8")
 
 
 def job_result_files(root: str | os.PathLike) -> list[Path]:
@@ -122,22 +146,62 @@ def _job_sort_key(path: Path) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
+def read_text(path: str | os.PathLike) -> pd.DataFrame:
+    """A CSV exactly as written: every cell a string, nothing turned into NA ("NA", "007" stay)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+
+
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read one results-style CSV with jitexp's column types."""
-    return typed(pd.read_csv(path, keep_default_na=True))
+    return typed(read_text(path))
+
+
+_INT = re.compile(r"^-?\d+$")
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Cast known columns: text as str (missing as NA), booleans as nullable bool, the rest numeric."""
+    """Types for a frame of CSV text; an empty cell is missing.
+
+    Known text columns stay text, booleans become nullable booleans, known numeric columns
+    numbers (nullable integers when every cell is an integer). Other columns (param_<name>)
+    become numbers or booleans only when every cell reads back exactly as written, so a
+    param "007" stays "007".
+    """
     frame = frame.copy()
     for col in frame.columns:
+        values = frame[col]
+        if values.dtype != object and not pd.api.types.is_string_dtype(values):
+            continue  # already typed (rows built in memory)
+        text = values.astype("string").replace("", pd.NA)
+        filled = text.dropna()
         if col in TEXT_COLUMNS:
-            frame[col] = frame[col].astype("string")
+            frame[col] = text
         elif col in BOOL_COLUMNS:
-            frame[col] = frame[col].map(_to_bool).astype("boolean")
-        elif col in COLUMNS or col in SAMPLE_COLUMNS or col in CALL_COLUMNS or col in PROCESS_COLUMNS:
-            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+            frame[col] = text.map(_to_bool, na_action="ignore").astype("boolean")
+        elif col in KNOWN_NUMERIC:
+            frame[col] = _number(text, filled)
+        elif len(filled) and all(str(int(v)) == v for v in filled if _INT.match(v)) and filled.str.match(_INT).all():
+            frame[col] = text.astype("Int64")
+        elif len(filled) and filled.map(_float_round_trips).all():
+            frame[col] = pd.to_numeric(text).astype(float)
+        elif len(filled) and filled.isin(["True", "False"]).all():
+            frame[col] = text.map(_to_bool, na_action="ignore").astype("boolean")
+        else:
+            frame[col] = text
     return frame
+
+
+def _number(text: pd.Series, filled: pd.Series) -> pd.Series:
+    if len(filled) and filled.str.match(_INT).all():
+        return text.astype("Int64")
+    return pd.to_numeric(text, errors="coerce").astype(float)
+
+
+def _float_round_trips(value: str) -> bool:
+    try:
+        return repr(float(value)) == value
+    except ValueError:
+        return False
 
 
 def _to_bool(value):
@@ -153,51 +217,131 @@ def _to_bool(value):
     return bool(value)
 
 
-def is_stale(root: str | os.PathLike) -> bool:
-    """True when root has job folders and its gathered results.csv is missing, older than one of
-    them, or holds a different number of rows (a job folder was added or deleted)."""
-    root = Path(root)
-    gathered = root / RESULTS_CSV
-    jobs = job_result_files(root)
-    if not jobs or gathered in jobs:
-        return False
-    if not gathered.exists():
-        return True
-    if gathered.stat().st_mtime_ns < max(p.stat().st_mtime_ns for p in jobs):
-        return True
-    return len(pd.read_csv(gathered)) != sum(len(pd.read_csv(p)) for p in jobs)
+# ---- sweeps: the job list, what finished, the gathered file ---------------------------------
+
+@dataclass
+class SweepState:
+    """What a sweep folder holds against its job list (jobs.csv, written when the sweep starts)."""
+
+    n_jobs: int | None  # None: no job list (not a sweep, or another sweeper)
+    finished: list[int] = field(default_factory=list)
+    missing: list[tuple[int, str]] = field(default_factory=list)  # (job num, overrides) without rows
+    stale: list[str] = field(default_factory=list)  # folders left out: not jobs of this sweep
+
+    def describe(self, n_rows: int) -> str:
+        """`12 jobs: 9 rows, 3 never finished: #5 workload.fn=faults.abort, ...`"""
+        if self.n_jobs is None:
+            return f"{n_rows} row(s)"
+        text = f"{self.n_jobs} job{'s' if self.n_jobs != 1 else ''}: {n_rows} row{'s' if n_rows != 1 else ''}"
+        if self.missing:
+            shown = ", ".join(f"#{num} {ov}".rstrip() for num, ov in self.missing[:8])
+            more = f", ... ({len(self.missing) - 8} more)" if len(self.missing) > 8 else ""
+            text += f", {len(self.missing)} never finished: {shown}{more}"
+        if self.stale:
+            text += f"; left out (not jobs of this sweep): {', '.join(self.stale)}"
+        return text
+
+
+RUN_CONTROL = ("resume=", "fail_on_error=", "+resume=", "+fail_on_error=")
+
+
+def job_overrides(overrides: Sequence[str]) -> str:
+    """A job's overrides as one string, without the keys that steer a run but do not change a job."""
+    return " ".join(o for o in overrides if not o.startswith(RUN_CONTROL))
+
+
+def write_manifest(root: str | os.PathLike, jobs: Sequence[Sequence[str]]) -> Path:
+    """jobs.csv: every job of the sweep in order, with its overrides, before any job runs."""
+    rows = [{"job_num": i, "overrides": job_overrides(job)} for i, job in enumerate(jobs)]
+    return write_csv(pd.DataFrame(rows, columns=["job_num", "overrides"]), Path(root) / JOBS_CSV)
+
+
+def read_manifest(root: str | os.PathLike) -> dict[int, str] | None:
+    path = Path(root) / JOBS_CSV
+    if not path.is_file():
+        return None
+    frame = read_text(path)
+    return {int(n): o for n, o in zip(frame["job_num"], frame["overrides"])}
+
+
+def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
+    """Every job's rows below root as text, the job list's stale folders left out."""
+    manifest = read_manifest(root)
+    state = SweepState(n_jobs=len(manifest) if manifest is not None else None)
+    frames = []
+    for path in job_result_files(root):
+        frame = read_text(path)
+        if manifest is not None:
+            folder = path.parent.relative_to(root).as_posix()
+            num = int(folder) if folder.isdigit() else None
+            if num not in manifest or not (frame.get("overrides", pd.Series([""])) == manifest[num]).all():
+                state.stale.append(folder)
+                continue
+            state.finished.append(num)
+        if not frame.empty:
+            frames.append(frame)
+    if manifest is not None:
+        state.missing = [(n, o) for n, o in manifest.items() if n not in state.finished]
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS, dtype=str), state
+    frame = pd.concat(frames, ignore_index=True, sort=False).fillna("")
+    return frame.reindex(columns=ordered_columns(frame.columns), fill_value=""), state
 
 
 def gather(root: str | os.PathLike, *, write: bool = True) -> pd.DataFrame:
-    """Concatenate every job's results.csv below root into one frame (and root/results.csv)."""
+    """Every job's rows below root in one frame (and root/results.csv), cell for cell as the jobs wrote them."""
+    frame, _ = gather_state(root, write=write)
+    return frame
+
+
+def gather_state(root: str | os.PathLike, *, write: bool = True) -> tuple[pd.DataFrame, SweepState]:
+    """gather() and the sweep's state: how many jobs, which never finished, which folders were left out."""
     root = Path(root)
-    frames = [pd.read_csv(p) for p in job_result_files(root)]
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        return typed(pd.DataFrame(columns=COLUMNS))
-    frame = pd.concat(frames, ignore_index=True, sort=False)
-    frame = frame.reindex(columns=ordered_columns(frame.columns))
-    if write:
-        write_csv(frame, root / RESULTS_CSV)
-    return typed(frame)
+    frame, state = _gathered(root)
+    if write and (not frame.empty or state.n_jobs is not None):
+        data = _csv_bytes(frame)
+        target = root / RESULTS_CSV
+        if not target.is_file() or target.read_bytes() != data:
+            write_atomic(target, data)
+    return typed(frame), state
 
 
 def load_results(path: str | os.PathLike) -> pd.DataFrame:
-    """One row per case from a job dir, a sweep dir, any folder of job dirs, or a results.csv.
+    """One row per case and mode from a job dir, a sweep dir, any folder of job dirs, or a results.csv.
 
-    A folder's gathered results.csv is rebuilt from the job folders below it when missing or
-    stale, so an interrupted sweep still loads what finished.
+    A folder with job folders below it is gathered afresh (and its results.csv rewritten when
+    that changes it), so an interrupted sweep still loads what finished; rows of folders that
+    are not jobs of the sweep's job list are left out.
     """
     path = Path(path)
     if path.is_file():
         return read_csv(path)
     if not path.is_dir():
         raise FileNotFoundError(f"no results at {path}: not a folder or a CSV file")
-    if is_stale(path):
+    jobs = job_result_files(path)
+    if jobs and jobs != [path / RESULTS_CSV]:
         return gather(path)
     if (path / RESULTS_CSV).exists():
         return read_csv(path / RESULTS_CSV)
     raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
+
+
+JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV)
+
+
+def clear_job(folder: str | os.PathLike) -> None:
+    """Remove the CSVs an earlier run left in a job folder, so they cannot pass for this run's."""
+    for name in JOB_FILES:
+        (Path(folder) / name).unlink(missing_ok=True)
+
+
+def is_complete(folder: str | os.PathLike, digest: str) -> bool:
+    """Whether a job folder holds rows of a job with this config hash (resume skips it then)."""
+    path = Path(folder) / RESULTS_CSV
+    if not path.is_file():
+        return False
+    frame = read_text(path)
+    return len(frame) > 0 and "config_hash" in frame.columns and (frame["config_hash"] == digest).all()
 
 
 def write_job(result, folder: str | os.PathLike) -> None:

@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .config import ExperimentConfig, from_dict, validate
-from .env import load_avg
+from .config import ExperimentConfig, from_dict, input_bytes, validate
+from .env import available_memory, load_avg
 from .errors import ConfigError, qualified_name
 from .processes import Task, run_worker
 from .stats import (
@@ -60,6 +60,7 @@ class JobResult:
 def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "") -> JobResult:
     """Measure one case in its modes; config mistakes raise ConfigError, failures become error rows."""
     cfg = validate(cfg) if isinstance(cfg, ExperimentConfig) else from_dict(cfg)
+    check_memory(cfg)
     load_start = load_avg()
     processes, stop_reason = collect(cfg)
     first = processes[0]
@@ -70,7 +71,7 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     base.update(platform=first.get("platform"), device_kind=first.get("device_kind"),
                 load_avg_start=load_start, **first.get("environment", {}),
                 cpu_async_dispatch=first.get("cpu_async_dispatch"), isolate=cfg.isolate,
-                modes=",".join(cfg.mode.names))
+                modes=",".join(cfg.mode.names), measure_s=sum(r.get("measure_s", 0.0) for r in processes))
     rows = mode_rows(cfg, processes, stop_reason, base)
     base_load_end = load_avg()
     for row in rows:
@@ -78,6 +79,14 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
         if row["status"] == "ok":
             row.update(instability(row))
     return JobResult(rows, *_long_rows(rows, processes))
+
+
+def check_memory(cfg: ExperimentConfig) -> None:
+    """Refuse, before anything is allocated, a job whose inputs cannot fit in available memory."""
+    need, available = input_bytes(cfg), available_memory()
+    if available is not None and need > available:
+        raise ConfigError("size", cfg.size, f"the inputs need about {need / 2**30:.1f} GiB to build, "
+                                            f"and {available / 2**30:.1f} GiB of memory is available")
 
 
 def collect(cfg: ExperimentConfig) -> tuple[list[dict], str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mappi
 
 import numpy as np
 
+from .errors import interrupted
 from .stats import summarize
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], polic
                 last[mode] = blocks[mode](calls[mode]())
             number[mode] = calibrate(calls[mode], blocks[mode], policy.min_sample_time_s)
         except Exception as exc:  # the mode fails; the others are still measured
+            if interrupted(exc):
+                raise KeyboardInterrupt from exc
             errors[mode] = exc
     live = [m for m in modes if m not in errors]
     samples: dict[str, list[float]] = {m: [] for m in live}
@@ -113,6 +116,8 @@ def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], polic
                     with sampling(mode) if sampling else nullcontext():
                         per_call, last[mode] = time_calls(calls[mode], number[mode], blocks[mode])
                 except Exception as exc:
+                    if interrupted(exc):
+                        raise KeyboardInterrupt from exc
                     errors[mode] = exc
                     continue
                 samples[mode].append(per_call)

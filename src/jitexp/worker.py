@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import jax
 import numpy as np
 
-from . import workloads
+from . import compiles, workloads
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import environment, jax_flag
@@ -29,19 +30,38 @@ from .timing import dispatch_times, measure_rounds, rotation
 TOLERANCE = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}
 
 
+_conn: Any = None
+
+
 def entry(task: Task, conn: Any) -> None:
-    """Worker-process entry point: measure, send the plain result through conn."""
+    """Worker-process entry point: measure, reporting each phase, then send the plain result through conn."""
+    global _conn
     if task.sys_path:
         sys.path[:] = task.sys_path
     if task.cwd:
         os.chdir(task.cwd)
-    conn.send(measure_process(task))
+    _conn = conn
+    compiles.on_event = report
+    try:
+        result = measure_process(task)
+    except KeyboardInterrupt:  # raised inside the workload (a callback): the driver stops the run
+        conn.send(("interrupt", None))
+        return
+    compiles.on_event = None
+    conn.send(("result", result))
     conn.close()
+
+
+def report(phase_name: str) -> None:
+    """Tell the driver which phase this worker is in (a timeout or crash row names it)."""
+    if _conn is not None:
+        _conn.send(("phase", phase_name))
 
 
 def measure_process(task: Task) -> dict:
     """Every phase of one process's measurement; failures become error dicts, never exceptions."""
     cfg = task.cfg
+    started = time.perf_counter()
     result: dict[str, Any] = {"process": task.process, "modes": {}, "error": None, "config_error": None}
     try:
         fn = workloads.import_fn(cfg.workload.fn)
@@ -55,6 +75,7 @@ def measure_process(task: Task) -> dict:
         warm_backend(device)
         result["environment"] = environment()
         try:
+            report("inputs")
             with phase("inputs"):
                 args = workloads.build_args(cfg, device)
         except PhaseError as exc:
@@ -62,6 +83,7 @@ def measure_process(task: Task) -> dict:
             return result
         w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums)
         _measure_modes(task, w, result["modes"])
+    result["measure_s"] = time.perf_counter() - started
     return result
 
 
@@ -72,6 +94,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
     for position, mode in enumerate(order):
         if position > 0 or not task.fresh:
             jax.clear_caches()  # each mode's first call pays its own compiles
+        report("execute" if mode == "eager" else "trace")
         try:
             c = cold_call(w, mode, max(task.calls, 1))
         except PhaseError as exc:
@@ -90,9 +113,11 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
             if mode == "eager":
                 continue
             try:
+                report("compile")
                 with phase("compile"):
                     row.update(cost_of(w))
                 if cfg.check:
+                    report("check")
                     with phase("check"):
                         if reference is None:
                             reference = jax.block_until_ready(w.fn(*w.args))
@@ -100,6 +125,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
             except PhaseError as exc:
                 out[mode] = {"error": error_fields(exc.phase, exc.cause)}
     live = {m: c for m, c in cold.items() if out[m]["error"] is None}
+    report("execute")
     counters = {m: CompileCounter() for m in live}
     rounds = measure_rounds({m: c.call for m, c in live.items()}, {m: c.block for m, c in live.items()}, t,
                             shift=task.process, sampling=counters.__getitem__)

@@ -1,0 +1,51 @@
+"""A sweep through a real SLURM cluster (hydra/launcher=jitexp_slurm); runs when `sinfo` shows a node.
+
+Start one on a Debian machine with `sudo bash scripts/slurm_cluster.sh` (.ci/run does).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import read, run_cli
+
+pytestmark = pytest.mark.slurm
+
+
+def slurm_answers() -> bool:
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return False
+    try:
+        states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(s in states for s in ("idle", "mix", "alloc"))
+
+
+def submitit_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
+
+
+@pytest.mark.skipif(not slurm_answers(), reason="no SLURM cluster answers (scripts/slurm_cluster.sh starts one)")
+@pytest.mark.skipif(not submitit_installed(), reason="needs the slurm extra (hydra-submitit-launcher)")
+def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
+    (tmp_path / "faults.py").write_text("import os\nimport jax.numpy as jnp\n\n"
+                                        "def ok(x):\n    return jnp.sin(x)\n\n"
+                                        "def aborts(x):\n    os.abort()\n")
+    out = tmp_path / "sweep"
+    proc = run_cli(["-m", "hydra/launcher=jitexp_slurm", "hydra.launcher.partition=debug", "mode=jit", "timing=quick",
+                    "workload=custom", "workload.args=[{shape:[4]}]", "workload.fn=faults.ok,faults.aborts,faults.ok",
+                    f"hydra.sweep.dir={out}"], cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    df = read(out / "results.csv")
+    assert list(df["workload"]) == ["ok", "aborts", "ok"]
+    assert list(df["status"]) == ["ok", "error", "ok"] and df.loc[1, "error_type"] == "SIGABRT"
+    assert "3 jobs: 3 rows" in proc.stdout
+    script = next(out.glob(".submitit/*/*submission.sh")).read_text()
+    assert "#SBATCH --exclusive" in script and "#SBATCH --ntasks-per-node=1" in script
+    assert "#SBATCH --time=4" in script  # (timing.job_time_s + timing.timeout_s) / 60, rounded up, + 1

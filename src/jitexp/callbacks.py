@@ -43,11 +43,16 @@ class GatherResults(Callback):
             write_manifest(root, jobs)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from .report import format_sweep_summary
-        from .results import RESULTS_CSV, gather_state
-
-        root = Path(config.hydra.sweep.dir)
-        frame, state = gather_state(root)
-        print(format_sweep_summary(frame, state))
-        print(f"\n{state.describe(len(frame))}; gathered in {root / RESULTS_CSV}")
+        frame, state = gather_and_summarise(Path(config.hydra.sweep.dir))
         current.update(ended=True, state=state, n_errors=int((frame["status"] == "error").sum()) if len(frame) else 0)
+
+
+def gather_and_summarise(root: Path) -> tuple[Any, Any]:
+    """Write the sweep's gathered results.csv and print its summary: rows, jobs that never finished."""
+    from .report import format_sweep_summary
+    from .results import RESULTS_CSV, gather_state
+
+    frame, state = gather_state(root)
+    print(format_sweep_summary(frame, state))
+    print(f"\n{state.describe(len(frame))}; gathered in {root / RESULTS_CSV}")
+    return frame, state

@@ -19,7 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from .config import ExperimentConfig, from_dict, register_configs
-from .errors import ConfigError, first_line
+from .errors import ConfigError
 
 log = logging.getLogger("jitexp")
 CONFIG_MODULE = "jitexp.conf"
@@ -136,10 +136,12 @@ def main() -> None:
         _job()
     except KeyboardInterrupt:
         sys.exit(_stopped("interrupted (Ctrl-C)", 130))
-    except Exception as exc:
-        if type(exc).__name__ != "UncompletedJobError" or os.environ.get("HYDRA_FULL_ERROR") == "1":
+    except SystemExit:
+        # Hydra turns a launcher's exception (submitit's UncompletedJobError when a job died on
+        # its node) into a message and exit 1; the jobs that finished still get gathered.
+        if callbacks.current.get("root") is None or callbacks.current.get("ended"):
             raise
-        sys.exit(_stopped(f"a job died on the launcher ({first_line(exc)})", 1))
+        sys.exit(_stopped("the launcher failed (see above)", 1))
     ended = callbacks.current
     if ended.get("ended"):
         state = ended["state"]
@@ -154,10 +156,5 @@ def _stopped(why: str, code: int) -> int:
     root = callbacks.current.get("root")
     print(f"\njitexp: {why}", file=sys.stderr)
     if root is not None and not callbacks.current.get("ended"):
-        from .report import format_sweep_summary
-        from .results import RESULTS_CSV, gather_state
-
-        frame, state = gather_state(root)
-        print(format_sweep_summary(frame, state))
-        print(f"\n{state.describe(len(frame))}; gathered in {root / RESULTS_CSV}")
+        callbacks.gather_and_summarise(root)
     return code

@@ -37,8 +37,8 @@ def _job(cfg: DictConfig) -> None:
     overrides = job_overrides(OmegaConf.to_container(hc.overrides.task, resolve=False))
     out_dir = Path(hc.runtime.output_dir)
     digest = config_hash(cfg)
-    progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
     if cfg.get("resume") and is_complete(out_dir, digest):
+        progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
         log.info(f"{progress}job #{job_num} ({overrides}) already complete for this config: skipped")
         return
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
@@ -57,6 +57,7 @@ def _job(cfg: DictConfig) -> None:
     for row in result.rows:
         row["config_hash"] = digest
     write_job(result, out_dir)
+    progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
     log.info(progress + job_summary(result.rows))
     if not multirun:
         print(f"results: {out_dir}/ (next: jitexp-report {out_dir})")
@@ -89,8 +90,8 @@ def _progress(sweep_dir: Path, job_num: int) -> str:
         return ""
     elapsed = max(0.0, time.time() - (sweep_dir / JOBS_CSV).stat().st_mtime)
     done = job_num + 1
-    left = elapsed / max(job_num, 1) * (len(jobs) - done) if job_num else None
-    eta = f", ~{left:.0f} s left" if left is not None else ""
+    left = elapsed / done * (len(jobs) - done)
+    eta = f", ~{left:.0f} s left" if done < len(jobs) else ""
     return f"[{done}/{len(jobs)} {elapsed:.0f} s{eta}] "
 
 

@@ -132,18 +132,28 @@ def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
     out = faults / "sweep"
     first = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=4,8,16", f"hydra.sweep.dir={out}"], cwd=faults)
     assert first.returncode == 0, first.stderr[-2000:]
-    stamp = (out / "0" / "results.csv").stat().st_mtime_ns
-    again = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=4,8,16,32", "resume=true", f"hydra.sweep.dir={out}"],
-                    cwd=faults)
+    stamp = (out / "0" / "samples.csv").stat().st_mtime_ns
+    median = read(out / "0" / "results.csv").loc[0, "median_s"]
+    again = run_cli(["-m", *BASE, "size=4,8,16,32", "workload.fn=faults.ok", "resume=true", f"hydra.sweep.dir={out}"],
+                    cwd=faults)  # the same jobs spelled in another order: same config, so skipped
     assert again.returncode == 0, again.stderr[-2000:]
     log = again.stdout + again.stderr
     assert "job #0" in log and "already complete" in log and log.count("already complete") == 3
-    assert (out / "0" / "results.csv").stat().st_mtime_ns == stamp
+    assert (out / "0" / "samples.csv").stat().st_mtime_ns == stamp  # not measured again
+    assert read(out / "0" / "results.csv").loc[0, "median_s"] == median
     assert sorted(read(out / "results.csv")["size"]) == [4, 8, 16, 32]
     fewer = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=64", f"hydra.sweep.dir={out}"], cwd=faults)
     assert fewer.returncode == 0, fewer.stderr[-2000:]
     assert list(read(out / "results.csv")["size"]) == [64]  # folders 1-3 are from another sweep
     assert "left out (not jobs of this sweep): 1, 2, 3" in fewer.stdout
+
+
+def test_job_folders_with_names_of_their_own_are_gathered(faults):
+    out = faults / "sweep"
+    proc = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=4,8", f"hydra.sweep.dir={out}",
+                    "hydra.sweep.subdir=size_${size}"], cwd=faults)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(read(out / "results.csv")["size"]) == [4, 8] and "2 jobs: 2 rows" in proc.stdout
 
 
 def test_exit_codes(faults):

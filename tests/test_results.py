@@ -18,10 +18,14 @@ WORDS = st.one_of(TEXT, NASTY)
 
 
 def _reads_as_number_or_bool(text: str) -> bool:
-    try:
-        return str(int(text)) == text or repr(float(text)) == text
-    except ValueError:
-        return text in ("True", "False")
+    for kind, show in ((int, str), (float, repr)):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if show(value) == text and value == value and abs(value) != float("inf"):
+            return True
+    return text in ("True", "False")
 
 
 # A param column is typed by its cells: one whose cells all read back as numbers is numeric (by design).

@@ -37,7 +37,7 @@ def _job(cfg: DictConfig) -> None:
     overrides = job_overrides(OmegaConf.to_container(hc.overrides.task, resolve=False))
     out_dir = Path(hc.runtime.output_dir)
     digest = config_hash(cfg)
-    if cfg.get("resume") and is_complete(out_dir, digest):
+    if cfg.get("resume") and is_complete(out_dir, digest, job_num, overrides):
         progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
         log.info(f"{progress}job #{job_num} ({overrides}) already complete for this config: skipped")
         return

@@ -91,6 +91,8 @@ def run_worker(task: Task, timeout_s: float) -> dict:
     finally:
         if outcome != "ok":
             _kill(proc)
+        proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
+        _kill(proc)
         proc.join()
         receive.close()
         stderr = _read_and_remove(task.stderr_path)
@@ -105,7 +107,7 @@ def run_worker(task: Task, timeout_s: float) -> dict:
     else:
         name = _exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = _failure(phase if phase != "start" else "inputs", name, line, _crash_hint(name))
+        error = _failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
     return {"process": task.process, "modes": {}, "config_error": None, "error": error}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 import tempfile
@@ -199,9 +200,10 @@ def _number(text: pd.Series, filled: pd.Series) -> pd.Series:
 
 def _float_round_trips(value: str) -> bool:
     try:
-        return repr(float(value)) == value
+        number = float(value)
     except ValueError:
         return False
+    return math.isfinite(number) and repr(number) == value  # jitexp writes NaN as an empty cell: "nan" is text
 
 
 def _to_bool(value):
@@ -273,7 +275,7 @@ def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
         frame = read_text(path)
         if manifest is not None:
             folder = path.parent.relative_to(root).as_posix()
-            num = int(folder) if folder.isdigit() else None
+            num = int(folder) if folder.isdigit() else _job_num(frame)  # hydra.sweep.subdir may be any name
             if num not in manifest or not (frame.get("overrides", pd.Series([""])) == manifest[num]).all():
                 state.stale.append(folder)
                 continue
@@ -286,6 +288,11 @@ def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
         return pd.DataFrame(columns=COLUMNS, dtype=str), state
     frame = pd.concat(frames, ignore_index=True, sort=False).fillna("")
     return frame.reindex(columns=ordered_columns(frame.columns), fill_value=""), state
+
+
+def _job_num(frame: pd.DataFrame) -> int | None:
+    nums = set(frame.get("job_num", pd.Series(dtype=str)))
+    return int(nums.pop()) if len(nums) == 1 and all(n.isdigit() for n in nums) else None
 
 
 def gather(root: str | os.PathLike, *, write: bool = True) -> pd.DataFrame:
@@ -335,21 +342,30 @@ def clear_job(folder: str | os.PathLike) -> None:
         (Path(folder) / name).unlink(missing_ok=True)
 
 
-def is_complete(folder: str | os.PathLike, digest: str) -> bool:
-    """Whether a job folder holds rows of a job with this config hash (resume skips it then)."""
+def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides: str) -> bool:
+    """Whether a job folder holds rows of a job with this config hash (resume skips it then).
+
+    The rows are relabelled with this sweep's job number and overrides, which may be spelled
+    differently for the same config (another order, a default written out).
+    """
     path = Path(folder) / RESULTS_CSV
     if not path.is_file():
         return False
     frame = read_text(path)
-    return len(frame) > 0 and "config_hash" in frame.columns and (frame["config_hash"] == digest).all()
+    if not (len(frame) > 0 and "config_hash" in frame.columns and (frame["config_hash"] == digest).all()):
+        return False
+    if not ((frame.get("overrides") == overrides).all() and (frame.get("job_num") == str(job_num)).all()):
+        frame["overrides"], frame["job_num"] = overrides, str(job_num)
+        write_atomic(path, _csv_bytes(frame))
+    return True
 
 
 def write_job(result, folder: str | os.PathLike) -> None:
     """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
     folder = Path(folder)
-    write_csv(to_frame(result.rows), folder / RESULTS_CSV)
     for rows, columns, name in ((result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
                                 (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
                                 (result.calls, CALL_COLUMNS, CALLS_CSV)):
         if rows:
             write_csv(to_frame(rows, columns), folder / name)
+    write_csv(to_frame(result.rows), folder / RESULTS_CSV)  # last: its presence marks the job complete

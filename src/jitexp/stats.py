@@ -110,7 +110,10 @@ def hierarchical_medians(groups, n_resamples: int = N_RESAMPLES, seed: int = 0) 
         rows = rng.integers(0, a.shape[0], size=(n_resamples, a.shape[0]))
         inner[i] = np.median(a[rows], axis=1)
     picked = rng.integers(0, n_proc, size=(n_resamples, n_proc))
-    return np.median(inner[picked, np.arange(n_resamples)[:, None]], axis=1)
+    # Draw j of replicate b takes the process's inner resample (b + j) mod B, so a process drawn
+    # twice in one replicate brings two different resamples of its rounds.
+    slot = (np.arange(n_resamples)[:, None] + np.arange(n_proc)[None, :]) % n_resamples
+    return np.median(inner[picked, slot], axis=1)
 
 
 def point_medians(groups) -> np.ndarray:

@@ -94,8 +94,9 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
     for case_values, case in ok.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, _as_tuple(case_values)))
         paired_rows = case[_column(case, "speedup").notna()]
-        for (mode, variant), rows in _variants(paired_rows):
-            records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
+        for _, against in paired_rows.groupby(_text(paired_rows, "baseline_mode"), sort=False):
+            for (mode, variant), rows in _variants(against):
+                records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
         eager = case[_flag(case, "mode", EAGER)]
         unpaired = case[~_flag(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
         if eager.empty:

@@ -41,13 +41,11 @@ def entry(task: Task, conn: Any) -> None:
     if task.cwd:
         os.chdir(task.cwd)
     _conn = conn
-    compiles.on_event = report
     try:
         result = measure_process(task)
     except KeyboardInterrupt:  # raised inside the workload (a callback): the driver stops the run
         conn.send(("interrupt", None))
         return
-    compiles.on_event = None
     conn.send(("result", result))
     conn.close()
 
@@ -95,11 +93,14 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
         if position > 0 or not task.fresh:
             jax.clear_caches()  # each mode's first call pays its own compiles
         report("execute" if mode == "eager" else "trace")
+        compiles.on_event = report if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
             c = cold_call(w, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = {"error": error_fields(exc.phase, exc.cause)}
             continue
+        finally:
+            compiles.on_event = None
         cold[mode] = c
         out[mode] = {"error": None, "cold_position": position, "first_call_s": c.first_call_s,
                      "trace_s": c.trace_s, "lower_s": c.lower_s, "compile_s": c.compile_s,
@@ -137,7 +138,11 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
                    compiles_during_timing=counters[mode].count)
         if task.extras:
             c = live[mode]
-            row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+            try:
+                with phase("execute"):
+                    row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+            except PhaseError as exc:
+                out[mode] = {"error": error_fields(exc.phase, exc.cause)}
 
 
 def finite(out: Any) -> bool:

@@ -168,3 +168,15 @@ def test_hierarchical_bootstrap_is_deterministic_and_checks_input():
     assert np.array_equal(hierarchical_medians(groups, seed=7), hierarchical_medians(groups, seed=7))
     with pytest.raises(ValueError):
         hierarchical_medians([np.ones((0, 2))])
+
+
+def test_instability_reasons_read_cleanly():
+    from jitexp.runner import instability
+
+    row = {"median_s": 1.0, "process_median_min_s": 0.9, "process_median_max_s": 1.1, "n_processes": 5,
+           "process_rel_spread": 0.1004, "within_process_rel_spread": 0.05, "compiles_during_timing": 0,
+           "cpu_count": 2, "load_avg_start": 0.5, "load_avg_end": 0.5}
+    flagged = instability(row)
+    assert flagged["unstable"] and flagged["unstable_reason"] == "process medians spread 10.0% (robust cv; limit 10%)"
+    calm = instability({**row, "process_rel_spread": 0.05})
+    assert calm == {"unstable": False, "unstable_reason": ""}

@@ -235,6 +235,12 @@ def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
             "break_even_calls": calls, "ahead_until_calls": ahead}
 
 
+def _pct(value: float, limit: float) -> str:
+    """A percentage that never reads as equal to the limit it exceeds (10.4% rather than 10%)."""
+    text = f"{value:.0%}"
+    return text if text != f"{limit:.0%}" else f"{value:.1%}"
+
+
 def instability(row: dict) -> dict:
     """Flag a steady state that may not be one, with pyperf's thresholds; the reasons say why."""
     reasons = []
@@ -242,14 +248,14 @@ def instability(row: dict) -> dict:
         reasons.append(f"{row['compiles_during_timing']} compile(s) while timed")
     spread = row.get("process_rel_spread", math.nan)
     if row.get("n_processes", 0) >= 3 and spread > MAX_SPREAD:
-        reasons.append(f"process medians spread {spread:.0%} (robust cv; limit {MAX_SPREAD:.0%})")
+        reasons.append(f"process medians spread {_pct(spread, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})")
     median = row["median_s"]
     extreme = max(row["process_median_max_s"] / median - 1, 1 - row["process_median_min_s"] / median)
     if row.get("n_processes", 0) >= 2 and extreme > MAX_EXTREME:
-        reasons.append(f"a process median lies {extreme:.0%} from the median (limit {MAX_EXTREME:.0%})")
+        reasons.append(f"a process median lies {_pct(extreme, MAX_EXTREME)} from the median (limit {MAX_EXTREME:.0%})")
     within = row.get("within_process_rel_spread", math.nan)
     if within > MAX_SPREAD:
-        reasons.append(f"samples within a process spread {within:.0%} (robust cv; limit {MAX_SPREAD:.0%})")
+        reasons.append(f"samples within a process spread {_pct(within, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})")
     cpus = row.get("cpu_count") or 1
     load = max(row.get("load_avg_start") or 0, row.get("load_avg_end") or 0)
     if load > cpus:

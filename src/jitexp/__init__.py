@@ -21,6 +21,7 @@ _LAZY = {
     "compose": "cli",
     "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
     "make_report": "report", "format_sweep_summary": "report",
+    "compare": "comparison",
 }
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .cli import compose
+    from .comparison import compare
     from .report import format_sweep_summary, make_report
     from .results import load_results
     from .runner import JobResult, run

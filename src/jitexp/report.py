@@ -17,7 +17,7 @@ from typing import Sequence
 import pandas as pd
 
 from .results import (
-    REPORT_DIR, RESULTS_CSV, SweepState, gather_state, job_result_files, load_results, write_atomic, write_csv,
+    REPORT_DIR, SweepState, gather_state, job_result_files, load_results, write_atomic, write_csv,
 )
 from .tables import (
     caveats, error_rows, errors_table, markdown_table, ok_rows, params_labels, rows_table, scaling_points,

@@ -10,33 +10,20 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 log = logging.getLogger("jitexp")
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
 
 # The sweep the driver runs now and how it ended, for cli.main (Ctrl-C, exit codes).
 current: dict[str, Any] = {}
-
-
-def sweep_jobs(config: DictConfig) -> list[list[str]] | None:
-    """Every job's overrides, in order, as the basic sweeper expands them (None for other sweepers)."""
-    if config.hydra.sweeper.get("_target_") != BASIC_SWEEPER:
-        return None
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
-    task = list(OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
-    parsed = OverridesParser.create().parse_overrides(params + task)
-    return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
 class GatherResults(Callback):
     """jobs.csv when a multirun starts; hydra.sweep.dir/results.csv and a one-screen summary when it ends."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from .preflight import sweep_jobs
         from .results import write_manifest
 
         root = Path(config.hydra.sweep.dir)
-        jobs = sweep_jobs(config)
+        jobs = sweep_jobs(config.hydra.sweeper, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
         current.clear()
         current.update(root=root, fail_on_error=bool(config.get("fail_on_error", False)), ended=False)
         if jobs is not None:

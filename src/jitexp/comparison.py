@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .results import PROCESSES_CSV, RESULTS_CSV, SAMPLES_CSV, job_result_files, read_csv, write_atomic, write_csv
-from .stats import hierarchical_medians, percentile_ci
+from .stats import hierarchical_medians, percentile_ci, point_medians
 
 METRICS = ("steady", "first_call", "compile")
 # Changes within 5% are noise here: the paired speedup of one preset moved by 5-10% between
@@ -123,7 +123,7 @@ def metric_row(metric: str, base: list, new: list, threshold: float, alpha: floa
     boot_b = hierarchical_medians(groups_b, seed=2)[:, 0]
     per_a = [float(np.median(v)) for v in base] if steady else list(map(float, base))
     per_b = [float(np.median(v)) for v in new] if steady else list(map(float, new))
-    med_a, med_b = float(np.median(per_a)), float(np.median(per_b))
+    med_a, med_b = float(point_medians(groups_a)[0]), float(point_medians(groups_b)[0])
     ratio = med_b / med_a if med_a > 0 else math.nan
     lo, hi = percentile_ci(boot_b / boot_a)
     p = float(mannwhitneyu(per_a, per_b, alternative="two-sided").pvalue) if len(per_a) > 1 or len(per_b) > 1 else 1.0

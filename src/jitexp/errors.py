@@ -45,6 +45,17 @@ class phase:
         return False
 
 
+def failure(phase_name: str, error_type: str, message: str, hint: str) -> dict:
+    """The outcome columns of a failed case."""
+    return {"status": "error", "error_phase": phase_name, "error_type": error_type, "error_message": message,
+            "hint": hint}
+
+
+def error_fields(phase_name: str, exc: BaseException) -> dict:
+    """The outcome columns of a case that failed with `exc` in a phase."""
+    return failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc))
+
+
 def qualified_name(cls: type) -> str:
     """`jax.errors.TracerBoolConversionError`, `ValueError`: the public name of an exception class.
 

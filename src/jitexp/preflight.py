@@ -125,16 +125,13 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) ->
             return [_validated(hydra, base, parsed, arity=True, arity_cache={})]
     base = _compose(hydra, texts, parsed, run_mode="MULTIRUN")
     _check_output_dir("hydra.sweep.dir", base, "sweep")
-    if base.hydra.sweeper.get("_target_") != BASIC_SWEEPER:
+    task = [o.input_line for o in parsed if not o.is_hydra_override()]
+    batches = sweep_jobs(base.hydra.sweeper, task, hydra.config_loader)
+    if batches is None:
         return []  # another sweeper's grammar (ranges, intervals) is its own to expand and check
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    params = [f"{k}={v}" for k, v in (base.hydra.sweeper.params or {}).items()]
-    task = [o.input_line for o in parsed if not o.is_hydra_override()]
     parser = OverridesParser.create(config_loader=hydra.config_loader)
-    sweep = _parse_with(parser, params + task)
-    batches = BasicSweeper.split_arguments(sweep, None)[0]
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
     arity_cache: dict = {}
     jobs = []
@@ -143,6 +140,18 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) ->
         cfg = _compose(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
         jobs.append(_validated(hydra, cfg, job_parsed, arity=True, arity_cache=arity_cache))
     return jobs
+
+
+def sweep_jobs(sweeper: DictConfig, task: Sequence[str], config_loader: Any = None) -> list[list[str]] | None:
+    """Every job's task overrides, in order, as the basic sweeper expands them (None for another sweeper)."""
+    if sweeper.get("_target_") != BASIC_SWEEPER:
+        return None
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = [f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()]
+    parsed = _parse_with(OverridesParser.create(config_loader=config_loader), params + list(task))
+    return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
 def _mode(hydra: Any, texts: list[str]) -> Any:

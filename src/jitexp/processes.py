@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ExperimentConfig
+from .errors import failure
 
 PRELOAD = ["jitexp.worker"]
 _context: Any = None
@@ -102,12 +103,12 @@ def run_worker(task: Task, timeout_s: float) -> dict:
             sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
         return result
     if outcome == "timeout":
-        error = _failure("timeout" if phase == "start" else phase, "Timeout",
+        error = failure("timeout" if phase == "start" else phase, "Timeout",
                          f"no result after timing.timeout_s={timeout_s:g} s", "raise timing.timeout_s, or use a smaller size")
     else:
         name = _exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = _failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
+        error = failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
     return {"process": task.process, "modes": {}, "config_error": None, "error": error}
 
 
@@ -202,7 +203,3 @@ def _crash_hint(name: str) -> str:
     if name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):
         return "the process crashed in native code; run with isolate=none under a debugger to see where"
     return "the workload ended the process (sys.exit/os._exit); run with isolate=none to see where"
-
-
-def _failure(phase: str, error_type: str, message: str, hint: str) -> dict:
-    return {"status": "error", "error_phase": phase, "error_type": error_type, "error_message": message, "hint": hint}

@@ -181,7 +181,7 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
             frame[col] = text.map(_to_bool, na_action="ignore").astype("boolean")
         elif col in KNOWN_NUMERIC:
             frame[col] = _number(text, filled)
-        elif len(filled) and all(str(int(v)) == v for v in filled if _INT.match(v)) and filled.str.match(_INT).all():
+        elif len(filled) and filled.map(_int_round_trips).all():
             frame[col] = text.astype("Int64")
         elif len(filled) and filled.map(_float_round_trips).all():
             frame[col] = pd.to_numeric(text).astype(float)
@@ -196,6 +196,10 @@ def _number(text: pd.Series, filled: pd.Series) -> pd.Series:
     if len(filled) and filled.str.match(_INT).all():
         return text.astype("Int64")
     return pd.to_numeric(text, errors="coerce").astype(float)
+
+
+def _int_round_trips(value: str) -> bool:
+    return bool(_INT.match(value)) and str(int(value)) == value  # "007" and "-0" stay text
 
 
 def _float_round_trips(value: str) -> bool:

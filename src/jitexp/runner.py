@@ -15,7 +15,7 @@ import numpy as np
 
 from .config import ExperimentConfig, from_dict, input_bytes, validate
 from .env import available_memory, load_avg
-from .errors import ConfigError, qualified_name
+from .errors import ConfigError, failure, qualified_name
 from .processes import Task, run_worker
 from .stats import (
     break_even, hierarchical_medians, median_ci, percentile_ci, point_medians, robust_cv, summarize,
@@ -315,7 +315,6 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     for mode in modes:
         row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
                         pick("seed"), job_num, overrides)
-        row.update(status="error", error_phase="config", error_type=qualified_name(type(error)),
-                   error_message=str(error), hint=f"fix {error.key}")
+        row.update(failure("config", qualified_name(type(error)), str(error), f"fix {error.key}"))
         rows.append(row)
     return JobResult(rows)

@@ -20,7 +20,7 @@ from . import compiles, workloads
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import environment, jax_flag
-from .errors import ConfigError, PhaseError, first_line, hint_for, phase, qualified_name
+from .errors import ConfigError, PhaseError, error_fields, phase
 from .modes import cold_call, cost_of
 from .processes import Task
 from .timing import dispatch_times, measure_rounds, rotation
@@ -152,12 +152,6 @@ def finite(out: Any) -> bool:
         if np.issubdtype(a.dtype, np.inexact) and not np.all(np.isfinite(a)):
             return False
     return True
-
-
-def error_fields(phase_name: str, exc: BaseException) -> dict:
-    """The outcome columns of a failed case."""
-    return {"status": "error", "error_phase": phase_name, "error_type": qualified_name(type(exc)),
-            "error_message": first_line(exc), "hint": hint_for(exc)}
 
 
 _warmed: set = set()

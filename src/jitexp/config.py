@@ -43,6 +43,7 @@ class WorkloadConfig:
     # rules on params, e.g. {n: ">= 0"} or {classes: "> 0 and <= 100000"}: checked by validate
     checks: Dict[str, str] = field(default_factory=dict)
     description: str = ""
+    numpy_fn: Optional[str] = None  # import path of a NumPy twin taking the same arguments (mode numpy)
 
 
 @dataclass

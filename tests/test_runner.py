@@ -216,3 +216,25 @@ def test_the_driver_never_imports_jax():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_numpy_mode_pairs_with_eager_and_jit_in_one_job():
+    result = job("workload=matmul", "size=16", "mode=[eager,jit,numpy]", "workload.numpy_fn=numpy.matmul")
+    eager, jit, numpy_row = (result.by_mode(m) for m in ("eager", "jit", "numpy"))
+    assert {r["status"] for r in result.rows} == {"ok"}
+    assert {s["mode"] for s in result.samples} == {"eager", "jit", "numpy"}
+    assert numpy_row["compile_s"] == 0 and numpy_row["first_call_compiles"] == 0  # no device, no XLA
+    assert numpy_row["matches_eager"] is True and jit["matches_numpy"] is True and eager["matches_numpy"] is True
+    assert numpy_row["baseline_mode"] == "eager" and "speedup_vs_numpy" not in numpy_row
+    for row in (eager, jit):
+        assert row["speedup_vs_numpy"] == pytest.approx(numpy_row["median_s"] / row["median_s"])
+        assert row["speedup_vs_numpy_ci_low"] <= row["speedup_vs_numpy"] <= row["speedup_vs_numpy_ci_high"]
+        assert row["verdict_vs_numpy"] in ("faster", "slower", "no significant difference")
+
+
+def test_numpy_mode_needs_a_twin_and_is_dropped_beside_other_modes():
+    with pytest.raises(ConfigError, match=r"^mode='numpy' is invalid; workload compute_heavy declares no numpy_fn"):
+        job("size=16", "mode=numpy")
+    assert [r["mode"] for r in job("size=16", "mode=[jit,numpy]").rows] == ["jit"]
+    with pytest.raises(ConfigError, match=r"^workload.numpy_fn='numpy.nosuch' is invalid; module 'numpy' has no callable"):
+        job("workload=matmul", "size=16", "mode=numpy", "workload.numpy_fn=numpy.nosuch")

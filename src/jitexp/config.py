@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import logging
 import math
 import os
 import tempfile
@@ -22,8 +23,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError, first_line, qualified_name
 
+log = logging.getLogger("jitexp")
+
 DTYPES = ("float32", "float16", "bfloat16", "float64")
-MODES = ("eager", "jit", "aot")  # the order modes are measured, reported and paired in
+MODES = ("eager", "jit", "aot", "numpy")  # the order modes are reported and paired in (the first is the baseline)
 ISOLATES = ("process", "none")
 PLATFORMS = ("cpu", "gpu", "tpu", "auto")
 INITS = ("normal", "uniform", "zeros", "ones", "arange")
@@ -57,6 +60,7 @@ class ModeConfig:
     eager: bool = False  # op-by-op dispatch: the function called as written
     jit: bool = False  # jax.jit(fn, static_argnums=...)
     aot: bool = False  # jax.jit(fn).lower(*args).compile(), then calls of the Compiled object
+    numpy: bool = False  # the workload's NumPy twin (workload.numpy_fn) on host arrays
     static_argnums: Optional[List[int]] = None  # null: the workload's default
 
     @property
@@ -147,13 +151,20 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
     if t.max_processes < t.processes:
         raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
-    if not cfg.workload.fn or cfg.workload.fn.count(".") < 1 or not all(
-            part.isidentifier() for part in cfg.workload.fn.split(".")):
+    if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
     if not isinstance(cfg.workload.args, list):
         raise ConfigError("workload.args", None, _NEEDS["workload.args"])
     if not cfg.mode.names:
-        raise ConfigError("mode", [], "select at least one mode: eager, jit, aot (several as mode=[eager,jit])")
+        raise ConfigError("mode", [], "select at least one mode: eager, jit, aot, numpy (several as mode=[eager,jit])")
+    if cfg.workload.numpy_fn is not None and not _import_path(cfg.workload.numpy_fn):
+        raise ConfigError("workload.numpy_fn", cfg.workload.numpy_fn, "an import path like package.module.function")
+    if cfg.mode.numpy and cfg.workload.numpy_fn is None:
+        if cfg.mode.names == ("numpy",):
+            raise ConfigError("mode", "numpy", f"workload {cfg.workload_name} declares no numpy_fn (a NumPy twin); "
+                                               "select eager, jit or aot, or set workload.numpy_fn")
+        cfg.mode.numpy = False  # a sweep over workloads measures numpy where a twin exists
+        log.warning("%s declares no numpy_fn: measuring %s without numpy", cfg.workload_name, ",".join(cfg.mode.names))
     _choice("isolate", cfg.isolate, ISOLATES)
     if cfg.compilation_cache_dir is not None:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
@@ -171,6 +182,10 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         if "value" not in arg:
             raise ConfigError(which, list(statics), f"argument {i} is an array; only literal {{value: ...}} arguments can be static")
     return cfg
+
+
+def _import_path(path: str | None) -> bool:
+    return bool(path) and path.count(".") >= 1 and all(part.isidentifier() for part in path.split("."))
 
 
 def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
@@ -322,23 +337,29 @@ def writable_dir(key: str, path: str) -> None:
         raise ConfigError(key, path, f"cannot write in {existing}: {exc.strerror or exc}") from None
 
 
-def import_fn(path: str) -> Callable:
-    """The callable at `package.module.attr`, or a ConfigError saying why it cannot be had."""
+def import_fn(path: str, key: str = "workload.fn") -> Callable:
+    """The callable at `package.module.attr`, or a ConfigError on `key` saying why it cannot be had."""
     module_name, _, attr = path.rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or the module's own code failing as it loads
-        raise ConfigError("workload.fn", path,
+        raise ConfigError(key, path,
                           f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
-        raise ConfigError("workload.fn", path, f"module {module_name!r} has no callable {attr!r}")
+        raise ConfigError(key, path, f"module {module_name!r} has no callable {attr!r}")
     return fn
 
 
 def check_arity(cfg: ExperimentConfig) -> None:
-    """Import workload.fn and check that it takes len(workload.args) positional arguments, when inspectable."""
-    fn = import_fn(cfg.workload.fn)
+    """Import workload.fn (and numpy_fn) and check each takes len(workload.args) positional arguments, when inspectable."""
+    _check_arity(cfg, "workload.fn", cfg.workload.fn)
+    if cfg.workload.numpy_fn is not None:
+        _check_arity(cfg, "workload.numpy_fn", cfg.workload.numpy_fn)
+
+
+def _check_arity(cfg: ExperimentConfig, key: str, path: str) -> None:
+    fn = import_fn(path, key)
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # builtins and some C extensions hide their signature
@@ -348,7 +369,7 @@ def check_arity(cfg: ExperimentConfig) -> None:
         signature.bind(*range(n_args))
     except TypeError:
         raise ConfigError("workload.args", None,
-                          f"it lists {n_args} argument(s), but {cfg.workload.fn}{signature} does not take "
+                          f"it lists {n_args} argument(s), but {path}{signature} does not take "
                           f"{n_args} positional argument(s)") from None
 
 

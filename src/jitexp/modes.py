@@ -47,10 +47,13 @@ def make_call(w: Workload, mode: str) -> Call:
     """A zero-argument call of the workload in `mode` (a partial: one C-level layer, no lambda).
 
     eager calls the function as written; jit wraps it in jax.jit; aot lowers and compiles
-    here and calls the Compiled object with the non-static arguments only.
+    here and calls the Compiled object with the non-static arguments only; numpy calls the
+    workload's NumPy twin on host copies of the inputs.
     """
     if mode == "eager":
         return partial(w.fn, *w.args)
+    if mode == "numpy":
+        return partial(w.numpy_fn, *w.host_args)
     jitted = jax.jit(w.fn, static_argnums=w.static_argnums)
     if mode == "jit":
         return partial(jitted, *w.args)
@@ -62,7 +65,7 @@ def block_for(out: Any) -> Block:
 
     A single array blocks through its own method (jax.block_until_ready's tree walk costs
     ~1.5 us a call); a flat tuple/list of arrays block leaf by leaf; other pytrees are
-    flattened per call.
+    flattened per call. An output with no device array in it (NumPy's) has nothing to wait for.
     """
     if isinstance(out, jax.Array):
         return type(out).block_until_ready
@@ -73,7 +76,13 @@ def block_for(out: Any) -> Block:
             return value
 
         return block_leaves
+    if not any(isinstance(leaf, jax.Array) for leaf in jax.tree.leaves(out)):
+        return _ready
     return jax.block_until_ready
+
+
+def _ready(value: Any) -> Any:
+    return value
 
 
 def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
@@ -110,7 +119,7 @@ def failed_phase(w: Workload, mode: str) -> str:
 
     (JAX fires its trace event even when tracing raises, so the events cannot tell.)
     """
-    if mode == "eager":
+    if mode in ("eager", "numpy"):
         return "execute"
     stage: Any = jax.jit(w.fn, static_argnums=w.static_argnums)
     for name, step in (("trace", lambda s: s.trace(*w.args)), ("lower", lambda s: s.lower()),

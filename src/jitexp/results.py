@@ -39,6 +39,7 @@ SPREAD = [
 PAIRED = [
     "baseline_mode", "speedup", "speedup_ci_low", "speedup_ci_high", "verdict",
     "break_even_calls", "ahead_until_calls",
+    "speedup_vs_numpy", "speedup_vs_numpy_ci_low", "speedup_vs_numpy_ci_high", "verdict_vs_numpy",
 ]
 COMPILATION = [
     "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
@@ -49,7 +50,10 @@ WORK = [
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
     "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes",
 ]
-CHECKS = ["finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"]
+CHECKS = [
+    "finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
+    "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
+]
 ENVIRONMENT = [
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model",
     "cpu_count", "load_avg_start", "load_avg_end", "x64", "cpu_async_dispatch",
@@ -69,11 +73,11 @@ INT_COLUMNS = [
     "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
     "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
 ]
-BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "x64", "cpu_async_dispatch"]
+BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
     "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
-    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict",
+    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",
     "config_hash",
 ]

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .config import ExperimentConfig, from_dict, input_bytes, validate
+from .config import MODES, ExperimentConfig, from_dict, input_bytes, validate
 from .env import available_memory, load_avg
 from .errors import ConfigError, failure, qualified_name
 from .processes import Task, run_worker
@@ -30,6 +30,7 @@ EXTRA_FIELDS = (
     "dispatch_s", "finite_output", "flops", "transcendentals", "bytes_accessed", "argument_size_bytes",
     "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
     "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
+    "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
 )
 
 
@@ -178,6 +179,12 @@ def mode_rows(cfg: ExperimentConfig, results: list[dict], stop_reason: str, base
         for j, mode in enumerate(live[1:], start=1):
             row = next(r for r in rows if r["mode"] == mode)
             row.update(paired(baseline, row, boot[:, 0] / boot[:, j]))
+        if "numpy" in live:
+            k = live.index("numpy")
+            for j, mode in enumerate(live):
+                if j != k:
+                    row = next(r for r in rows if r["mode"] == mode)
+                    row.update(vs_numpy(point[k] / point[j], boot[:, k] / boot[:, j]))
     return rows
 
 
@@ -233,6 +240,13 @@ def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
     return {"baseline_mode": baseline["mode"], "speedup": baseline["median_s"] / row["median_s"],
             "speedup_ci_low": lo, "speedup_ci_high": hi, "verdict": verdict(lo, hi),
             "break_even_calls": calls, "ahead_until_calls": ahead}
+
+
+def vs_numpy(speedup: float, ratio_replicates: np.ndarray) -> dict:
+    """Speedup of a mode over the NumPy twin measured in the same rounds, its CI and verdict."""
+    lo, hi = percentile_ci(ratio_replicates)
+    return {"speedup_vs_numpy": speedup, "speedup_vs_numpy_ci_low": lo, "speedup_vs_numpy_ci_high": hi,
+            "verdict_vs_numpy": verdict(lo, hi)}
 
 
 def _pct(value: float, limit: float) -> str:
@@ -310,7 +324,7 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     statics = pick("mode.static_argnums")
     statics = statics if statics is not None else pick("workload.static_argnums")
     name = pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1]
-    modes = [m for m in ("eager", "jit", "aot") if pick(f"mode.{m}")] or [None]
+    modes = [m for m in MODES if pick(f"mode.{m}")] or [None]
     rows = []
     for mode in modes:
         row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,

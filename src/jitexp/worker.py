@@ -63,6 +63,7 @@ def measure_process(task: Task) -> dict:
     result: dict[str, Any] = {"process": task.process, "modes": {}, "error": None, "config_error": None}
     try:
         fn = workloads.import_fn(cfg.workload.fn)
+        numpy_fn = workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn") if cfg.mode.numpy else None
         result["cpu_async_dispatch"] = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
@@ -79,7 +80,8 @@ def measure_process(task: Task) -> dict:
         except PhaseError as exc:
             result["error"] = error_fields(exc.phase, exc.cause)
             return result
-        w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums)
+        w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums, numpy_fn,
+                               workloads.to_host(args) if numpy_fn else ())
         _measure_modes(task, w, result["modes"])
     result["measure_s"] = time.perf_counter() - started
     return result
@@ -90,9 +92,9 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
     for position, mode in enumerate(order):
-        if position > 0 or not task.fresh:
+        if (position > 0 or not task.fresh) and mode != "numpy":
             jax.clear_caches()  # each mode's first call pays its own compiles
-        report("execute" if mode == "eager" else "trace")
+        report("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = report if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
             c = cold_call(w, mode, max(task.calls, 1))
@@ -107,24 +109,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
                      "execute_s": c.execute_s, "first_call_compiles": c.compiles,
                      "calls": [vars(r) for r in c.records] if task.calls > 1 else []}
     if task.extras:
-        reference = None
-        for mode, c in cold.items():
-            row = out[mode]
-            row["finite_output"] = finite(c.output)
-            if mode == "eager":
-                continue
-            try:
-                report("compile")
-                with phase("compile"):
-                    row.update(cost_of(w))
-                if cfg.check:
-                    report("check")
-                    with phase("check"):
-                        if reference is None:
-                            reference = jax.block_until_ready(w.fn(*w.args))
-                        row.update(compare(c.output, reference, cfg.dtype))
-            except PhaseError as exc:
-                out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+        _extras(cfg, w, cold, out)
     live = {m: c for m, c in cold.items() if out[m]["error"] is None}
     report("execute")
     counters = {m: CompileCounter() for m in live}
@@ -143,6 +128,31 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
                     row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
                 out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+
+
+def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict) -> None:
+    """Process 0's extras per mode: finite output, XLA's cost analysis, outputs checked against eager's and NumPy's."""
+    reference = None
+    for mode, c in cold.items():
+        row = out[mode]
+        row["finite_output"] = finite(c.output)
+        try:
+            if mode in ("jit", "aot"):
+                report("compile")
+                with phase("compile"):
+                    row.update(cost_of(w))
+            if not cfg.check:
+                continue
+            report("check")
+            with phase("check"):
+                if mode != "eager":
+                    if reference is None:
+                        reference = jax.block_until_ready(w.fn(*w.args))
+                    row.update(compare(c.output, reference, cfg.dtype))
+                if mode != "numpy" and "numpy" in cold:
+                    row.update(compare(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
+        except PhaseError as exc:
+            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
 
 
 def finite(out: Any) -> bool:
@@ -171,27 +181,27 @@ def warm_backend(device) -> None:
     _warmed.add(key)
 
 
-def compare(result: Any, reference: Any, dtype: str) -> dict:
+def compare(result: Any, reference: Any, dtype: str, against: str = "eager") -> dict:
     """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
 
     NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).
+    The fields are named after the reference: max_abs_err_vs_<against>, matches_<against>.
     """
+    abs_key, rel_key, match_key = f"max_abs_err_vs_{against}", f"max_rel_err_vs_{against}", f"matches_{against}"
     if jax.tree.structure(result) != jax.tree.structure(reference):
-        return {"matches_eager": False}
+        return {match_key: False}
     max_abs, scale = 0.0, 0.0
     for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(reference)):
         a, b = _as_numbers(a), _as_numbers(b)
         if a.shape != b.shape:
-            return {"matches_eager": False}
+            return {match_key: False}
         nan_a, nan_b = np.isnan(a), np.isnan(b)
         if np.any(nan_a != nan_b):
-            return {"max_abs_err_vs_eager": float("inf"), "max_rel_err_vs_eager": float("inf"),
-                    "matches_eager": False}
+            return {abs_key: float("inf"), rel_key: float("inf"), match_key: False}
         max_abs = max(max_abs, float(np.max(np.abs(np.where(nan_a, 0, a - b)), initial=0.0)))
         scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
     rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
-    return {"max_abs_err_vs_eager": max_abs, "max_rel_err_vs_eager": rel,
-            "matches_eager": bool(rel <= TOLERANCE.get(dtype, 1e-4))}
+    return {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= TOLERANCE.get(dtype, 1e-4))}
 
 
 def _as_numbers(x: Any) -> np.ndarray:

@@ -104,12 +104,15 @@ class Workload:
     fn: Callable
     args: tuple
     static_argnums: tuple[int, ...]
+    numpy_fn: Callable | None = None
+    host_args: tuple = ()  # the NumPy twin's arguments (see to_host)
 
     @property
     def dynamic_args(self) -> tuple:
         """The arguments an AOT-compiled object takes: the non-static ones."""
         statics = static_positions(self.static_argnums, len(self.args))
         return tuple(a for i, a in enumerate(self.args) if i not in statics)
+
 
 
 def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
@@ -171,6 +174,11 @@ def build_args(cfg: ExperimentConfig, device: Any) -> tuple:
     return tuple(jax.block_until_ready(args))
 
 
+def to_host(args: tuple) -> tuple:
+    """A NumPy twin's arguments: the same inputs copied to host NumPy arrays, literals as they are."""
+    return tuple(np.array(a) if isinstance(a, jax.Array) else a for a in args)
+
+
 def _typed_scalar(value: Any, dtype: str, device: Any) -> Any:
     if isinstance(value, bool):
         return jax.device_put(np.bool_(value), device)
@@ -196,5 +204,5 @@ def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
     "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
-    "make_array", "build_args", "resolve", "needs_x64", "static_positions",
+    "make_array", "build_args", "to_host", "resolve", "needs_x64", "static_positions",
 ]

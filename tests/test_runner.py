@@ -238,3 +238,12 @@ def test_numpy_mode_needs_a_twin_and_is_dropped_beside_other_modes():
     assert [r["mode"] for r in job("size=16", "mode=[jit,numpy]").rows] == ["jit"]
     with pytest.raises(ConfigError, match=r"^workload.numpy_fn='numpy.nosuch' is invalid; module 'numpy' has no callable"):
         job("workload=matmul", "size=16", "mode=numpy", "workload.numpy_fn=numpy.nosuch")
+
+
+def test_compiled_rows_carry_attribution_and_an_explanation():
+    result = job("workload=elementwise_chain", "size=1000")
+    jit, eager = result.by_mode("jit"), result.by_mode("eager")
+    assert (jit["eager_ops"], jit["xla_kernels"], jit["xla_fusions"]) == (49, 1, 1)
+    assert jit["arithmetic_intensity"] == pytest.approx(jit["flops"] / jit["bytes_accessed"])
+    assert eager["eager_ops"] == 49 and eager["op_dispatch_s"] > 0 and "xla_kernels" not in eager
+    assert jit["explanation"] in ("dispatch-bound", "fusion-bound", "mixed") and "49 ops" in jit["explanation_detail"]

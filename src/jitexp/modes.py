@@ -10,6 +10,7 @@ from typing import Any
 import jax
 
 from . import compiles
+from .attribution import hlo_counts, quietly
 from .compiles import CompileCounter
 from .errors import PhaseError, interrupted, phase
 from .timing import Block, Call
@@ -132,9 +133,9 @@ def failed_phase(w: Workload, mode: str) -> str:
 
 
 def cost_of(w: Workload) -> dict:
-    """XLA's cost and memory analysis of the compiled workload as row fields (empty where unavailable)."""
+    """XLA's cost and memory analysis and the kernel counts of the compiled workload as row fields (empty where unavailable)."""
     compiled = jax.jit(w.fn, static_argnums=w.static_argnums).lower(*w.args).compile()
-    row: dict = {}
+    row: dict = quietly(hlo_counts, compiled.as_text())
     try:
         cost = compiled.cost_analysis()
     except Exception:  # some backends do not implement it
@@ -145,6 +146,8 @@ def cost_of(w: Workload) -> dict:
         row["flops"] = cost.get("flops")
         row["transcendentals"] = cost.get("transcendentals", 0.0)
         row["bytes_accessed"] = cost.get("bytes accessed")
+        if row["flops"] is not None and row["bytes_accessed"]:
+            row["arithmetic_intensity"] = row["flops"] / row["bytes_accessed"]
     try:
         memory = compiled.memory_analysis()
     except Exception:

@@ -45,6 +45,10 @@ COMPILATION = [
     "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
     "execute_s", "first_call_compiles", "compiles_during_timing", "dispatch_s",
 ]
+ATTRIBUTION = [
+    "explanation", "explanation_detail", "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns",
+    "eager_bytes", "arithmetic_intensity", "op_dispatch_s",
+]
 WORK = [
     "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
@@ -59,7 +63,7 @@ ENVIRONMENT = [
     "cpu_count", "load_avg_start", "load_avg_end", "x64", "cpu_async_dispatch",
     "xla_flags", "timestamp",
 ]
-COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + WORK + CHECKS + ENVIRONMENT
+COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
 PROCESS_COLUMNS = [
@@ -72,6 +76,7 @@ CALL_COLUMNS = ["job_num", "workload", "mode", "size", "call", "call_s", "compil
 INT_COLUMNS = [
     "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
     "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
+    "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes",
 ]
 BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
@@ -79,7 +84,7 @@ TEXT_COLUMNS = [
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
     "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",
-    "config_hash",
+    "config_hash", "explanation", "explanation_detail",
 ]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .config import MODES, ExperimentConfig, from_dict, input_bytes, validate
 from .env import available_memory, load_avg
+from .explain import explain
 from .errors import ConfigError, failure, qualified_name
 from .processes import Task, run_worker
 from .stats import (
@@ -31,6 +32,7 @@ EXTRA_FIELDS = (
     "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
     "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
     "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
+    "eager_ops", "eager_bytes", "jaxpr_eqns", "xla_kernels", "xla_fusions", "arithmetic_intensity", "op_dispatch_s",
 )
 
 
@@ -179,6 +181,8 @@ def mode_rows(cfg: ExperimentConfig, results: list[dict], stop_reason: str, base
         for j, mode in enumerate(live[1:], start=1):
             row = next(r for r in rows if r["mode"] == mode)
             row.update(paired(baseline, row, boot[:, 0] / boot[:, j]))
+            if baseline["mode"] == "eager" and mode in ("jit", "aot"):
+                row.update(explain(baseline, row))
         if "numpy" in live:
             k = live.index("numpy")
             for j, mode in enumerate(live):

@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from . import compiles, workloads
+from .attribution import jaxpr_counts, op_dispatch_s, quietly
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import environment, jax_flag
@@ -133,9 +134,16 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
 def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict) -> None:
     """Process 0's extras per mode: finite output, XLA's cost analysis, outputs checked against eager's and NumPy's."""
     reference = None
+    jax_modes = [m for m in cold if m != "numpy"]
+    shared = {}
+    if jax_modes:
+        shared = quietly(jaxpr_counts, w.fn, w.args, w.static_argnums)
+        shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
     for mode, c in cold.items():
         row = out[mode]
         row["finite_output"] = finite(c.output)
+        if mode != "numpy":
+            row.update(shared)
         try:
             if mode in ("jit", "aot"):
                 report("compile")

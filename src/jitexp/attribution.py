@@ -1,0 +1,138 @@
+"""Why jit is faster: what eager dispatches (from the jaxpr) against what XLA runs (from the optimized HLO).
+
+Counts come from JAX's own program representations, not from timing: `eager_ops` and
+`eager_bytes` from `jax.make_jaxpr`, `xla_kernels` and `xla_fusions` from the compiled HLO
+text. The HLO text is not a stable API: it is parsed defensively and anything unreadable
+leaves its column empty.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable, Iterator
+
+import jax
+import numpy as np
+
+# Call-like primitives that eager mode runs by evaluating their body op by op (the Python
+# function runs); every other primitive, nested jit and lax loops included, is one dispatch.
+INLINED = {"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint"}
+# HLO instructions that move no data and launch nothing.
+NOT_KERNELS = {
+    "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while", "conditional", "call",
+    "after-all", "partition-id", "replica-id", "opt-barrier", "add-dependency", "domain",
+}
+_SUBCOMPUTATIONS = re.compile(r"\b(?:body|condition|to_apply|true_computation|false_computation)=%([\w.-]+)"
+                              r"|branch_computations=\{([^}]*)\}")
+_OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([a-z][a-z0-9-]*)\(")
+
+
+def jaxpr_counts(fn: Callable, args: tuple, static_argnums: tuple[int, ...]) -> dict:
+    """eager_ops and eager_bytes (what op-by-op execution dispatches and moves), jaxpr_eqns (trace size)."""
+    closed = jax.make_jaxpr(fn, static_argnums=static_argnums)(*args)
+    ops, moved = 0, 0
+    for eqn in _dispatched(closed.jaxpr):
+        ops += 1
+        moved += sum(_nbytes(v.aval) for v in (*eqn.invars, *eqn.outvars))
+    return {"eager_ops": ops, "eager_bytes": moved, "jaxpr_eqns": _all_eqns(closed.jaxpr)}
+
+
+def _dispatched(jaxpr: Any) -> Iterator[Any]:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in INLINED:
+            inner = [j for j in _sub_jaxprs(eqn)]
+            if inner:
+                yield from _dispatched(inner[0])
+                continue
+        yield eqn
+
+
+def _all_eqns(jaxpr: Any) -> int:
+    return sum(1 + sum(_all_eqns(j) for j in _sub_jaxprs(eqn)) for eqn in jaxpr.eqns)
+
+
+def _sub_jaxprs(eqn: Any) -> list:
+    found = []
+    for value in eqn.params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            inner = getattr(item, "jaxpr", item)  # a ClosedJaxpr holds its Jaxpr
+            if hasattr(inner, "eqns"):
+                found.append(inner)
+    return found
+
+
+def _nbytes(aval: Any) -> int:
+    shape, dtype = getattr(aval, "shape", None), getattr(aval, "dtype", None)
+    if shape is None or dtype is None:
+        return 0
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+
+
+def hlo_counts(hlo_text: str) -> dict:
+    """xla_kernels and xla_fusions in the entry computation and the loop/branch bodies it calls (each counted once)."""
+    computations = _computations(hlo_text)
+    entry = next((name for name, (is_entry, _) in computations.items() if is_entry), None)
+    if entry is None:
+        return {}
+    kernels = fusions = 0
+    seen, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in computations:
+            continue
+        seen.add(name)
+        for line in computations[name][1]:
+            match = _OPCODE.search(line)
+            if not match:
+                continue
+            opcode = match.group(1)
+            if opcode not in NOT_KERNELS:
+                kernels += 1
+                fusions += opcode == "fusion"
+            for single, many in _SUBCOMPUTATIONS.findall(line):
+                todo.extend([single] if single else [n.strip().lstrip("%") for n in many.split(",")])
+    return {"xla_kernels": kernels, "xla_fusions": fusions}
+
+
+def _computations(text: str) -> dict[str, tuple[bool, list[str]]]:
+    found: dict[str, tuple[bool, list[str]]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        header = re.match(r"^(ENTRY\s+)?%([\w.-]+)\s.*\{\s*$", line)
+        if header and not line.startswith(" "):
+            current = []
+            found[header.group(2)] = (bool(header.group(1)), current)
+        elif line.startswith("}"):
+            current = None
+        elif current is not None:
+            current.append(line)
+    return found
+
+
+def op_dispatch_s(dtype: str, ops: int = 200, repeats: int = 5) -> float:
+    """Seconds eager mode spends per op on a tiny array: a chain of `ops` negations, then one block.
+
+    The best of `repeats` chains, so the figure is the dispatch floor, not a noisy average.
+    """
+    import jax.numpy as jnp
+
+    x = jax.device_put(np.zeros(1, dtype=jnp.dtype(dtype)))  # on the job's default device
+    jnp.negative(x).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        y = x
+        start = time.perf_counter_ns()
+        for _ in range(ops):
+            y = jnp.negative(y)
+        y.block_until_ready()
+        best = min(best, (time.perf_counter_ns() - start) / 1e9 / ops)
+    return best
+
+
+def quietly(count: Callable[..., dict], *args: Any) -> dict:
+    """count(*args), or no columns when it fails: a function that cannot be traced, HLO text that does not parse."""
+    try:
+        return count(*args)
+    except Exception:
+        return {}

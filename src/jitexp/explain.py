@@ -1,0 +1,88 @@
+"""Why a compiled mode is as fast as it is, in plain words, from a job's measured rows (pure logic).
+
+The rules, in order (docs/measurement.md has the reasoning):
+- dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time;
+  jit replaces those dispatches with one call.
+- one big kernel either way: eager dispatches at most BIG_KERNEL_OPS ops, or the work runs
+  at COMPUTE_INTENSITY flops per byte or more, so the time is in kernels eager runs as well.
+- fusion-bound: fusion cuts the memory traffic from eager_bytes to bytes_accessed by
+  FUSION_TRAFFIC times or more.
+- mixed: none of these dominates.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from .tables import format_seconds
+
+DISPATCH_SHARE = 0.5
+BIG_KERNEL_OPS = 2
+COMPUTE_INTENSITY = 10.0  # flops per byte: above it a CPU core or GPU is compute-, not memory-bound
+FUSION_TRAFFIC = 2.0
+
+
+def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
+    """explanation and explanation_detail for a compiled row against its job's eager row; {} when figures are missing."""
+    ops, per_op = _num(row, "eager_ops"), _num(row, "op_dispatch_s")
+    eager_s, own_s = _num(eager, "median_s"), _num(row, "median_s")
+    if any(math.isnan(v) for v in (ops, per_op, eager_s, own_s)) or eager_s <= 0:
+        return {}
+    kernels, fusions = _num(row, "xla_kernels"), _num(row, "xla_fusions")
+    eager_bytes, fused_bytes = _num(row, "eager_bytes"), _num(row, "bytes_accessed")
+    intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
+    share = ops * per_op / eager_s
+    traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan
+    runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
+    if share >= DISPATCH_SHARE:
+        label = "dispatch-bound"
+        detail = (f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
+                  f"{share:.0%} of its {format_seconds(eager_s)}; {runs}")
+    elif ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY:
+        label = "one big kernel either way"
+        detail = (f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "
+                  f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's {format_seconds(eager_s)}")
+    elif traffic >= FUSION_TRAFFIC:
+        label = "fusion-bound"
+        detail = (f"eager moves {_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
+                  f"{_count(kernels, 'kernel')} ({fusions:.0f} fused) move {_bytes(fused_bytes)}, {traffic:.0f}x less")
+    else:
+        label = "mixed"
+        detail = (f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
+                  f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte")
+    return {"explanation": label, "explanation_detail": detail}
+
+
+def _num(row: Mapping[str, Any], key: str) -> float:
+    value = row.get(key)
+    try:
+        return math.nan if value is None else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _count(n: float, noun: str) -> str:
+    return f"? {noun}s" if math.isnan(n) else f"{n:.0f} {noun}" + ("" if n == 1 else "s")
+
+
+def _ratio(r: float) -> str:
+    return "?x" if math.isnan(r) else f"{r:.1f}x"
+
+
+def _bytes(b: float) -> str:
+    if math.isnan(b):
+        return "? B"
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def _flops(f: float) -> str:
+    if math.isnan(f):
+        return "? flop"
+    for scale, unit in ((1e9, "GFLOP"), (1e6, "MFLOP"), (1e3, "kFLOP")):
+        if f >= scale:
+            return f"{f / scale:.3g} {unit}"
+    return f"{f:.0f} FLOP"

@@ -247,3 +247,40 @@ def test_compiled_rows_carry_attribution_and_an_explanation():
     assert jit["arithmetic_intensity"] == pytest.approx(jit["flops"] / jit["bytes_accessed"])
     assert eager["eager_ops"] == 49 and eager["op_dispatch_s"] > 0 and "xla_kernels" not in eager
     assert jit["explanation"] in ("dispatch-bound", "fusion-bound", "mixed") and "49 ops" in jit["explanation_detail"]
+
+
+def _sequence(result, mode="jit"):
+    return [c for c in result.calls if c["probe"] == "sequence" and c["mode"] == mode]
+
+
+def test_sequence_probe_shows_compile_compile_hit_with_reasons():
+    result = job("experiment=seed_static_args", "mode=[jit,aot]")
+    jit = _sequence(result)
+    assert [c["variant"] for c in jit] == ["n=2", "n=3", "n=2"]
+    assert [c["compiled"] for c in jit] == [True, True, False]
+    assert jit[0]["miss_reason"] == "first call"
+    assert jit[1]["miss_reason"] == "different value of static argument n (3, before 2)"
+    assert "miss_reason" not in jit[2] and jit[1]["compile_s"] > 0 and jit[2]["compile_s"] == 0
+    aot = _sequence(result, "aot")  # a Compiled object cannot take a new static value
+    assert [c["status"] for c in aot] == ["ok", "error", "ok"] and "fixed to the static arguments" in aot[1]["error_message"]
+
+
+def test_sequence_probe_names_a_weak_type_retrace_and_a_traced_loop_bound_fails_per_call():
+    result = job("workload=conditional_lax", "size=8", "mode=jit", "sequence=[{},{python_scalars:[1]},{size:16}]")
+    first, weak, bigger = _sequence(result)
+    assert first["variant"] == "as configured" and first["compiled"] is True
+    assert weak["compiled"] is True and "weak_type=True" in weak["miss_reason"] and "weakly typed" in weak["hint"]
+    assert bigger["miss_reason"] == "different input types: at x, now f32[16] and before f32[8]"
+    failed = _sequence(job("experiment=seed_static_args", "mode=jit", "mode.static_argnums=[]"))
+    assert {c["error_type"] for c in failed} == {"jax.errors.TracerIntegerConversionError"} and failed[0]["hint"]
+
+
+@pytest.mark.parametrize("sequence, message", [
+    ("[{m: 2}]", r"^sequence\[0\].m=2 is invalid; no such key; sequence\[0\] has dtype, n, python_scalars, size"),
+    ("[{n: -1}]", r"^sequence\[0\].n=-1 is invalid; must be >= 0"),
+    ("[{python_scalars: [0]}]", r"^sequence\[0\].python_scalars=\[0\] is invalid; a list of literal argument positions: \[1\]"),
+    ("[3]", r"^sequence='\[3\]' is invalid; must be a list of mappings"),
+])
+def test_sequence_mistakes_are_one_line(sequence, message):
+    with pytest.raises(ConfigError, match=message):
+        compose(["workload=apply_n_times", f"sequence={sequence}"])

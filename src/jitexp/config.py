@@ -110,6 +110,9 @@ class ExperimentConfig:
     isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)
     resume: bool = False  # skip jobs whose folder already holds rows of the same config
     fail_on_error: bool = False  # a sweep with any error row exits 1 (a single job with one always does)
+    # retrace probe: argument variants called in order in a fresh worker per mode, one calls.csv
+    # row each, e.g. [{n: 2}, {n: 3}, {n: 2}]; keys: workload params, size, dtype, python_scalars
+    sequence: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def workload_name(self) -> str:
@@ -172,6 +175,10 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         _check_param(name, cfg.workload.params, rule)
     for i, arg in enumerate(cfg.workload.args):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
+    for i, item in enumerate(cfg.sequence):
+        if not isinstance(item, dict) or "_args" not in item:
+            raise ConfigError(f"sequence[{i}]", item, "needs the config composed from YAML (the command line or "
+                                                      "jitexp.compose) so that each variant's arguments resolve")
     n_args = len(cfg.workload.args)
     which = "mode.static_argnums" if cfg.mode.static_argnums is not None else "workload.static_argnums"
     statics = cfg.static_argnums
@@ -268,7 +275,9 @@ def expected_type(key: str) -> str:
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
     origin = typing.get_origin(hint)
     if origin in (list, List):
-        words = "must be a list" + (" of integers" if typing.get_args(hint) == (int,) else "")
+        item = typing.get_args(hint)
+        words = "must be a list" + (" of integers" if item == (int,) else
+                                    " of mappings" if item and typing.get_origin(item[0]) in (dict, Dict) else "")
     elif origin in (dict, Dict):
         words = "must be a mapping"
     else:
@@ -314,13 +323,56 @@ def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
     missing = sorted(OmegaConf.missing_keys(node))
     if missing:
         raise ConfigError(missing[0], None, _NEEDS.get(missing[0], "needs a value (it is ??? in the config)"))
+    for i, item in enumerate(node.get("sequence") or []):
+        if not isinstance(item, DictConfig):
+            raise ConfigError(f"sequence[{i}]", item, _SEQUENCE_FORM)
     try:
         exp = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
         message = str(exc).strip().splitlines()[0]
         raise ConfigError(key, None, message) from None
+    exp.sequence = resolve_sequence(node, exp)
     return validate(exp)
+
+
+SEQUENCE_KEYS = ("size", "dtype", "python_scalars")
+_SEQUENCE_FORM = "a mapping of changes, e.g. {n: 3}, {size: 64}, {dtype: float64}, {python_scalars: [1]} or {} (as configured)"
+
+
+def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
+    """Each sequence variant with its own arguments, resolved from the job's YAML with the changes applied.
+
+    A variant is resolved like a job of its own (a param change reaches every argument that
+    interpolates it) and keeps `_label`, `_args` and `_dtype` for the worker.
+    """
+    resolved = []
+    for i, item in enumerate(exp.sequence):
+        key = f"sequence[{i}]"
+        if isinstance(item, dict) and "_args" in item:  # resolved already (a config passed on)
+            resolved.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ConfigError(key, item, _SEQUENCE_FORM)
+        changes: dict[str, Any] = {"sequence": []}
+        for name, value in item.items():
+            if name in ("size", "dtype"):
+                changes[name] = value
+            elif name in exp.workload.params:
+                changes.setdefault("workload", {"params": {}})["params"][name] = value
+            elif name != "python_scalars":
+                raise unknown_key(f"{key}.{name}", value, [*exp.workload.params, *SEQUENCE_KEYS])
+        try:
+            variant = from_dict(OmegaConf.merge(node, changes))
+        except ConfigError as error:
+            raise ConfigError(f"{key}.{error.key.rpartition('.')[2]}", error.value, error.expected) from None
+        scalars = item.get("python_scalars", [])
+        literals = [j for j, a in enumerate(variant.workload.args) if "value" in a]
+        if not isinstance(scalars, list) or any(j not in literals for j in scalars):
+            raise ConfigError(f"{key}.python_scalars", scalars, f"a list of literal argument positions: {literals}")
+        label = ", ".join(f"{k}={v}" for k, v in item.items()) or "as configured"
+        resolved.append({**item, "_label": label, "_args": variant.workload.args, "_dtype": variant.dtype})
+    return resolved
 
 
 def writable_dir(key: str, path: str) -> None:

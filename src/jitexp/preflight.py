@@ -281,6 +281,9 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             return ConfigError(key, value, expected_type(key))
         return ConfigError(key, value, first_line(cause))
     message = str(exc)
+    if message.startswith("Error merging override "):  # e.g. a list item of the wrong type: no full key
+        key, _, value = message.removeprefix("Error merging override ").partition("=")
+        return ConfigError(key.lstrip("+~"), value, expected_type(key.lstrip("+~")))
     if message.startswith("Ambiguous value for argument"):
         override = next((o for o in parsed if o.is_sweep_override()), None)
         if override is not None:

@@ -39,6 +39,7 @@ class Task:
     calls: int = 1  # calls from cold to time one by one (>= 1: the cold first call)
     extras: bool = True  # check against eager, cost analysis, dispatch probes (the first process)
     fresh: bool = True  # a fresh process: the first mode's first call needs no clear_caches
+    kind: str = "measure"  # what the worker does: "measure" the modes, or call a "sequence" of variants
     sys_path: list[str] = field(default_factory=list)
     cwd: str = ""
     stderr_path: str = ""

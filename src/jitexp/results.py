@@ -71,20 +71,23 @@ PROCESS_COLUMNS = [
     "compile_s", "execute_s", "first_call_compiles", "rounds", "number", "median_s",
     "compiles_during_timing", "stop_reason",
 ]
-CALL_COLUMNS = ["job_num", "workload", "mode", "size", "call", "call_s", "compiles"]
+CALL_COLUMNS = [
+    "job_num", "workload", "mode", "size", "probe", "call", "variant", "status", "call_s", "compiles", "compiled",
+    "trace_s", "compile_s", "miss_reason", "hint", "error_phase", "error_type", "error_message",
+]
 
 INT_COLUMNS = [
     "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
     "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
     "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes",
 ]
-BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "x64", "cpu_async_dispatch"]
+BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
     "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
     "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",
-    "config_hash", "explanation", "explanation_detail",
+    "config_hash", "explanation", "explanation_detail", "probe", "variant", "miss_reason",
 ]
 
 

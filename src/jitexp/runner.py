@@ -81,7 +81,29 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
         row["load_avg_end"] = base_load_end
         if row["status"] == "ok":
             row.update(instability(row))
-    return JobResult(rows, *_long_rows(rows, processes))
+    samples, procs, calls = _long_rows(rows, processes)
+    calls.extend(sequence_rows(cfg, rows[0]))
+    return JobResult(rows, samples, procs, calls)
+
+
+def sequence_rows(cfg: ExperimentConfig, row: dict) -> list[dict]:
+    """calls.csv rows of the retrace probe: each compiled mode (and eager) in a fresh worker of its own."""
+    if not cfg.sequence:
+        return []
+    key = {k: row[k] for k in ("job_num", "workload", "size")}
+    out = []
+    for mode in (m for m in cfg.mode.names if m != "numpy"):
+        task = Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence")
+        if cfg.isolate == "none":
+            from .worker import measure_process
+
+            result = measure_process(task)
+        else:
+            result = run_worker(task, cfg.timing.timeout_s)
+        failed = result.get("error") or (result.get("config_error") and {"status": "error", "error_phase": "config"})
+        records = result["modes"].get(mode, {}).get("calls") or [{"call": 1, **(failed or {})}]
+        out.extend({**key, "mode": mode, "probe": "sequence", **r} for r in records)
+    return out
 
 
 def check_memory(cfg: ExperimentConfig) -> None:
@@ -298,7 +320,7 @@ def _long_rows(rows: list[dict], results: list[dict]) -> tuple[list[dict], list[
                               "stop_reason": m.get("stop_reason")})
             for i, value in enumerate(m.get("samples_s", ())):
                 samples.append({**ident, "round": i, "number": m["number"], "per_call_s": float(value)})
-            calls.extend({**key, "mode": mode, **c} for c in m.get("calls", ()))
+            calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.get("calls", ()))
     return samples, procs, calls
 
 

@@ -7,6 +7,7 @@ Importing this module imports JAX but creates no backend, so a forkserver may pr
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -16,7 +17,7 @@ from typing import Any, Iterator
 import jax
 import numpy as np
 
-from . import compiles, workloads
+from . import compiles, misses, workloads
 from .attribution import jaxpr_counts, op_dispatch_s, quietly
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
@@ -71,7 +72,8 @@ def measure_process(task: Task) -> dict:
         result["config_error"] = {"key": error.key, "value": error.value, "expected": error.expected}
         return result
     result.update(platform=device.platform, device_kind=device.device_kind)
-    with jax_settings(cfg), jax.default_device(device):
+    with jax_settings(cfg, x64=task.kind == "sequence" and any(
+            workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)), jax.default_device(device):
         warm_backend(device)
         result["environment"] = environment()
         try:
@@ -83,7 +85,7 @@ def measure_process(task: Task) -> dict:
             return result
         w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums, numpy_fn,
                                workloads.to_host(args) if numpy_fn else ())
-        _measure_modes(task, w, result["modes"])
+        KINDS[task.kind](task, w, result["modes"])
     result["measure_s"] = time.perf_counter() - started
     return result
 
@@ -161,6 +163,74 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict)
                     row.update(compare(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
         except PhaseError as exc:
             out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+
+
+def sequence_calls(task: Task, w: workloads.Workload, out: dict) -> None:
+    """The retrace probe: one prepared callable of the mode called with each variant in order.
+
+    Per call: latency, whether it compiled (compile events), trace and compile seconds, and
+    the reason JAX gives for a tracing-cache miss (jax_explain_cache_misses).
+    """
+    cfg = task.cfg
+    (mode,) = task.modes
+    if not task.fresh:
+        jax.clear_caches()  # in-process (isolate=none): the measurement compiled these already
+    device = None  # device_put's default: the job's device (jax.default_device)
+    callable_ = {"eager": lambda: w.fn, "jit": lambda: jax.jit(w.fn, static_argnums=w.static_argnums)}.get(mode)
+    target = callable_() if callable_ else None
+    calls = []
+    for i, variant in enumerate(cfg.sequence, start=1):
+        record: dict[str, Any] = {"call": i, "variant": variant["_label"], "status": "ok"}
+        try:
+            with phase("inputs"):
+                args = workloads.build_args(variant_cfg(cfg, variant), device)
+                args = tuple(variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
+                             for j, a in enumerate(args))
+            with misses.captured() as reasons, CompileCounter() as counter:
+                start = time.perf_counter_ns()
+                try:
+                    if mode == "aot":
+                        target, fn_args = _aot(w, args, target)
+                        jax.block_until_ready(target[0](*fn_args))
+                    else:
+                        jax.block_until_ready(target(*args))
+                except Exception as exc:
+                    raise PhaseError("execute", exc) from exc
+                finally:
+                    record["call_s"] = (time.perf_counter_ns() - start) / 1e9
+            phases = counter.phases()
+            record.update(compiles=counter.count, compiled=counter.count > 0, trace_s=phases["trace_s"],
+                          compile_s=phases["compile_s"])
+            record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
+        except PhaseError as exc:
+            record.update(error_fields(exc.phase, exc.cause))
+        calls.append(record)
+    out[mode] = {"error": None, "calls": calls}
+
+
+def _aot(w: workloads.Workload, args: tuple, compiled: Any) -> tuple[Any, tuple]:
+    """The Compiled object (built for the first variant) and the arguments it takes; new statics cannot reach it."""
+    variant = workloads.Workload(w.name, w.fn, args, w.static_argnums)
+    statics = tuple(args[i] for i in sorted(workloads.static_positions(w.static_argnums, len(args))))
+    if compiled is None:
+        compiled = (jax.jit(w.fn, static_argnums=w.static_argnums).lower(*args).compile(), statics)
+    elif statics != compiled[1]:
+        raise ValueError(f"an AOT-compiled function is fixed to the static arguments it was lowered with "
+                         f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()")
+    return compiled, variant.dynamic_args
+
+
+def _show(values: tuple) -> str:
+    return ", ".join(map(repr, values))
+
+
+def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
+    """The job's config with a sequence variant's arguments and dtype."""
+    return dataclasses.replace(cfg, dtype=variant["_dtype"],
+                               workload=dataclasses.replace(cfg.workload, args=variant["_args"]))
+
+
+KINDS = {"measure": _measure_modes, "sequence": sequence_calls}
 
 
 def finite(out: Any) -> bool:
@@ -265,10 +335,10 @@ def start_backends(cpu_async_dispatch: bool | None) -> bool:
 
 
 @contextmanager
-def jax_settings(cfg: ExperimentConfig) -> Iterator[None]:
+def jax_settings(cfg: ExperimentConfig, x64: bool = False) -> Iterator[None]:
     """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
     wanted: dict[str, Any] = {
-        "jax_enable_x64": workloads.needs_x64(cfg),
+        "jax_enable_x64": x64 or workloads.needs_x64(cfg),
         "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
     }
     if cfg.compilation_cache_dir is not None:

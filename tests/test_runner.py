@@ -284,3 +284,13 @@ def test_sequence_probe_names_a_weak_type_retrace_and_a_traced_loop_bound_fails_
 def test_sequence_mistakes_are_one_line(sequence, message):
     with pytest.raises(ConfigError, match=message):
         compose(["workload=apply_n_times", f"sequence={sequence}"])
+
+
+def test_disk_cache_cold_against_warm_in_fresh_workers(tmp_path):
+    result = job("experiment=compilation_cache", "size=32", f"compilation_cache_dir={tmp_path / 'xla'}")
+    jit = result.by_mode("jit")
+    assert jit["cache_hit"] is True
+    assert jit["cache_warm_compile_s"] < jit["cache_cold_compile_s"]  # a read from disk replaces XLA's compile
+    assert jit["cache_warm_trace_s"] > 0 and jit["cache_warm_lower_s"] > 0  # trace and lower still run
+    assert "cache_hit" not in result.by_mode("eager")
+    assert [p.name for p in (tmp_path / "xla").iterdir() if p.name.startswith("jitexp-cache-probe-")] == []

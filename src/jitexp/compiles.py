@@ -9,6 +9,8 @@ TRACE = "/jax/core/compile/jaxpr_trace_duration"
 LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 COMPILE_EVENTS = (TRACE, LOWER, BACKEND_COMPILE)
+CACHE_HITS = "/jax/compilation_cache/cache_hits"  # persistent (disk) cache, per compile request
+CACHE_MISSES = "/jax/compilation_cache/cache_misses"
 
 _active: list["CompileCounter"] = []
 _installed = False
@@ -25,6 +27,12 @@ def _listener(event: str, duration_secs: float, **kwargs) -> None:
             on_event(NEXT_PHASE[event])
 
 
+def _count_event(event: str, **kwargs) -> None:
+    if event in (CACHE_HITS, CACHE_MISSES):
+        for counter in _active:
+            counter.events[event] += 1
+
+
 def _install() -> None:
     # One process-wide listener for the whole session: JAX keeps listeners forever,
     # so registering one per job would multiply the counts.
@@ -33,6 +41,7 @@ def _install() -> None:
         import jax.monitoring
 
         jax.monitoring.register_event_duration_secs_listener(_listener)
+        jax.monitoring.register_event_listener(_count_event)
         _installed = True
 
 

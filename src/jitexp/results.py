@@ -54,6 +54,10 @@ WORK = [
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
     "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes",
 ]
+DISK_CACHE = [
+    "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "cache_cold_compile_s",
+    "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
+]
 CHECKS = [
     "finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
     "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
@@ -63,7 +67,7 @@ ENVIRONMENT = [
     "cpu_count", "load_avg_start", "load_avg_end", "x64", "cpu_async_dispatch",
     "xla_flags", "timestamp",
 ]
-COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
+COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + DISK_CACHE + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
 PROCESS_COLUMNS = [
@@ -81,7 +85,7 @@ INT_COLUMNS = [
     "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
     "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes",
 ]
-BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "x64", "cpu_async_dispatch"]
+BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "cache_hit", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
     "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",

@@ -6,9 +6,13 @@ worker processes (`isolate=process`) or, for debugging, in this process (`isolat
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -76,6 +80,9 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
                 cpu_async_dispatch=first.get("cpu_async_dispatch"), isolate=cfg.isolate,
                 modes=",".join(cfg.mode.names), measure_s=sum(r.get("measure_s", 0.0) for r in processes))
     rows = mode_rows(cfg, processes, stop_reason, base)
+    cache = disk_cache(cfg)
+    for row in rows:
+        row.update(cache.get(row["mode"], {}))
     base_load_end = load_avg()
     for row in rows:
         row["load_avg_end"] = base_load_end
@@ -86,6 +93,42 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     return JobResult(rows, samples, procs, calls)
 
 
+def disk_cache(cfg: ExperimentConfig) -> dict[str, dict]:
+    """With compilation_cache_dir set: per compiled mode, a cold first call that writes a fresh cache
+    directory and one in another fresh worker that reads it back (cache_* columns)."""
+    modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
+    if cfg.compilation_cache_dir is None or not modes:
+        return {}
+    root = Path(cfg.compilation_cache_dir).expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    probe_dir = tempfile.mkdtemp(prefix="jitexp-cache-probe-", dir=root)
+    probe = dataclasses.replace(cfg, compilation_cache_dir=probe_dir)
+    try:
+        cold, warm = (_run(Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache"), cfg)
+                      for _ in range(2))
+    finally:
+        shutil.rmtree(probe_dir, ignore_errors=True)
+    out = {}
+    for mode in modes:
+        c, w = cold["modes"].get(mode, {}), warm["modes"].get(mode, {})
+        if "first_call_s" not in c or "first_call_s" not in w:
+            continue
+        out[mode] = {"cache_cold_first_call_s": c["first_call_s"], "cache_warm_first_call_s": w["first_call_s"],
+                     "cache_cold_compile_s": c["compile_s"], "cache_warm_compile_s": w["compile_s"],
+                     "cache_warm_trace_s": w["trace_s"], "cache_warm_lower_s": w["lower_s"],
+                     "cache_hit": w["cache_hits"] > 0 and w["cache_misses"] == 0}
+    return out
+
+
+def _run(task: Task, cfg: ExperimentConfig) -> dict:
+    """One task in a fresh worker, or in this process for isolate=none."""
+    if cfg.isolate == "none":
+        from .worker import measure_process  # imports JAX into this process
+
+        return measure_process(task)
+    return run_worker(task, cfg.timing.timeout_s)
+
+
 def sequence_rows(cfg: ExperimentConfig, row: dict) -> list[dict]:
     """calls.csv rows of the retrace probe: each compiled mode (and eager) in a fresh worker of its own."""
     if not cfg.sequence:
@@ -93,13 +136,7 @@ def sequence_rows(cfg: ExperimentConfig, row: dict) -> list[dict]:
     key = {k: row[k] for k in ("job_num", "workload", "size")}
     out = []
     for mode in (m for m in cfg.mode.names if m != "numpy"):
-        task = Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence")
-        if cfg.isolate == "none":
-            from .worker import measure_process
-
-            result = measure_process(task)
-        else:
-            result = run_worker(task, cfg.timing.timeout_s)
+        result = _run(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence"), cfg)
         failed = result.get("error") or (result.get("config_error") and {"status": "error", "error_phase": "config"})
         records = result["modes"].get(mode, {}).get("calls") or [{"call": 1, **(failed or {})}]
         out.extend({**key, "mode": mode, "probe": "sequence", **r} for r in records)

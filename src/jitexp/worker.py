@@ -230,7 +230,23 @@ def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
                                workload=dataclasses.replace(cfg.workload, args=variant["_args"]))
 
 
-KINDS = {"measure": _measure_modes, "sequence": sequence_calls}
+def cache_calls(task: Task, w: workloads.Workload, out: dict) -> None:
+    """Each compiled mode's cold first call with the persistent compilation cache on, and its disk-cache hits."""
+    for position, mode in enumerate(task.modes):
+        if position > 0 or not task.fresh:
+            jax.clear_caches()
+        try:
+            with CompileCounter() as counter:
+                c = cold_call(w, mode)
+        except PhaseError as exc:
+            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+            continue
+        out[mode] = {"error": None, "first_call_s": c.first_call_s, "trace_s": c.trace_s, "lower_s": c.lower_s,
+                     "compile_s": c.compile_s, "cache_hits": counter.events[compiles.CACHE_HITS],
+                     "cache_misses": counter.events[compiles.CACHE_MISSES]}
+
+
+KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls}
 
 
 def finite(out: Any) -> bool:

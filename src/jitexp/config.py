@@ -62,6 +62,9 @@ class ModeConfig:
     aot: bool = False  # jax.jit(fn).lower(*args).compile(), then calls of the Compiled object
     numpy: bool = False  # the workload's NumPy twin (workload.numpy_fn) on host arrays
     static_argnums: Optional[List[int]] = None  # null: the workload's default
+    # jit/aot: arguments whose buffers XLA may reuse for an output of the same shape and dtype
+    donate_argnums: List[int] = field(default_factory=list)
+    compiler_options: Dict[str, Any] = field(default_factory=dict)  # XLA options for jit/aot compiles
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -188,6 +191,10 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         arg = cfg.workload.args[i]
         if "value" not in arg:
             raise ConfigError(which, list(statics), f"argument {i} is an array; only literal {{value: ...}} arguments can be static")
+    donated = cfg.mode.donate_argnums
+    arrays = [i for i, a in enumerate(cfg.workload.args) if "value" not in a and i not in {s % n_args for s in statics}]
+    if any(i not in arrays for i in donated):
+        raise ConfigError("mode.donate_argnums", list(donated), f"positions of traced array arguments: {arrays}")
     return cfg
 
 

@@ -14,7 +14,7 @@ from .attribution import hlo_counts, quietly
 from .compiles import CompileCounter
 from .errors import PhaseError, interrupted, phase
 from .timing import Block, Call
-from .workloads import Workload
+from .workloads import Workload, static_positions
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ColdCall:
 
     call: Call
     block: Block
-    output: Any
+    output: Any  # the first call's
     first_call_s: float
     trace_s: float
     lower_s: float
@@ -55,10 +55,58 @@ def make_call(w: Workload, mode: str) -> Call:
         return partial(w.fn, *w.args)
     if mode == "numpy":
         return partial(w.numpy_fn, *w.host_args)
-    jitted = jax.jit(w.fn, static_argnums=w.static_argnums)
+    jitted = w.jitted()
     if mode == "jit":
-        return partial(jitted, *w.args)
-    return partial(jitted.lower(*w.args).compile(), *w.dynamic_args)
+        fn, args, donated = jitted, w.args, w.donate_argnums
+    else:
+        fn, args = jitted.lower(*w.args).compile(), w.dynamic_args
+        dynamic = [i for i in range(len(w.args)) if i not in static_positions(w.static_argnums, len(w.args))]
+        donated = tuple(dynamic.index(i) for i in w.donate_argnums)
+    return Carry(fn, args, donated) if donated else partial(fn, *args)
+
+
+class Carry:
+    """A call whose donated arguments are the previous call's outputs of the same shape and dtype.
+
+    A donated buffer is invalid after the call, so the next call takes the output XLA wrote in
+    its place (the update pattern donation is for): no copies in or out of the timed region,
+    but the input values evolve from call to call. An argument no output matches is not
+    donated at all (XLA cannot reuse it; JAX warns) and stays as it is.
+    """
+
+    def __init__(self, fn: Any, args: tuple, donated: tuple[int, ...]) -> None:
+        self.fn, self.args, self.donated = fn, list(args), donated
+        self.source: dict[int, int] | None = None  # donated position -> output leaf index
+
+    def __call__(self) -> Any:
+        out = self.fn(*self.args)
+        leaves = jax.tree.leaves(out)
+        if self.source is None:
+            self.source = _matches([self.args[i] for i in self.donated], leaves, self.donated)
+        for i, leaf in self.source.items():
+            self.args[i] = leaves[leaf]
+        return out
+
+    def describe(self) -> str:
+        """How the donated inputs were handled, for the row's `donation` column."""
+        reused = sorted(self.source or {})
+        unusable = [i for i in self.donated if i not in reused]
+        parts = []
+        if reused:
+            parts.append(f"argument(s) {reused} donated; each call takes the previous call's output as its input")
+        if unusable:
+            parts.append(f"argument(s) {unusable} not donated: no output has the same shape and dtype")
+        return "; ".join(parts)
+
+
+def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int, int]:
+    taken: dict[int, int] = {}
+    for position, x in zip(positions, inputs):
+        for k, leaf in enumerate(leaves):
+            if k not in taken.values() and getattr(leaf, "shape", None) == x.shape and leaf.dtype == x.dtype:
+                taken[position] = k
+                break
+    return taken
 
 
 def block_for(out: Any) -> Block:
@@ -105,13 +153,14 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
     block = block_for(out)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
+    first = jax.tree.map(lambda a: a.copy(), out) if isinstance(call, Carry) and n > 1 else out  # call 2 consumes it
     with phase("execute"):  # calls 2..n: a failure here is the mode's error row too
         for i in range(2, n + 1):
             with CompileCounter() as later:
                 start = time.perf_counter_ns()
-                out = block(call())
+                block(call())
                 records.append(CallRecord(i, (time.perf_counter_ns() - start) / 1e9, later.count))
-    return ColdCall(call, block, out, first_s, **phases, execute_s=first_s - sum(phases.values()),
+    return ColdCall(call, block, first, first_s, **phases, execute_s=first_s - sum(phases.values()),
                     compiles=counter.count, records=records)
 
 
@@ -122,7 +171,7 @@ def failed_phase(w: Workload, mode: str) -> str:
     """
     if mode in ("eager", "numpy"):
         return "execute"
-    stage: Any = jax.jit(w.fn, static_argnums=w.static_argnums)
+    stage: Any = w.jitted()
     for name, step in (("trace", lambda s: s.trace(*w.args)), ("lower", lambda s: s.lower()),
                        ("compile", lambda s: s.compile())):
         try:
@@ -134,7 +183,7 @@ def failed_phase(w: Workload, mode: str) -> str:
 
 def cost_of(w: Workload) -> dict:
     """XLA's cost and memory analysis and the kernel counts of the compiled workload as row fields (empty where unavailable)."""
-    compiled = jax.jit(w.fn, static_argnums=w.static_argnums).lower(*w.args).compile()
+    compiled = w.jitted().lower(*w.args).compile()
     row: dict = quietly(hlo_counts, compiled.as_text())
     try:
         cost = compiled.cost_analysis()

@@ -275,6 +275,9 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         value = _override_value(parsed, key)
         if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
             parent = cause.parent_node
+            if isinstance(parent, DictConfig) and parent._metadata.object_type is dict and not len(parent):
+                # an open mapping (mode.compiler_options): Hydra adds entries with a leading +
+                return ConfigError(key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}")
             known = [k for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
             return unknown_key(key, value, known)
         if isinstance(cause, ValidationError):

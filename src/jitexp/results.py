@@ -23,7 +23,7 @@ REPORT_DIR = "report"
 IDENTITY = [
     "workload", "mode", "size", "dtype", "static_argnums",
     # param_<name> columns are inserted here, one per workload param
-    "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
+    "donate_argnums", "compiler_options", "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
 ]
 OUTCOME = ["status", "error_phase", "error_type", "error_message", "hint"]
 STEADY = [
@@ -52,14 +52,14 @@ ATTRIBUTION = [
 WORK = [
     "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
     "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
-    "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes",
+    "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes", "peak_rss_growth_bytes", "device_peak_bytes",
 ]
 DISK_CACHE = [
     "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "cache_cold_compile_s",
     "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
 ]
 CHECKS = [
-    "finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
+    "donation", "finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
     "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
 ]
 ENVIRONMENT = [
@@ -83,11 +83,11 @@ CALL_COLUMNS = [
 INT_COLUMNS = [
     "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
     "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
-    "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes",
+    "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes", "peak_rss_growth_bytes", "device_peak_bytes",
 ]
 BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "cache_hit", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
-    "workload", "mode", "dtype", "static_argnums", "platform", "device_kind",
+    "workload", "mode", "dtype", "static_argnums", "donate_argnums", "compiler_options", "donation", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
     "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",

@@ -37,6 +37,7 @@ EXTRA_FIELDS = (
     "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
     "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
     "eager_ops", "eager_bytes", "jaxpr_eqns", "xla_kernels", "xla_fusions", "arithmetic_intensity", "op_dispatch_s",
+    "donation",
 )
 
 
@@ -78,7 +79,8 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     base.update(platform=first.get("platform"), device_kind=first.get("device_kind"),
                 load_avg_start=load_start, **first.get("environment", {}),
                 cpu_async_dispatch=first.get("cpu_async_dispatch"), isolate=cfg.isolate,
-                modes=",".join(cfg.mode.names), measure_s=sum(r.get("measure_s", 0.0) for r in processes))
+                modes=",".join(cfg.mode.names), measure_s=sum(r.get("measure_s", 0.0) for r in processes),
+                **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")))
     rows = mode_rows(cfg, processes, stop_reason, base)
     cache = disk_cache(cfg)
     for row in rows:
@@ -140,6 +142,16 @@ def sequence_rows(cfg: ExperimentConfig, row: dict) -> list[dict]:
         failed = result.get("error") or (result.get("config_error") and {"status": "error", "error_phase": "config"})
         records = result["modes"].get(mode, {}).get("calls") or [{"call": 1, **(failed or {})}]
         out.extend({**key, "mode": mode, "probe": "sequence", **r} for r in records)
+    return out
+
+
+def _median_of(processes: list[dict], keys: tuple[str, ...]) -> dict:
+    """Per key, the median over the processes that report it (integers stay integers)."""
+    out = {}
+    for key in keys:
+        values = [r[key] for r in processes if r.get(key) is not None]
+        if values:
+            out[key] = int(np.median(values))
     return out
 
 
@@ -363,8 +375,17 @@ def _long_rows(rows: list[dict], results: list[dict]) -> tuple[list[dict], list[
 
 def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
     """The columns that say which case a row is (mode filled per row)."""
-    return _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
-                     cfg.workload.params, cfg.seed, job_num, overrides)
+    row = _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
+                    cfg.workload.params, cfg.seed, job_num, overrides)
+    row.update(jit_options(cfg.mode.donate_argnums, cfg.mode.compiler_options))
+    return row
+
+
+def jit_options(donate_argnums: Any, compiler_options: Any) -> dict:
+    """jit's own knobs as row text: donate_argnums like static_argnums, compiler_options as sorted key=value pairs."""
+    options = dict(compiler_options or {})
+    return {"donate_argnums": str(list(donate_argnums or [])),
+            "compiler_options": ",".join(f"{k}={options[k]}" for k in sorted(options))}
 
 
 def _identity(workload, mode, size, dtype, statics, params: Mapping, seed, job_num: int, overrides: str) -> dict:
@@ -392,6 +413,7 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     for mode in modes:
         row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
                         pick("seed"), job_num, overrides)
+        row.update(jit_options(pick("mode.donate_argnums"), pick("mode.compiler_options")))
         row.update(failure("config", qualified_name(type(error)), str(error), f"fix {error.key}"))
         rows.append(row)
     return JobResult(rows)

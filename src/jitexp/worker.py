@@ -17,13 +17,13 @@ from typing import Any, Iterator
 import jax
 import numpy as np
 
-from . import compiles, misses, workloads
+from . import compiles, memory, misses, workloads
 from .attribution import jaxpr_counts, op_dispatch_s, quietly
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import environment, jax_flag
 from .errors import ConfigError, PhaseError, error_fields, phase
-from .modes import cold_call, cost_of
+from .modes import Carry, cold_call, cost_of
 from .processes import Task
 from .timing import dispatch_times, measure_rounds, rotation
 
@@ -76,6 +76,7 @@ def measure_process(task: Task) -> dict:
             workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)), jax.default_device(device):
         warm_backend(device)
         result["environment"] = environment()
+        rss_before = memory.reset_peak_rss()
         try:
             report("inputs")
             with phase("inputs"):
@@ -84,8 +85,10 @@ def measure_process(task: Task) -> dict:
             result["error"] = error_fields(exc.phase, exc.cause)
             return result
         w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums, numpy_fn,
-                               workloads.to_host(args) if numpy_fn else ())
+                               workloads.to_host(args) if numpy_fn else (), tuple(cfg.mode.donate_argnums),
+                               dict(cfg.mode.compiler_options))
         KINDS[task.kind](task, w, result["modes"])
+        result.update(memory.growth(rss_before, device))
     result["measure_s"] = time.perf_counter() - started
     return result
 
@@ -100,7 +103,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
         report("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = report if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
-            c = cold_call(w, mode, max(task.calls, 1))
+            c = cold_call(donor(w) if mode in ("jit", "aot") else w, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = {"error": error_fields(exc.phase, exc.cause)}
             continue
@@ -111,6 +114,8 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
                      "trace_s": c.trace_s, "lower_s": c.lower_s, "compile_s": c.compile_s,
                      "execute_s": c.execute_s, "first_call_compiles": c.compiles,
                      "calls": [vars(r) for r in c.records] if task.calls > 1 else []}
+        if isinstance(c.call, Carry):
+            out[mode]["donation"] = c.call.describe()
     if task.extras:
         _extras(cfg, w, cold, out)
     live = {m: c for m, c in cold.items() if out[m]["error"] is None}
@@ -131,6 +136,14 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
                     row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
                 out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+
+
+def donor(w: workloads.Workload) -> workloads.Workload:
+    """w with its own copies of the donated arguments: donation invalidates them, and other modes need the originals."""
+    if not w.donate_argnums:
+        return w
+    args = tuple(a.copy() if i in w.donate_argnums else a for i, a in enumerate(w.args))
+    return dataclasses.replace(w, args=jax.block_until_ready(args))
 
 
 def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict) -> None:
@@ -176,7 +189,7 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict) -> None:
     if not task.fresh:
         jax.clear_caches()  # in-process (isolate=none): the measurement compiled these already
     device = None  # device_put's default: the job's device (jax.default_device)
-    callable_ = {"eager": lambda: w.fn, "jit": lambda: jax.jit(w.fn, static_argnums=w.static_argnums)}.get(mode)
+    callable_ = {"eager": lambda: w.fn, "jit": w.jitted}.get(mode)
     target = callable_() if callable_ else None
     calls = []
     for i, variant in enumerate(cfg.sequence, start=1):
@@ -210,10 +223,10 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict) -> None:
 
 def _aot(w: workloads.Workload, args: tuple, compiled: Any) -> tuple[Any, tuple]:
     """The Compiled object (built for the first variant) and the arguments it takes; new statics cannot reach it."""
-    variant = workloads.Workload(w.name, w.fn, args, w.static_argnums)
+    variant = dataclasses.replace(w, args=args)
     statics = tuple(args[i] for i in sorted(workloads.static_positions(w.static_argnums, len(args))))
     if compiled is None:
-        compiled = (jax.jit(w.fn, static_argnums=w.static_argnums).lower(*args).compile(), statics)
+        compiled = (w.jitted().lower(*args).compile(), statics)
     elif statics != compiled[1]:
         raise ValueError(f"an AOT-compiled function is fixed to the static arguments it was lowered with "
                          f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()")
@@ -237,7 +250,7 @@ def cache_calls(task: Task, w: workloads.Workload, out: dict) -> None:
             jax.clear_caches()
         try:
             with CompileCounter() as counter:
-                c = cold_call(w, mode)
+                c = cold_call(donor(w), mode)
         except PhaseError as exc:
             out[mode] = {"error": error_fields(exc.phase, exc.cause)}
             continue

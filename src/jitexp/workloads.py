@@ -6,7 +6,7 @@ arguments; nothing here is special-cased per workload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import jax
@@ -106,6 +106,13 @@ class Workload:
     static_argnums: tuple[int, ...]
     numpy_fn: Callable | None = None
     host_args: tuple = ()  # the NumPy twin's arguments (see to_host)
+    donate_argnums: tuple[int, ...] = ()
+    compiler_options: dict = field(default_factory=dict)
+
+    def jitted(self) -> Any:
+        """jax.jit of the function with the job's statics, donations and compiler options."""
+        return jax.jit(self.fn, static_argnums=self.static_argnums, donate_argnums=self.donate_argnums,
+                       compiler_options=self.compiler_options or None)
 
     @property
     def dynamic_args(self) -> tuple:

@@ -161,6 +161,11 @@ def test_textbook_static_args(tmp_path):
     assert len(traced) == 2 and (traced["status"] == "error").all()
     assert traced["error_type"].str.endswith("TracerIntegerConversionError").all()
     assert sorted(static["param_n"]) == [2, 3] and (static["status"] == "ok").all()
-    calls = pd.concat([read(p) for p in out.glob("*/calls.csv")])
-    assert set(calls[calls["call"] == 1]["compiles"]) == {1}  # one compile per static value...
-    assert set(calls[calls["call"] > 1]["compiles"]) == {0}   # ...then cached
+    calls = pd.concat([read(p).assign(job=p.parent.name) for p in out.glob("*/calls.csv")])
+    cold = calls[calls["probe"] == "cold"]
+    assert set(cold[cold["call"] == 1]["compiles"]) == {1}  # one compile per static value...
+    assert set(cold[cold["call"] > 1]["compiles"]) == {0}   # ...then cached
+    probe = calls[(calls["probe"] == "sequence") & (calls["status"] == "ok")]  # n = 2, 3, 2 in a fresh worker
+    assert probe.groupby("job")["compiled"].apply(list).tolist() == [[True, True, False]] * 2
+    assert (calls[(calls["probe"] == "sequence") & (calls["status"] == "error")]["error_type"]
+            .str.endswith("TracerIntegerConversionError").sum() == 6)  # traced n: every call fails

@@ -21,46 +21,340 @@ from .results import write_atomic
 DPI = 120
 
 
-def make_plots(df: pd.DataFrame, speedup: pd.DataFrame, out: str | os.PathLike) -> list[Path]:
+PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
+          ("compile_s", "compile", "#C44E52"), ("execute_s", "execute", "#8C8C8C")]
+NICE_MANTISSAS = [
+    [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
+    [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
+    [1, 1.5, 2, 3, 4, 5, 7],
+    [1, 2, 3, 5],
+    [1, 2, 5],
+    [1, 3],
+    [1],
+]
+
+
+def make_plots(df: pd.DataFrame, speedup: pd.DataFrame, out: str | os.PathLike,
+               calls: pd.DataFrame | None = None) -> list[Path]:
     """Every plot the data support, written into out; returns the paths in a stable order."""
     out = Path(out)
-    return [*bar_charts(df, speedup, out), *scaling_charts(df, out),
-            *compile_charts(df, out), *speedup_charts(speedup, out)]
+    return [*time_charts(df, out), *speedup_charts(df, speedup, out), *coldstart_charts(df, out),
+            *scaling_charts(df, out), *compile_charts(df, out), *calls_charts(calls, df, out)]
 
 
-def bar_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
-    """Per case: one log-scale bar per mode (median, 95% CI error bars); failed modes marked."""
-    paths = []
-    keys = tables.case_keys(df)
-    for values, case in df.groupby(keys, dropna=False, sort=False):
+# ---- time per call: one dot plot per workload and dtype ----------------------------------
+
+def figure_groups(df: pd.DataFrame):
+    """(identity, rows) per figure: workload, dtype and device; params, sizes and variants go inside."""
+    keys = [k for k in ("workload", "dtype", "platform", "device_kind") if k in df.columns]
+    if df.empty or not keys:
+        return
+    for values, rows in df.groupby(keys, dropna=False, sort=False):
+        yield dict(zip(keys, tables._as_tuple(values))), rows
+
+
+def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The x groups of a figure: one per (params, static_argnums, knobs, size), labelled on two lines.
+
+    The label names only what varies in the figure: ``n=2 (static)`` / ``donate [0]`` and ``size 50``.
+    """
+    rows = tables.with_variant_columns(rows)
+    params = tables.param_columns(rows)
+    keys = [*params, tables.VARIANT, *tables.KNOBS, "size"]
+    keys = [k for k in keys if k in rows.columns]
+    varying = {k for k in keys if rows[k].astype("string").nunique(dropna=False) > 1}
+    static_varies = tables.VARIANT in varying
+    groups = []
+    for values, case in rows.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, tables._as_tuple(values)))
-        bars = _bars(case)
-        if not any(b["ok"] for b in bars):
+        parts = []
+        text = tables.params_text(ident, static_mark=static_varies or tables.is_static(ident.get(tables.VARIANT)))
+        if text:
+            parts.append(text)
+        elif static_varies:
+            parts.append(f"static_argnums={ident.get(tables.VARIANT)}")
+        for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options")):
+            if knob in varying:
+                parts.append(f"{short} {tables._text_value(ident.get(knob)) or '-'}")
+        if "size" in ident:
+            parts.append(f"size {_show(ident['size'])}")
+        sort_key = tuple((tables._text_value(ident.get(k)) if k != "size" else float(ident["size"]))
+                         if not tables._missing(ident.get(k)) else "" for k in keys)
+        groups.append((sort_key, "\n".join(parts), case))
+    try:
+        groups.sort(key=lambda g: g[0])
+    except TypeError:
+        pass
+    return [(label, case) for _, label, case in groups]
+
+
+def _modes(rows: pd.DataFrame) -> list[str]:
+    modes = [str(m) for m in pd.unique(rows["mode"].dropna())] if "mode" in rows.columns else []
+    return sorted(modes, key=lambda m: (tables._mode_rank(m), m))
+
+
+def _colour(mode: str) -> str:
+    return f"C{tables._mode_rank(mode)}" if mode in tables.MODE_ORDER else "C5"
+
+
+def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload, dtype and device: median time per call of every mode as a point with its 95% CI,
+    on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: unstable; x: failed."""
+    paths = []
+    for ident, rows in figure_groups(df):
+        if tables.ok_rows(rows).empty:
             continue
-        fig, ax = _figure()
-        _draw_bars(ax, bars, _speedup_notes(speedup, ident))
+        groups = case_groups(rows)
+        modes = _modes(rows)
+        width = 0.7 / max(len(modes), 1)
+        fig, ax = _figure(width=max(6.0, 1.0 + 0.55 * len(groups) * len(modes) + 1.0))
+        labelled, failures = set(), []
+        show_values = len(groups) * len(modes) <= 24
+        for gi, (label, case) in enumerate(groups):
+            for mi, mode in enumerate(modes):
+                x = gi + (mi - (len(modes) - 1) / 2) * width
+                mrows = case[tables._flag(case, "mode", mode)]
+                if mrows.empty:
+                    continue
+                ok = tables.ok_rows(mrows)
+                if ok.empty:
+                    err = tables.error_rows(mrows)
+                    failures.append((x, tables._tail(err["error_type"].iloc[0]) if not err.empty else "no data", mode))
+                    continue
+                agg = tables.aggregate(ok)
+                unstable = tables._column(ok, "unstable").map(tables._true).any()
+                y = agg["median_s"]
+                yerr = [[_nonneg(y - agg["ci95_low_s"])], [_nonneg(agg["ci95_high_s"] - y)]]
+                colour = _colour(mode)
+                ax.errorbar([x], [y], yerr=yerr, fmt="o", markersize=7, capsize=4, color=colour,
+                            markerfacecolor="white" if unstable else colour, markeredgewidth=1.5,
+                            label=mode if mode not in labelled else None)
+                labelled.add(mode)
+                if show_values:
+                    ax.annotate(tables.format_seconds(y), (x, y), textcoords="offset points", xytext=(6, 0),
+                                va="center", ha="left", fontsize=7, color=colour)
+        for x, kind, mode in failures:
+            ax.plot([x], [0.04], marker="x", markersize=9, color=_colour(mode), transform=ax.get_xaxis_transform(),
+                    linestyle="none", label=None)
+            ax.annotate(f"{mode} failed:\n{_camel_wrap(kind)}", (x, 0.04), xycoords=ax.get_xaxis_transform(),
+                        textcoords="offset points", xytext=(0, 8), ha="center", va="bottom", fontsize=7,
+                        color="firebrick")
         ax.set_yscale("log")
-        ax.set_ylabel("median time per call (seconds)")
-        ax.set_xlabel("mode")
-        ax.set_title(_title(ident, size=True), fontsize=10)
-        paths.append(_save(fig, out, "bars", ident, df, size=True))
+        _seconds_axis(ax.yaxis)
+        _pad_log_limits(ax, rows, ("ci95_low_s", "ci95_high_s"), bottom_room=2.5 if failures else 1.6)
+        ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylabel("median time per call (95% CI)")
+        ax.grid(True, axis="y", which="both", alpha=0.25)
+        handles, labels = ax.get_legend_handles_labels()
+        notes = ["hollow marker: unstable (see Caveats)"] if _any_unstable(rows) else []
+        if failures:
+            notes.append("x: failed (see Errors)")
+        ax.legend(handles, labels, title="; ".join(notes) or None, title_fontsize=7, fontsize=8,
+                  loc="best")
+        ax.set_title("time per call: " + _title(ident), fontsize=10)
+        paths.append(_save(fig, out, "time", ident, df))
     return paths
 
 
+def _any_unstable(rows: pd.DataFrame) -> bool:
+    return bool(tables._column(tables.ok_rows(rows), "unstable").map(tables._true).any())
+
+
+# ---- speedup: one figure per workload and dtype, a vs-NumPy panel when there are numpy rows -------
+
+def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
+    modes side by side per case, each point labelled with the speedup, its CI and the verdict; a
+    second panel against NumPy when the job measured a NumPy twin."""
+    paths = []
+    if speedup.empty and "speedup_vs_numpy" not in df.columns:
+        return paths
+    numpy_rows = tables.ok_rows(df)
+    numpy_rows = numpy_rows[tables._column(numpy_rows, "speedup_vs_numpy").notna()]
+    for ident, rows in figure_groups(df):
+        mine = _match(speedup, ident)
+        theirs = _match(numpy_rows, ident)
+        if mine.empty and theirs.empty:
+            continue
+        panels = [p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty]
+        n_cases = max(len(case_groups(p[1])) for p in panels)
+        n_modes = max(len(_modes(p[1])) for p in panels)
+        panel_w = max(4.2, 1.2 + 1.35 * n_cases * n_modes)
+        fig, axes = _figure(width=panel_w * len(panels) + 0.5, ncols=len(panels))
+        for ax, (name, table, column) in zip(axes, panels):
+            _speedup_panel(ax, table, column, name)
+        fig.suptitle("speedup: " + _title(ident), fontsize=10)
+        paths.append(_save(fig, out, "speedup", ident, df))
+    return paths
+
+
+def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
+    groups = case_groups(table)
+    modes = _modes(table)
+    width = 0.8 / max(len(modes), 1)
+    low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
+    verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
+    values = []
+    baselines = set()
+    for gi, (label, case) in enumerate(groups):
+        for mi, mode in enumerate(modes):
+            rows = case[tables._flag(case, "mode", mode)]
+            if rows.empty:
+                continue
+            r = rows.iloc[0]
+            y = float(rows[column].median())
+            lo = float(tables._column(rows, low_col).min())
+            hi = float(tables._column(rows, high_col).max())
+            if not math.isfinite(y) or y <= 0:
+                continue
+            baselines.add(str(r.get("baseline_mode", "numpy")) if column == "speedup" else "numpy")
+            x = gi + (mi - (len(modes) - 1) / 2) * width
+            colour = _colour(mode)
+            ax.errorbar([x], [y], yerr=[[_nonneg(y - lo)], [_nonneg(hi - y)]], fmt="o", markersize=7, capsize=4,
+                        color=colour, label=mode if mi not in [v[3] for v in values] else None)
+            values += [(y, lo, hi, mi)]
+            ax.annotate(_speedup_label(y, lo, hi, r.get(verdict_col), r if column == "speedup" else None),
+                        (x, y), textcoords="offset points", xytext=(7, 0), va="center", ha="left", fontsize=7,
+                        color=colour, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    finite = [v for y, lo, hi, _ in values for v in (y, lo, hi) if math.isfinite(v) and v > 0] + [1.0]
+    low, high = min(finite) / 1.15, max(finite) * 1.15
+    ax.set_ylim(low, high)
+    _speedup_ticks(ax.yaxis, low, high)
+    ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4 + 0.45)
+    base = "/".join(sorted(baselines)) or "baseline"
+    if column == "speedup":
+        ax.set_ylabel(f"speedup = {base} median / mode median (x)")
+        ax.set_title(f"vs {base}: above 1x the mode is faster", fontsize=9)
+    else:
+        ax.set_ylabel("speedup = NumPy median / mode median (x)")
+        ax.set_title("vs NumPy: above 1x the mode beats NumPy", fontsize=9)
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+
+
+def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
+    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not tables._missing(verdict) else "")
+    text = f"{tables._three(y)}x {word}".rstrip()
+    if math.isfinite(lo) and math.isfinite(hi):
+        text += f"\nCI {tables._three(lo)}-{tables._three(hi)}x"
+    if row is not None and not tables._missing(row.get("break_even_calls")) and row.get("mode") != tables.NUMPY:
+        text += "\n" + _short_payoff(row)
+    return text
+
+
+def _speedup_ticks(axis, low: float, high: float) -> None:
+    """Plain ticks on a log speedup axis, as dense as fits (1.2x, 1.4x, 1.6x ...), so 1.57x reads off it."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ticks: list[float] = []
+    for mantissas in NICE_MANTISSAS:
+        ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+                 for m in mantissas if low <= m * 10.0 ** e <= high]
+        if len(ticks) <= 10:
+            break
+    if len(ticks) < 2:
+        ticks = sorted({*ticks, *(v for v in (low * 1.02, 1.0, high / 1.02) if low <= v <= high)})
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}x"))
+
+
+# ---- cold start: trace, lower, compile, execute against eager's cold first call ----------------
+
+def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload, dtype and device: each mode's cold first call as stacked trace/lower/compile/execute
+    bars (eager's too: it compiles each primitive on first use), and a disk-cache-warm bar when measured."""
+    paths = []
+    for ident, rows in figure_groups(df):
+        ok = tables.ok_rows(rows)
+        ok = ok[tables._column(ok, "first_call_s").notna() & ~tables._flag(ok, "mode", tables.NUMPY)]
+        if ok.empty or not (~tables._flag(ok, "mode", tables.EAGER)).any():
+            continue
+        groups = case_groups(ok)
+        bars = []  # (group index, label, parts {phase: seconds}, total)
+        for gi, (label, case) in enumerate(groups):
+            for mode in _modes(case):
+                mrows = case[tables._flag(case, "mode", mode)]
+                r = mrows.iloc[0]
+                bars.append((gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"]))
+                if not tables._missing(r.get("cache_warm_first_call_s")):
+                    bars.append((gi, f"{mode}\ncache warm",
+                                 _phases(r, "cache_warm_first_call_s", "cache_warm_trace_s", "cache_warm_lower_s",
+                                         "cache_warm_compile_s"), r["cache_warm_first_call_s"]))
+        n_bars = len(bars)
+        fig, ax = _figure(width=max(6.0, 1.5 + 0.75 * n_bars + 0.3 * len(groups)))
+        xs, gap, last_group = [], 0.0, None
+        for i, (gi, label, parts, total) in enumerate(bars):
+            gap += 0.6 if last_group is not None and gi != last_group else 0.0
+            last_group = gi
+            x = i + gap
+            xs.append(x)
+            bottom = 0.0
+            for key, name, colour in PHASES:
+                value = parts.get(key, math.nan)
+                if math.isfinite(value) and value > 0:
+                    ax.bar(x, value, bottom=bottom, width=0.7, color=colour, label=name,
+                           hatch="//" if label.startswith(tables.EAGER) else None, edgecolor="white", linewidth=0.5)
+                    bottom += value
+            ax.annotate(tables.format_seconds(total), (x, bottom), textcoords="offset points", xytext=(0, 3),
+                        ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
+        if len(groups) > 1 or groups[0][0]:
+            for gi, (label, _) in enumerate(groups):
+                members = [x for x, b in zip(xs, bars) if b[0] == gi]
+                ax.annotate(label.replace("\n", ", "), (float(np.mean(members)), 0), xycoords=("data", "axes fraction"),
+                            textcoords="offset points", xytext=(0, -28), ha="center", va="top", fontsize=8,
+                            fontweight="bold")
+        _seconds_axis(ax.yaxis)
+        ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
+        ax.set_ylabel("cold first call in a fresh process")
+        ax.grid(True, axis="y", alpha=0.25)
+        handles, labels = ax.get_legend_handles_labels()
+        unique = dict(zip(labels, handles))
+        ax.legend(unique.values(), unique.keys(), fontsize=8, title="hatched: eager (a compile per primitive)",
+                  title_fontsize=7, loc="upper left")
+        ax.set_title("cold start: " + _title(ident), fontsize=10)
+        paths.append(_save(fig, out, "coldstart", ident, df))
+    return paths
+
+
+def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:
+    """trace/lower/compile and execute = the rest of the first call (NaN parts count as 0)."""
+    total = float(row[total_col])
+    parts = {k: float(row.get(c)) if not tables._missing(row.get(c)) else 0.0
+             for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))}
+    parts["execute_s"] = max(total - sum(parts.values()), 0.0)
+    return parts
+
+
+# ---- growth: time vs size with the exponent ------------------------------------------------
+
 def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band."""
+    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band, the growth
+    exponent (least-squares slope of log time over log size) in the legend, its fit dashed."""
     points = tables.scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points):
         fig, ax = _figure()
         for label, line in lines:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
-            (drawn,) = ax.plot(x, y, marker="o", label=label)
+            slope = tables.growth_exponent(x, y)
+            (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {tables.growth_text(slope)}")
             low, high = _band(line, y)
             ax.fill_between(x, low, high, color=drawn.get_color(), alpha=0.2, linewidth=0)
-        _loglog(ax, "median time per call (seconds)", _sizes(lines))
-        ax.set_title(_title(ident), fontsize=10)
-        ax.legend(title="mode (band: 95% CI)")
+            if math.isfinite(slope):
+                intercept = np.mean(np.log(y) - slope * np.log(x))
+                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1, color=drawn.get_color(),
+                        alpha=0.7)
+        _loglog(ax, "median time per call", _sizes(lines))
+        _seconds_axis(ax.yaxis)
+        ax.set_title("growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
+                     fontsize=10)
+        ax.legend(title="mode (band: 95% CI; dashed: fit)", fontsize=8, title_fontsize=8)
         paths.append(_save(fig, out, "scaling", ident, df))
     return paths
 
@@ -86,97 +380,129 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 colour = drawn.get_color()
             ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", linestyle="--",
                     color=colour, label=f"{label}: first call (cold)")
-        _loglog(ax, "time (seconds)", _sizes(lines))
+        _loglog(ax, "time", _sizes(lines))
+        _seconds_axis(ax.yaxis)
         ax.set_title("compile cost: " + _title(ident), fontsize=10)
         ax.legend(fontsize=8)
         paths.append(_save(fig, out, "compile", ident, df))
     return paths
 
 
-def speedup_charts(speedup: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: eager/compiled speedup vs size with CI, break-even annotated."""
+# ---- calls: the first calls from cold and the retrace probe -------------------------------
+
+def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload: per-call latency of the cold probe (first calls, one line per job) and of the
+    sequence probe (argument variants such as ``n=2 (static)``), compiled calls ringed in red and
+    labelled with JAX's reason; failed calls as x."""
     paths = []
-    if speedup.empty:
+    if calls is None or calls.empty or "call_s" not in calls.columns:
         return paths
-    for ident, lines in _line_groups(speedup, value="speedup"):
-        fig, ax = _figure()
-        for i, (label, line) in enumerate(lines):
-            x, y = line["size"].to_numpy(float), line["speedup"].to_numpy(float)
-            low, high = line["speedup_ci_low"].to_numpy(float), line["speedup_ci_high"].to_numpy(float)
-            yerr = np.vstack([_nonneg(y - low), _nonneg(high - y)])
-            drawn = ax.errorbar(x, y, yerr=yerr, marker="o", capsize=4, label=f"{label} vs eager")
-            colour = drawn.lines[0].get_color()
-            above = i % 2 == 0
-            for xi, yi, (_, r) in zip(x, y, line.iterrows()):
-                ax.annotate(_short_payoff(r), (xi, yi), textcoords="offset points",
-                            xytext=(8, 6 if above else -8), va="bottom" if above else "top",
-                            fontsize=8, color=colour,
-                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
-        ax.axhline(1.0, color="grey", linestyle=":", linewidth=1, label="no speedup (1x)")
-        _loglog(ax, "speedup, eager median / compiled median (x)", _sizes(lines))
-        _plain_log_ticks(ax.yaxis)
-        ax.set_title("speedup: " + _title(ident) + "\nlabels: pays off after n calls; n.s.: no significant difference",
-                     fontsize=10)
-        ax.legend(fontsize=8)
-        paths.append(_save(fig, out, "speedup", ident, speedup))
+    frame = tables.join_jobs(calls, df)
+    params = {c[len("param_"):] for c in tables.param_columns(df)}
+    frame = frame.assign(probe=tables._text(frame, "probe").replace("", "cold"))
+    for workload, rows in frame.groupby("workload", sort=False):
+        probes = [p for p in ("cold", "sequence") if (rows["probe"] == p).any()]
+        fig, axes = _figure(width=6.0 * len(probes) + 0.5, ncols=len(probes))
+        for ax, probe in zip(axes, probes):
+            _calls_panel(ax, rows[rows["probe"] == probe], probe, params)
+        dtypes = [d for d in pd.unique(tables._text(rows, "dtype")) if d]
+        fig.suptitle(f"per-call latency: {workload}" + (f" | {', '.join(dtypes)}" if dtypes else ""), fontsize=10)
+        paths.append(_save(fig, out, "calls", {"workload": workload}, df))
     return paths
 
 
-# ---- bar chart pieces ------------------------------------------------------------------
-
-def _bars(case: pd.DataFrame) -> list[dict]:
-    """One bar per (mode, variant) in the case: aggregated ok rows, or the failing error class."""
-    multi = case[tables.VARIANT].nunique(dropna=False) > 1 if tables.VARIANT in case.columns else False
-    frame = case.assign(static_argnums=tables._column(case, tables.VARIANT))
-    groups = frame.groupby(["mode", tables.VARIANT], dropna=False, sort=False)
-    bars = []
-    for (mode, variant), rows in sorted(groups, key=lambda g: (tables._mode_rank(g[0][0]), tables._text_value(g[0][1]))):
-        label = f"{mode}\nstatic={variant}" if multi and not tables._missing(variant) else str(mode)
-        ok = tables.ok_rows(rows)
-        if ok.empty:
-            errors = tables.error_rows(rows)
-            kind = tables._tail(errors["error_type"].iloc[0]) if not errors.empty else "no data"
-            bars.append({"label": label, "mode": mode, "variant": variant, "ok": False, "error": kind})
+def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
+    jobs = rows.groupby(["job_num", "mode"], dropna=False, sort=True)
+    ticks: dict[int, str] = {}
+    annotated: set = set()
+    failed: dict[tuple, list] = {}  # (mode, static_argnums, error class) -> [(job, calls)]
+    colour_i = 0
+    for (job, mode), line in jobs:
+        line = line.sort_values("call")
+        r = line.iloc[0]
+        static = tables._text_value(r.get(tables.VARIANT))
+        if probe == "cold":
+            label = f"{mode}, {tables.params_text(r, static_mark=True) or 'static_argnums=' + (static or '-')}"
         else:
-            bars.append({"label": label, "mode": mode, "variant": variant, "ok": True, **tables.aggregate(ok)})
-    return bars
-
-
-def _draw_bars(ax, bars: list[dict], notes: dict) -> None:
-    x = np.arange(len(bars))
-    for i, bar in enumerate(bars):
-        if not bar["ok"]:
-            ax.text(i, 0.04, f"error:\n{bar['error']}", transform=ax.get_xaxis_transform(),
-                    ha="center", va="bottom", fontsize=8, color="firebrick", wrap=True)
+            names = sorted({v.split("=", 1)[0] for v in tables._text(line, "variant") if "=" in v} & params)
+            mark = f"{', '.join(names)} {'static' if tables.is_static(static) else 'traced'}: " if names else ""
+            label = f"{mode}, {mark}static_argnums={static or '-'}"
+        job_text = f"job {tables._plain(job)}" if not tables._missing(job) else ""
+        ok = line[~tables._flag(line, "status", "error")]
+        err = line[tables._flag(line, "status", "error")]
+        if probe == "sequence":
+            for c, v in zip(line["call"], tables._text(line, "variant")):
+                ticks.setdefault(int(c), v)
+        if len(err):
+            key = (label, tables._tail(err["error_type"].iloc[0]))
+            failed.setdefault(key, []).append((job_text, err["call"].to_numpy(float)))
+        if ok.empty:
             continue
-        median = bar["median_s"]
-        low, high = _nonneg(median - bar["ci95_low_s"]), _nonneg(bar["ci95_high_s"] - median)
-        ax.bar(i, median, color=f"C{tables._mode_rank(bar['mode'])}", width=0.6,
-               yerr=[[low], [high]], capsize=6, ecolor="black")
-        text = tables.format_seconds(median)
-        note = notes.get((bar["mode"], tables._text_value(bar["variant"])))
-        ax.annotate(text + (f"\n{note}" if note else ""), (i, median + high), textcoords="offset points",
-                    xytext=(0, 4), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, [b["label"] for b in bars])
-    ax.set_xlim(-0.6, len(bars) - 0.4)
-    medians = [b["median_s"] for b in bars if b["ok"]]
-    top, bottom = max(medians), min(medians)
-    ax.set_ylim(bottom / 10, top * 10)
+        colour = f"C{colour_i % 10}"
+        colour_i += 1
+        x = ok["call"].to_numpy(float)
+        y = pd.to_numeric(ok["call_s"], errors="coerce").to_numpy(float)
+        ax.plot(x, y, marker="o", color=colour, label=f"{label} ({job_text})" if job_text else label, markersize=5)
+        compiled = _compiled_mask(ok)
+        ax.plot(x[compiled], y[compiled], linestyle="none", marker="o", markersize=12, markerfacecolor="none",
+                markeredgecolor="red", markeredgewidth=1.5)
+        for xi, yi, (_, c) in zip(x[compiled], y[compiled], ok[compiled].iterrows()):
+            reason = tables._text_value(c.get("miss_reason"))
+            if reason and (xi, reason) not in annotated:
+                annotated.add((xi, reason))
+                ax.annotate(textwrap_short(reason), (xi, yi), textcoords="offset points", xytext=(10, 10),
+                            fontsize=7, color="firebrick", va="bottom", ha="left",
+                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    for k, ((label, kind), jobs_) in enumerate(failed.items()):
+        xs = np.unique(np.concatenate([c for _, c in jobs_]))
+        names = ", ".join(j for j, _ in jobs_ if j)
+        ax.plot(xs, [0.06 + 0.07 * k] * len(xs), linestyle="none", marker="x", markersize=8,
+                color=f"C{(colour_i + k) % 10}", transform=ax.get_xaxis_transform(),
+                label=f"{label} ({names}): every call failed, {kind}")
+    ax.set_yscale("log")
+    _seconds_axis(ax.yaxis)
+    ax.set_xlabel("call" + (" and its argument variant" if probe == "sequence" else ""))
+    ax.set_ylabel("time of the call (until its output is ready)")
+    calls = sorted({int(c) for c in rows["call"].dropna()})
+    if probe == "sequence" and ticks:
+        ax.set_xticks(sorted(ticks), [f"{c}\n{ticks[c]}" for c in sorted(ticks)], fontsize=8)
+    elif calls:
+        ax.set_xticks(calls)
+    if calls:
+        ax.set_xlim(calls[0] - 0.4, calls[-1] + 0.9)
+    values = pd.to_numeric(rows["call_s"], errors="coerce")
+    values = values[values > 0]
+    if len(values):
+        ax.set_ylim(values.min() / (5.0 if failed else 1.5), values.max() * 6)
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    title = ("first calls from cold, one fresh process per job" if probe == "cold"
+             else "sequence probe: argument variants in one fresh process")
+    ax.set_title(title + "\nred ring: the call traced and compiled (label: JAX's reason)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
 
 
-def _speedup_notes(speedup: pd.DataFrame, ident: dict) -> dict:
-    """Bar annotations for compiled modes in this case: speedup and break-even calls."""
-    if speedup.empty:
-        return {}
-    rows = speedup
-    for key, value in ident.items():
-        if key in rows.columns:
-            rows = rows[_same(rows[key], value)]
-    return {(r["mode"], tables._text_value(r[tables.VARIANT])):
-            f"{tables.format_value('speedup', r['speedup'])} vs {r['baseline_mode']}"
-            f"{' (' + r['verdict'] + ')' if not tables._missing(r['verdict']) else ''}, "
-            f"{tables.payoff_text(r['verdict'], r['break_even_calls'], r['ahead_until_calls'], r['baseline_mode'])}"
-            for _, r in rows.iterrows()}
+def _compiled_mask(rows: pd.DataFrame) -> np.ndarray:
+    compiled = tables._column(rows, "compiled").map(tables._true).astype(bool).to_numpy()
+    compiles = pd.to_numeric(tables._column(rows, "compiles"), errors="coerce").fillna(0).to_numpy(float) > 0
+    return compiled | compiles
+
+
+def _camel_wrap(name: str, width: int = 16) -> str:
+    """``TracerIntegerConversionError`` as ``TracerInteger`` / ``ConversionError`` (lines of about width)."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[^A-Za-z0-9]+", name) or [name]
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + len(word) > width:
+            lines.append(line)
+            line = ""
+        line += word
+    return "\n".join([*lines, line])
+
+
+def textwrap_short(text: str, width: int = 28) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)[:3])
 
 
 # ---- shared helpers --------------------------------------------------------------------
@@ -188,24 +514,61 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
     keys = tables.case_keys(points, size=False)
     for values, group in points.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, tables._as_tuple(values)))
-        multi = group[tables.VARIANT].nunique(dropna=False) > 1
+        group = tables.with_variant_columns(group)
+        cols = [tables.VARIANT, *tables.KNOBS]
+        multi = [c for c in cols if group[c].astype("string").nunique(dropna=False) > 1]
         lines = []
-        variants = group.groupby(["mode", tables.VARIANT], dropna=False, sort=False)
-        for (mode, variant), line in sorted(variants, key=lambda g: (tables._mode_rank(g[0][0]), tables._text_value(g[0][1]))):
+        variants = group.groupby(["mode", *cols], dropna=False, sort=False)
+        for (mode, *variant), line in sorted(variants, key=lambda g: (tables._mode_rank(g[0][0]), *map(tables._text_value, g[0][1:]))):
             line = line.sort_values("size")
             usable = line[np.isfinite(line[value].astype(float)) & (line[value].astype(float) > 0)]
             if usable["size"].nunique() >= 2:
-                label = f"{mode} static={variant}" if multi and not tables._missing(variant) else str(mode)
-                lines.append((label, usable))
+                extra = [f"{c.replace('_argnums', '')}={tables._text_value(v) or '-'}" for c, v in zip(cols, variant) if c in multi]
+                lines.append((" ".join([str(mode), *extra]), usable))
         if lines:
             yield ident, lines
 
 
-def _figure():
+def _figure(width: float | None = None, ncols: int | None = None):
+    """A constrained-layout Figure (no pyplot state); with ncols, a list of that many axes."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4.8), layout="constrained")
-    return fig, fig.add_subplot()
+    fig = Figure(figsize=(min(width or 7.0, 22.0), 4.8), layout="constrained")
+    if ncols is None:
+        return fig, fig.add_subplot()
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def _seconds_axis(axis) -> None:
+    """Tick labels in people's units (100 us, 2 ms) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: tables.format_seconds(v) if v > 0 else "0"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def _pad_log_limits(ax, rows: pd.DataFrame, columns, bottom_room: float = 1.6) -> None:
+    """Log y limits around every finite positive value (and the CIs), with room below for failure marks."""
+    values = []
+    for col in ("median_s", *columns):
+        if col in rows.columns:
+            v = pd.to_numeric(rows[col], errors="coerce").to_numpy(float)
+            values.append(v[np.isfinite(v) & (v > 0)])
+    values = np.concatenate(values) if values else np.array([])
+    if values.size:
+        low, high = values.min(), values.max()
+        span = max(high / low, 1.0)
+        ax.set_ylim(low / (bottom_room * max(span, 2.0) ** 0.08), high * 1.6)
+
+
+def _match(table: pd.DataFrame, ident: dict) -> pd.DataFrame:
+    """table's rows of one figure identity."""
+    rows = table
+    for key, value in ident.items():
+        if key in rows.columns:
+            rows = rows[_same(rows[key], value)]
+    return rows
 
 
 def _loglog(ax, ylabel: str, sizes) -> None:

@@ -17,25 +17,31 @@ from typing import Sequence
 import pandas as pd
 
 from .results import (
-    REPORT_DIR, SweepState, gather_state, job_result_files, load_results, write_atomic, write_csv,
+    CALLS_CSV, REPORT_DIR, SweepState, gather_state, job_result_files, load_results, read_csv, write_atomic,
+    write_csv,
 )
 from .tables import (
-    caveats, error_rows, errors_table, markdown_table, ok_rows, params_labels, rows_table, scaling_points,
-    scaling_table, speedup_table, speedup_view, text_table,
+    ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
+    caveat_summary, compact_view, error_rows, errors_table, markdown_table, memory_table, ok_rows, params_labels,
+    rows_table, scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
+    text_table,
 )
 
 __all__ = [
-    "NoResultsError", "errors_table", "find_latest", "format_sweep_summary", "main",
-    "make_report", "scaling_points", "scaling_table", "speedup_table", "write_report",
+    "NoResultsError", "attribution_table", "errors_table", "find_latest", "format_sweep_summary", "load_calls",
+    "main", "make_report", "scaling_points", "scaling_table", "speedup_table", "write_report",
 ]
 
 OUTPUTS = Path("outputs")
 PLOT_KINDS = {
-    "bars": "Median time per mode (95% CI)",
-    "scaling": "Time vs size",
+    "time": "Time per call (median, 95% CI)",
+    "speedup": "Speedup (95% CI, verdict)",
+    "coldstart": "Cold start: trace, lower, compile, execute",
+    "scaling": "Growth: time vs size",
     "compile": "Compile cost vs size",
-    "speedup": "Speedup vs size",
+    "calls": "Per-call latency: first calls and the retrace probe",
 }
+OLD_PLOT_KINDS = ("bars",)  # names earlier versions wrote: removed with the rest
 ENV_COLUMNS = [
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "cpu_count",
     "platform", "device_kind", "x64", "cpu_async_dispatch", "xla_flags",
@@ -88,42 +94,82 @@ def default_out(path: str | os.PathLike) -> Path:
 def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
     """Write the report of a job, sweep or results folder; returns the report folder."""
     return write_report(load(path), out if out is not None else default_out(path), plots=plots, source=path,
-                        state=sweep_state(path))
+                        state=sweep_state(path), calls=load_calls(path))
 
 
-def report_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The report's CSV tables by file stem."""
-    return {
+def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
+    """Every job's calls.csv below path (or beside a results.csv given as a file), or None when there is none."""
+    path = Path(path)
+    root = path.parent if path.is_file() else path
+    if not root.is_dir():
+        return None
+    files = sorted(p for p in root.rglob(CALLS_CSV)
+                   if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts))
+    frames = []
+    for file in files:
+        try:
+            frame = read_csv(file)
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
+            continue
+        if not frame.empty:
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True, sort=False) if frames else None
+
+
+def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """The report's CSV tables by file stem (the optional ones only when they have rows)."""
+    frames = {
         "speedup": speedup_table(df),
         "scaling": scaling_table(df),
         "scaling_points": scaling_points(df),
         "errors": errors_table(df),
     }
+    optional = {
+        "attribution": attribution_table(df),
+        "memory": memory_table(df),
+        "cache": cache_table(df),
+        "sequence": sequence_table(calls, df),
+    }
+    return {**frames, **{k: v for k, v in optional.items() if not v.empty}}
+
+
+OPTIONAL_TABLES = ("attribution", "memory", "cache", "sequence")
 
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
                  source: str | os.PathLike | None = None,
-                 frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None) -> Path:
+                 frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
+                 calls: pd.DataFrame | None = None) -> Path:
     """Tables as CSV, plots as PNG and summary.md for the rows in df, all into out."""
+    return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls)[0]
+
+
+def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
+                  source: str | os.PathLike | None = None,
+                  frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
+                  calls: pd.DataFrame | None = None) -> tuple[Path, list[Path]]:
+    """write_report, also returning every file written (CSVs, PNGs, summary.md)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    frames = report_tables(df) if frames is None else frames
-    for stem, frame in frames.items():
-        write_csv(frame, out / f"{stem}.csv")
+    frames = report_tables(df, calls) if frames is None else frames
+    written = [write_csv(frame, out / f"{stem}.csv") for stem, frame in frames.items()]
+    for stem in OPTIONAL_TABLES:  # an optional table this data lacks must not survive from an earlier report
+        if stem not in frames:
+            (out / f"{stem}.csv").unlink(missing_ok=True)
     _remove_old_plots(out)
     images: list[Path] = []
     if plots:
         from .plots import make_plots
 
-        images = make_plots(df, frames["speedup"], out)
+        images = make_plots(df, frames["speedup"], out, calls=calls)
     text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
-    return out
+    return out, [out / "summary.md", *written, *images]
 
 
 def _remove_old_plots(out: Path) -> None:
     """Drop PNGs an earlier report wrote here, so none outlives the data it showed."""
-    for kind in PLOT_KINDS:
+    for kind in (*PLOT_KINDS, *OLD_PLOT_KINDS):
         for old in out.glob(f"{kind}_*.png"):
             old.unlink(missing_ok=True)
 
@@ -153,11 +199,11 @@ def sweep_state(path: str | os.PathLike) -> SweepState | None:
 def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> str:
     """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
     parts = [f"jitexp: {headline(df, state)}", text_table(rows_table(df))] if len(df) else [f"jitexp: {headline(df, state)}"]
-    notes = caveats(df)
+    notes = caveat_summary(df)
     if notes:
         width = max(60, shutil.get_terminal_size((100, 24)).columns)
-        parts += ["", "notes:"] + [textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ")
-                                   for n in notes]
+        parts += ["", "caveats:"] + [textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ")
+                                     for n in notes]
     speedup = speedup_table(df)
     if not speedup.empty:
         parts += ["", "speedup against the baseline mode (paired: measured together in one job; "
@@ -166,9 +212,29 @@ def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> s
     return "\n".join(parts)
 
 
+WHY_NOTE = ("why: eager_ops primitives dispatched one by one against the xla_kernels jit runs (xla_fusions of them "
+            "fused); eager_bytes is the memory traffic before fusion (every op reads and writes its arrays), "
+            "bytes_accessed after it (XLA's cost analysis); traffic_cut = their ratio")
+
+
 def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
-    """What jitexp-report prints: the sweep summary, then scaling exponents and errors with hints."""
+    """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
+    width = max(60, shutil.get_terminal_size((100, 24)).columns)
     parts = [format_sweep_summary(df, state)]
+    if "attribution" in frames:
+        parts += ["", textwrap.fill(WHY_NOTE, width), text_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW))]
+        parts += [textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
+                  for line in attribution_details(frames["attribution"])]
+    if "memory" in frames:
+        parts += ["", "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
+                      "the modes it ran; the rest from XLA's memory analysis)",
+                  text_table(compact_view(frames["memory"], MEMORY_VIEW), width=60)]
+    if "cache" in frames:
+        parts += ["", "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
+                  text_table(compact_view(frames["cache"], CACHE_VIEW))]
+    if "sequence" in frames:
+        parts += ["", "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
+                  text_table(sequence_view(frames["sequence"]), width=60)]
     if not frames["scaling"].empty:
         parts += ["", "scaling (growth exponent of median time over size)",
                   text_table(_scaling_view(frames["scaling"]))]
@@ -191,6 +257,26 @@ def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: 
         lines += ["## Speedup vs eager", "", SPEEDUP_NOTE, "",
                   markdown_table(speedup_view(frames["speedup"])), "",
                   "Full table: [speedup.csv](speedup.csv)", ""]
+    if "attribution" in frames:
+        lines += ["## Why", "", WHY_NOTE.replace("why: ", "").capitalize() + ".", "",
+                  markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)), "",
+                  *[f"- {line}" for line in attribution_details(frames["attribution"])], "",
+                  "Full table: [attribution.csv](attribution.csv)", ""]
+    if "memory" in frames:
+        lines += ["## Memory", "", markdown_table(compact_view(frames["memory"], MEMORY_VIEW)), "",
+                  "Full table: [memory.csv](memory.csv)", ""]
+    if "cache" in frames:
+        lines += ["## Persistent compilation cache", "",
+                  "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
+                  "(trace and lower still run).", "",
+                  markdown_table(compact_view(frames["cache"], CACHE_VIEW)), "",
+                  "Full table: [cache.csv](cache.csv)", ""]
+    if "sequence" in frames:
+        lines += ["## Retrace probe", "",
+                  "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
+                  "compiled = the call traced and compiled, with JAX's reason.", "",
+                  markdown_table(sequence_view(frames["sequence"])), "",
+                  "Full table: [sequence.csv](sequence.csv)", ""]
     if not frames["scaling"].empty:
         lines += ["## Scaling", "",
                   "growth exponent = least-squares slope of log(median) over log(size) "
@@ -200,7 +286,7 @@ def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: 
     if not frames["errors"].empty:
         lines += ["## Errors", "", markdown_table(_errors_view(frames["errors"])), "",
                   "Full table: [errors.csv](errors.csv)", ""]
-    notes = caveats(df)
+    notes = caveat_summary(df)
     if notes:
         lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
     lines += _image_sections(images)
@@ -297,8 +383,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         df = load(path)
         state = sweep_state(path)
         out = Path(args.out) if args.out else default_out(path)
-        frames = report_tables(df)
-        write_report(df, out, plots=not args.no_plots, source=path, frames=frames, state=state)
+        calls = load_calls(path)
+        frames = report_tables(df, calls)
+        _, written = _write_report(df, out, plots=not args.no_plots, source=path, frames=frames, state=state,
+                                   calls=calls)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -306,8 +394,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"jitexp-report: {path}\n")
         print(format_terminal_report(df, frames, state))
         print()
+        print(f"wrote {len(written)} files in {out}/:")
+        for kind, names in _files_by_kind(written):
+            print(textwrap.fill(", ".join(names), max(60, shutil.get_terminal_size((100, 24)).columns),
+                                initial_indent=f"  {kind}: ", subsequent_indent="    "))
     print(f"report: {out / 'summary.md'}")
     return 0
+
+
+def _files_by_kind(paths: Sequence[Path]) -> list[tuple[str, list[str]]]:
+    """Written files grouped for the terminal: summary, tables, then each kind of plot."""
+    groups: dict[str, list[str]] = {}
+    for p in paths:
+        kind = "tables" if p.suffix == ".csv" else "summary" if p.suffix == ".md" else p.name.split("_", 1)[0]
+        groups.setdefault(kind, []).append(p.name)
+    return list(groups.items())
 
 
 def _one_line(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ columns of ``jitexp.results.COLUMNS``) and returns a frame or a string.
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -15,18 +16,20 @@ import pandas as pd
 from .stats import break_even, verdict
 
 EAGER = "eager"
-MODE_ORDER = ["eager", "jit", "aot"]
+NUMPY = "numpy"
+MODE_ORDER = ["eager", "jit", "aot", "numpy"]
 VARIANT = "static_argnums"
+KNOBS = ["donate_argnums", "compiler_options"]  # jit's knobs: rows that differ in them are different variants
 
 SPEEDUP_COLUMNS = [
-    "mode", VARIANT,
+    "mode", VARIANT, *KNOBS,
     "eager_median_s", "eager_ci95_low_s", "eager_ci95_high_s", "eager_first_call_s",
     "median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s",
     "compile_overhead_s", "baseline_mode", "pairing", "speedup", "speedup_ci_low", "speedup_ci_high",
     "verdict", "break_even_calls", "ahead_until_calls", "n_eager_rows", "n_rows",
 ]
 SCALING_COLUMNS = [
-    "mode", VARIANT, "n_sizes", "size_min", "size_max",
+    "mode", VARIANT, *KNOBS, "n_sizes", "size_min", "size_max",
     "min_size_median_s", "max_size_median_s", "growth_exponent", "first_call_growth_exponent",
 ]
 ERROR_COLUMNS = [
@@ -95,16 +98,18 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
         ident = dict(zip(keys, _as_tuple(case_values)))
         paired_rows = case[_column(case, "speedup").notna()]
         for _, against in paired_rows.groupby(_text(paired_rows, "baseline_mode"), sort=False):
-            for (mode, variant), rows in _variants(against):
-                records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
+            for (mode, variant, *knobs), rows in _variants(against):
+                records.append({**ident, "mode": mode, VARIANT: variant, **dict(zip(KNOBS, knobs)),
+                                **_paired_record(rows, case)})
         eager = case[_flag(case, "mode", EAGER)]
         unpaired = case[~_flag(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
         if eager.empty:
             continue
-        for (mode, variant), rows in _variants(unpaired):
+        for (mode, variant, *knobs), rows in _variants(unpaired):
             matching = eager[_text(eager, VARIANT) == _text_value(variant)]
             base = aggregate(matching if not matching.empty else eager)
-            records.append({**ident, "mode": mode, VARIANT: variant, **_unpaired_record(base, aggregate(rows))})
+            records.append({**ident, "mode": mode, VARIANT: variant, **dict(zip(KNOBS, knobs)),
+                            **_unpaired_record(base, aggregate(rows))})
     table = pd.DataFrame.from_records(records, columns=keys + SPEEDUP_COLUMNS)
     return _sorted(table, keys)
 
@@ -196,9 +201,18 @@ def job_summary(rows: Sequence[Mapping]) -> str:
         if not _missing(row.get("speedup")):
             phrase = speedup_phrase(mode, row["baseline_mode"], row["speedup"], row["speedup_ci_low"],
                                     row["speedup_ci_high"], row["verdict"])
-            compile_part = f", compile {format_seconds(row['compile_s'])}" if not _missing(row.get("compile_s")) else ""
-            payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"])
-            verdicts.append(f"{phrase}{compile_part}, {payoff}")
+            if mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
+                verdicts.append(phrase)
+            else:
+                compile_s = row.get("compile_s")
+                compile_part = f", compile {format_seconds(compile_s)}" if _positive(compile_s) else ""
+                payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"],
+                                     row["baseline_mode"])
+                why = f", {row['explanation']}" if not _missing(row.get("explanation")) else ""
+                verdicts.append(f"{phrase}{why}{compile_part}, {payoff}")
+        if not _missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
+            verdicts.append(speedup_phrase(mode, NUMPY, row["speedup_vs_numpy"], row.get("speedup_vs_numpy_ci_low"),
+                                           row.get("speedup_vs_numpy_ci_high"), row.get("verdict_vs_numpy")))
         if row.get("unstable"):
             notes.append(f"{mode} unstable: {row['unstable_reason']}")
     n = max((r.get("n_processes") or 0 for r in rows), default=0)
@@ -225,13 +239,13 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
     """Long table: one aggregated row per (workload, params, dtype, device, mode, variant, size)."""
     ok = ok_rows(df)
     keys = case_keys(df, size=False)
-    columns = keys + ["mode", VARIANT, "size", "median_s", "ci95_low_s", "ci95_high_s",
+    columns = keys + ["mode", VARIANT, *KNOBS, "size", "median_s", "ci95_low_s", "ci95_high_s",
                       "first_call_s", "compile_s", "n_rows"]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
-    ok = ok.assign(mode=_column(ok, "mode"), static_argnums=_column(ok, VARIANT))
+    ok = with_variant_columns(ok.assign(mode=_column(ok, "mode")))
     records = []
-    group = keys + ["mode", VARIANT, "size"]
+    group = keys + ["mode", VARIANT, *KNOBS, "size"]
     for values, rows in ok.groupby(group, dropna=False, sort=False):
         records.append({**dict(zip(group, _as_tuple(values))), **aggregate(rows)})
     return _sorted(pd.DataFrame.from_records(records, columns=columns), keys + ["size"])
@@ -244,7 +258,7 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     if points.empty:
         return pd.DataFrame(columns=keys + SCALING_COLUMNS)
     records = []
-    group = keys + ["mode", VARIANT]
+    group = keys + ["mode", VARIANT, *KNOBS]
     for values, line in points.groupby(group, dropna=False, sort=False):
         line = line.sort_values("size")
         if line["size"].nunique() < 2:
@@ -323,6 +337,191 @@ def _notes(row: pd.Series, short: bool = False) -> str:
     return "; ".join(notes)
 
 
+# ---- why, memory, disk cache, retrace probe --------------------------------------------
+
+ATTRIBUTION_COLUMNS = [
+    "mode", VARIANT, *KNOBS, "speedup", "explanation", "eager_ops", "jaxpr_eqns", "xla_kernels", "xla_fusions",
+    "eager_bytes", "bytes_accessed", "traffic_cut", "flops", "transcendentals", "arithmetic_intensity",
+    "op_dispatch_s", "explanation_detail",
+]
+MEMORY_COLUMNS = [
+    "mode", VARIANT, *KNOBS, "peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes",
+    "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "peak_memory_bytes", "donation",
+]
+CACHE_COLUMNS = [
+    "mode", VARIANT, *KNOBS, "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
+    "cache_cold_compile_s", "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
+]
+SEQUENCE_COLUMNS = [
+    "job_num", "workload", "mode", "size", "dtype", VARIANT, "call", "variant", "label", "status", "call_s",
+    "compiled", "compiles", "trace_s", "compile_s", "miss_reason", "error_type",
+]
+_MEMORY_VALUES = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes", "output_size_bytes",
+                  "temp_size_bytes", "alias_size_bytes", "peak_memory_bytes"]
+
+
+def _identified(rows: pd.DataFrame, df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    keys = case_keys(df)
+    return with_variant_columns(rows).reindex(columns=keys + columns).reset_index(drop=True)
+
+
+def attribution_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Why a compiled mode is as fast as it is: eager ops against XLA kernels, memory traffic before
+    (eager_bytes) and after fusion (bytes_accessed), traffic_cut = their ratio, and the explanation.
+
+    One row per ok compiled row that carries any attribution figure; empty for old CSVs.
+    """
+    columns = ATTRIBUTION_COLUMNS
+    ok = ok_rows(df)
+    present = [c for c in ("explanation", "eager_ops", "xla_kernels", "jaxpr_eqns") if c in ok.columns]
+    if ok.empty or not present:
+        return pd.DataFrame(columns=case_keys(df) + columns)
+    compiled = ok[~_flag(ok, "mode", EAGER) & ~_flag(ok, "mode", NUMPY)]
+    compiled = compiled[compiled[present].notna().any(axis=1)]
+    eager_b = pd.to_numeric(_column(compiled, "eager_bytes"), errors="coerce").astype(float)
+    fused_b = pd.to_numeric(_column(compiled, "bytes_accessed"), errors="coerce").astype(float)
+    compiled = compiled.assign(traffic_cut=(eager_b / fused_b.where(fused_b > 0)))
+    return _sorted(_identified(compiled, df, columns), case_keys(df))
+
+
+def memory_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Memory per row: worker RSS growth, device allocator peak, XLA's memory analysis, donation."""
+    ok = ok_rows(df)
+    present = [c for c in _MEMORY_VALUES if c in ok.columns]
+    if ok.empty or not present:
+        return pd.DataFrame(columns=case_keys(df) + MEMORY_COLUMNS)
+    rows = ok[ok[present].notna().any(axis=1)]
+    return _sorted(_identified(rows, df, MEMORY_COLUMNS), case_keys(df))
+
+
+def cache_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Persistent compilation cache, cold against warm worker: hit, first calls, compile, trace and lower."""
+    ok = ok_rows(df)
+    if ok.empty or not {"cache_hit", "cache_cold_first_call_s"} & set(ok.columns):
+        return pd.DataFrame(columns=case_keys(df) + CACHE_COLUMNS)
+    rows = ok[_column(ok, "cache_hit").notna() | _column(ok, "cache_cold_first_call_s").notna()]
+    rows = rows.assign(first_call_saved_s=pd.to_numeric(_column(rows, "cache_cold_first_call_s"), errors="coerce")
+                       - pd.to_numeric(_column(rows, "cache_warm_first_call_s"), errors="coerce"))
+    return _sorted(_identified(rows, df, CACHE_COLUMNS), case_keys(df))
+
+
+def sequence_table(calls: pd.DataFrame | None, df: pd.DataFrame) -> pd.DataFrame:
+    """The retrace probe (calls.csv rows with probe=sequence), with each job's static_argnums and a
+    label per call such as ``n=2 (static)``: which calls compiled and JAX's reason."""
+    if calls is None or calls.empty or "probe" not in calls.columns:
+        return pd.DataFrame(columns=SEQUENCE_COLUMNS)
+    seq = calls[_text(calls, "probe") == "sequence"]
+    if seq.empty:
+        return pd.DataFrame(columns=SEQUENCE_COLUMNS)
+    seq = join_jobs(seq, df)
+    params = {c[len("param_"):] for c in param_columns(df)}
+    seq = seq.assign(label=[variant_label(v, s, params) for v, s in zip(_text(seq, "variant"), _column(seq, VARIANT))])
+    return seq.reindex(columns=SEQUENCE_COLUMNS).reset_index(drop=True)
+
+
+def join_jobs(calls: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """calls.csv rows with their job's dtype, static_argnums, knobs and params (matched on job_num and mode)."""
+    extra = [c for c in ["dtype", VARIANT, *KNOBS, *param_columns(df)] if c in df.columns]
+    if not extra or "job_num" not in df.columns or "job_num" not in calls.columns:
+        return calls.assign(**{c: None for c in extra})
+    jobs = df[["job_num", "mode", *extra]].drop_duplicates(["job_num", "mode"])
+    merged = calls.drop(columns=[c for c in extra if c in calls.columns]).merge(
+        jobs.astype({"job_num": "object", "mode": "object"}),
+        left_on=[calls["job_num"].astype("object"), calls["mode"].astype("object")],
+        right_on=["job_num", "mode"], how="left", suffixes=("", "_job"))
+    return merged.drop(columns=[c for c in merged.columns if c.endswith("_job") or c.startswith("key_")])
+
+
+def variant_label(variant, static_argnums, params: Iterable[str] = ()) -> str:
+    """A probe variant (``n=2``) marked ``(static)`` when it sets a workload param and the job had
+    static_argnums, ``(traced)`` when static_argnums was ``[]``; other variants (size, dtype) as they are.
+
+    The rows do not say which argument a param feeds; jitexp's built-in static argument is always
+    a param's value, so a param under non-empty static_argnums is called static.
+    """
+    text = _text_value(variant)
+    if "=" not in text:
+        return text
+    name = text.split("=", 1)[0].strip()
+    if name not in set(params):
+        return text
+    return f"{text} ({'static' if is_static(static_argnums) else 'traced'})"
+
+
+def is_static(static_argnums) -> bool:
+    """Whether a static_argnums cell names any argument (``[1]``, not ``[]`` or empty)."""
+    text = _text_value(static_argnums).strip()
+    return bool(text) and text not in ("[]", "()", "None")
+
+
+def params_text(row: Mapping, static_mark: bool = False) -> str:
+    """A row's params as ``n=2``; with static_mark ``n=2 (static)`` or ``n=2 (traced)`` (see variant_label)."""
+    items = [(k[len("param_"):], v) for k, v in row.items() if str(k).startswith("param_") and not _missing(v)]
+    if not items:
+        return ""
+    mark = ""
+    if static_mark and VARIANT in row and not _missing(row.get(VARIANT)):
+        mark = " (static)" if is_static(row.get(VARIANT)) else " (traced)"
+    return ", ".join(f"{k}={_plain(v)}" for k, v in items) + mark
+
+
+def caveat_summary(df: pd.DataFrame) -> list[str]:
+    """Caveats counted by kind, not repeated per row.
+
+    ``unstable: 7 of 12 rows (load average above CPU(s): 7, samples within a process spread: 2)``;
+    the rows and their full reasons are in results.csv (unstable, unstable_reason).
+    """
+    n = len(df)
+    lines = []
+    unstable = df[_column(df, "unstable").map(_true).astype(bool)] if n else df
+    if len(unstable):
+        kinds: dict[str, int] = {}
+        for reason in _column(unstable, "unstable_reason"):
+            for kind in {reason_kind(r) for r in _REASONS.split(_text_value(reason)) if r.strip()}:
+                kinds[kind] = kinds.get(kind, 0) + 1
+        detail = ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"unstable: {len(unstable)} of {n} rows" + (f" ({detail})" if detail else "")
+                     + "; reasons per row in results.csv (unstable_reason)" + _examples(unstable, total=n))
+    compiles = pd.to_numeric(_column(df, "compiles_during_timing"), errors="coerce").fillna(0)
+    if (compiles > 0).any():
+        lines.append(f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
+                     f"({int(compiles.sum())} compile(s)): their steady state was not steady"
+                     + _examples(df[compiles > 0]))
+    for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
+        values = _column(df, column)
+        bad = values.notna() & ~values.map(_true).astype(bool)
+        if bad.any():
+            lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad]))
+    return lines
+
+
+_REASONS = re.compile(r";\s*(?![^()]*\))")  # "; " between reasons, not inside "(robust cv; limit 10%)"
+
+
+def reason_kind(reason: str) -> str:
+    """An instability reason without its numbers: ``load average 2.6 above 2 CPU(s)`` -> ``load average above CPU(s)``."""
+    text = reason.strip().split(" (", 1)[0]
+    text = re.sub(r"-?\d+(\.\d+)?%?", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None) -> str:
+    if rows.empty or len(rows) > limit or len(rows) == total:
+        return ""
+    labels = []
+    for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
+        labels.append(f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
+                      f"size {_plain(row.get('size'))}")
+    return ": " + "; ".join(labels)
+
+
+def growth_text(exponent: float) -> str:
+    """``time ~ size^2.06`` for a growth exponent; ``-`` when it is missing."""
+    if _missing(exponent) or not math.isfinite(float(exponent)):
+        return "-"
+    return f"time ~ size^{format_value('growth_exponent', exponent)}"
+
+
 # ---- rendering -------------------------------------------------------------------------
 
 def format_seconds(value) -> str:
@@ -340,6 +539,17 @@ def format_seconds(value) -> str:
     return f"{_three(value / 1e-9)} ns"
 
 
+def format_bytes(value) -> str:
+    """Bytes for people: ``4.04 MiB``, ``800 B``; ``-`` when missing."""
+    if _missing(value):
+        return "-"
+    value = float(value)
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
 def format_value(column: str, value) -> str:
     """A cell as text, chosen by column name: seconds, speedups, break-even counts, plain."""
     if column.endswith("_s"):
@@ -348,6 +558,10 @@ def format_value(column: str, value) -> str:
         return "-"
     if column in ("speedup", "speedup_ci_low", "speedup_ci_high"):
         return f"{_three(float(value))}x"
+    if column.endswith("_bytes") or column == "bytes_accessed":
+        return format_bytes(value)
+    if column in ("traffic_cut",):
+        return f"{float(value):.3g}x"
     if column in ("break_even_calls", "ahead_until_calls"):
         return "never" if math.isinf(value) else str(int(value))
     if column.endswith("exponent"):
@@ -393,6 +607,50 @@ def text_table(df: pd.DataFrame, *, width: int = 48) -> str:
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 
+def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[str] = ("workload", "size", "mode")) -> pd.DataFrame:
+    """A table trimmed for reading: identity columns that vary (always the given ones), params as one
+    ``params`` column, then the value columns that hold anything."""
+    idents = ["workload", "params", "size", "dtype", "device_kind", "mode", VARIANT, *KNOBS]
+    view = pd.DataFrame(index=table.index)
+    for col in idents:
+        values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else _column(table, col)
+        if col in always or (values_.notna().any() and values_.astype("string").nunique(dropna=False) > 1):
+            view[col] = values_
+    for col in values:
+        if col in table.columns and table[col].notna().any():
+            view[col] = table[col]
+    return view.reset_index(drop=True)
+
+
+ATTRIBUTION_VIEW = ["speedup", "explanation", "eager_ops", "xla_kernels", "xla_fusions", "eager_bytes",
+                    "bytes_accessed", "traffic_cut", "arithmetic_intensity", "op_dispatch_s"]
+MEMORY_VIEW = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes", "output_size_bytes",
+               "temp_size_bytes", "alias_size_bytes", "donation"]
+CACHE_VIEW = ["cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
+              "cache_cold_compile_s", "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s"]
+SEQUENCE_VIEW = ["job_num", "workload", "mode", VARIANT, "call", "label", "status", "call_s", "compiled",
+                 "compile_s", "miss_reason", "error_type"]
+
+
+def attribution_details(attribution: pd.DataFrame) -> list[str]:
+    """``elementwise_chain size 10000 jit: fusion-bound: eager moves 4.04 MiB ...``, one line per row."""
+    lines = []
+    for (_, row), params in zip(attribution.iterrows(), params_labels(attribution)):
+        if _missing(row.get("explanation_detail")):
+            continue
+        label = f"{row['workload']}{' (' + params + ')' if params else ''} size {_plain(row['size'])} {row['mode']}"
+        lines.append(f"{label}: {row.get('explanation')}: {row['explanation_detail']}")
+    return lines
+
+
+def sequence_view(sequence: pd.DataFrame) -> pd.DataFrame:
+    """The retrace probe for reading: job, mode, static_argnums, call, label, compiled, why."""
+    view = sequence.reindex(columns=SEQUENCE_VIEW).copy()
+    view["error_type"] = [_tail(v) for v in view["error_type"]]
+    keep = [c for c in view.columns if c in ("call", "label") or (view[c].notna() & (view[c].astype("string") != "")).any()]
+    return view.loc[:, keep]
+
+
 def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     """The speedup table trimmed for reading: case, mode, times, speedup with CI, break-even."""
     keys = [k for k in ("workload", "size", "dtype") if k in speedup.columns]
@@ -400,8 +658,9 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     view.insert(1, "params", params_labels(speedup))
     if not view["params"].astype(bool).any():
         view = view.drop(columns="params")
-    if speedup[VARIANT].nunique(dropna=False) > 1:
-        view[VARIANT] = speedup[VARIANT]
+    for col in [VARIANT, *KNOBS]:
+        if col in speedup.columns and speedup[col].nunique(dropna=False) > 1:
+            view[col] = speedup[col]
     view["mode"] = speedup["mode"]
     for col in ("eager_median_s", "median_s", "speedup"):
         view[col] = speedup[col]
@@ -419,10 +678,16 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
 # ---- helpers ---------------------------------------------------------------------------
 
 def _variants(compiled: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
-    """Compiled rows split by (mode, static_argnums), modes in jit, aot, other order."""
-    frame = compiled.assign(static_argnums=_column(compiled, VARIANT))
-    groups = list(frame.groupby(["mode", VARIANT], dropna=False, sort=False))
-    return sorted(groups, key=lambda g: (_mode_rank(g[0][0]), _text_value(g[0][1])))
+    """Compiled rows split by (mode, static_argnums, donate_argnums, compiler_options), modes in jit, aot, other order."""
+    frame = with_variant_columns(compiled)
+    groups = list(frame.groupby(["mode", VARIANT, *KNOBS], dropna=False, sort=False))
+    return sorted(groups, key=lambda g: (_mode_rank(g[0][0]), *map(_text_value, g[0][1:])))
+
+
+def with_variant_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """df with static_argnums and the knob columns present (missing ones empty), so old CSVs group alike."""
+    return df.assign(**{c: _column(df, c).astype("object").where(_column(df, c).notna(), None)
+                        for c in [VARIANT, *KNOBS]})
 
 
 def _sorted(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -474,6 +739,10 @@ def _missing(value) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
+
+
+def _positive(value) -> bool:
+    return not _missing(value) and float(value) > 0
 
 
 def _true(value) -> bool:

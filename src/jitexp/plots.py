@@ -107,7 +107,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         groups = case_groups(rows)
         modes = _modes(rows)
         width = 0.7 / max(len(modes), 1)
-        fig, ax = _figure(width=max(6.0, 1.0 + 0.55 * len(groups) * len(modes) + 1.0))
+        fig, ax = _figure(width=max(7.0, 2.8 + 0.6 * len(groups) * len(modes)))
         labelled, failures = set(), []
         show_values = len(groups) * len(modes) <= 24
         for gi, (label, case) in enumerate(groups):
@@ -146,12 +146,16 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_xlim(-0.6, len(groups) - 0.4)
         ax.set_ylabel("median time per call (95% CI)")
         ax.grid(True, axis="y", which="both", alpha=0.25)
-        handles, labels = ax.get_legend_handles_labels()
-        notes = ["hollow marker: unstable (see Caveats)"] if _any_unstable(rows) else []
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], marker="o", linestyle="none", color=_colour(m), label=m) for m in modes]
+        if _any_unstable(rows):
+            handles.append(Line2D([], [], marker="o", linestyle="none", color="grey", markerfacecolor="white",
+                                  markeredgewidth=1.5, label="hollow: unstable (see Caveats)"))
         if failures:
-            notes.append("x: failed (see Errors)")
-        ax.legend(handles, labels, title="; ".join(notes) or None, title_fontsize=7, fontsize=8,
-                  loc="best")
+            handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
+        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("time per call: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "time", ident, df))
     return paths
@@ -237,12 +241,12 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
 
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
-    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not tables._missing(verdict) else "")
+    word = {"faster": "faster", "slower": "slower"}.get(verdict, "(not significant)" if not tables._missing(verdict) else "")
     text = f"{tables._three(y)}x {word}".rstrip()
     if math.isfinite(lo) and math.isfinite(hi):
         text += f"\nCI {tables._three(lo)}-{tables._three(hi)}x"
-    if row is not None and not tables._missing(row.get("break_even_calls")) and row.get("mode") != tables.NUMPY:
-        text += "\n" + _short_payoff(row)
+    if row is not None and verdict in ("faster", "slower") and row.get("mode") != tables.NUMPY:
+        text += "\n" + _payoff_words(row)
     return text
 
 
@@ -286,7 +290,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                                  _phases(r, "cache_warm_first_call_s", "cache_warm_trace_s", "cache_warm_lower_s",
                                          "cache_warm_compile_s"), r["cache_warm_first_call_s"]))
         n_bars = len(bars)
-        fig, ax = _figure(width=max(6.0, 1.5 + 0.75 * n_bars + 0.3 * len(groups)))
+        fig, ax = _figure(width=max(6.5, 2.8 + 0.75 * n_bars + 0.3 * len(groups)))
         xs, gap, last_group = [], 0.0, None
         for i, (gi, label, parts, total) in enumerate(bars):
             gap += 0.6 if last_group is not None and gi != last_group else 0.0
@@ -315,8 +319,8 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.grid(True, axis="y", alpha=0.25)
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles))
-        ax.legend(unique.values(), unique.keys(), fontsize=8, title="hatched: eager (a compile per primitive)",
-                  title_fontsize=7, loc="upper left")
+        ax.legend(unique.values(), unique.keys(), fontsize=8, title="hatched: eager\n(compiles each\nprimitive)",
+                  title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))
     return paths
@@ -678,6 +682,40 @@ def _short_payoff(row: pd.Series) -> str:
     if v == "slower":
         return f"ahead<={int(ahead)}" if not tables._missing(ahead) and ahead >= 1 else "never"
     return "n.s."
+
+
+def _payoff_words(row: pd.Series) -> str:
+    """A point label's pay-off line: ``ahead from call 1``, ``pays off at call 15``, ``ahead until call 3``, ``never pays off``."""
+    v, n, ahead = row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
+    if v == "faster" and not tables._missing(n):
+        if math.isinf(n):
+            return "never pays off"
+        return "ahead from call 1" if n <= 1 else f"pays off at call {int(n)}"
+    if v == "slower" and not tables._missing(ahead) and ahead >= 1:
+        return f"ahead until call {int(ahead)}"
+    return "never pays off"
+
+
+def _label_minor_log_ticks(ax, seconds: bool) -> None:
+    """On a log y axis spanning under ~2.5 decades, label the 2x and 5x minor ticks too (3x under 1.2)."""
+    from matplotlib.ticker import FuncFormatter
+
+    low, high = ax.get_ylim()
+    if low <= 0 or high <= low:
+        return
+    decades = math.log10(high / low)
+    if decades >= 2.5:
+        return
+    keep = {2, 5} if decades >= 1.2 else {2, 3, 5}
+
+    def minor(v, _):
+        mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
+        if mantissa in keep:
+            return tables.format_seconds(v) if seconds else f"{v:g}"
+        return ""
+
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
 
 
 def _positive(values: np.ndarray) -> np.ndarray:

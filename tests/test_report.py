@@ -177,9 +177,10 @@ def test_report_modules_import_without_matplotlib_or_jax():
 # ---- files -----------------------------------------------------------------------------
 
 EXPECTED_PNGS = [
-    "bars_square_float32_100.png", "bars_square_float32_200.png", "bars_cond_float32_10.png",
-    "bars_loop_n-3_float32_10.png", "scaling_square_float32.png", "compile_square_float32.png",
-    "speedup_square_float32.png",
+    "time_square_float32.png", "time_cond_float32.png", "time_loop_float32.png",
+    "speedup_square_float32.png", "speedup_loop_float32.png",
+    "coldstart_square_float32.png", "coldstart_loop_float32.png",
+    "scaling_square_float32.png", "compile_square_float32.png",
 ]
 
 
@@ -198,7 +199,7 @@ def test_make_report_writes_tables_summary_and_plots(tmp_path):
     assert speedup["break_even_calls"].notna().all()
     summary = (out / "summary.md").read_text()
     for text in ["## Speedup vs eager", "## Errors", "## Environment", "TestCPU", "testhost",
-                 "0.10.2", "| load_avg_end | 0.75 |", "(bars_square_float32_100.png)", "| square |"]:
+                 "0.10.2", "| load_avg_end | 0.75 |", "(time_square_float32.png)", "| square |"]:
         assert text in summary, text
 
 
@@ -213,13 +214,18 @@ def test_make_report_without_plots_and_with_custom_out(tmp_path):
 def test_rerun_removes_plots_that_no_longer_apply(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", [ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)])
     out = report.make_report(sweep)
-    stale = out / "bars_gone_float32_1.png"
+    stale = out / "time_gone_float32.png"
     stale.write_bytes(b"old")
+    legacy = out / "bars_w_float32_8.png"  # the name earlier versions wrote
+    legacy.write_bytes(b"old")
     keep = out / "notes.txt"
     keep.write_text("mine")
+    (out / "attribution.csv").write_text("stale")
     report.make_report(sweep)
-    assert not stale.exists() and keep.exists()
-    assert [p.name for p in out.glob("*.png")] == ["bars_w_float32_8.png"]
+    assert not stale.exists() and not legacy.exists() and keep.exists()
+    assert not (out / "attribution.csv").exists()  # these rows have no attribution columns
+    assert sorted(p.name for p in out.glob("*.png")) == [
+        "coldstart_w_float32.png", "speedup_w_float32.png", "time_w_float32.png"]
 
 
 def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
@@ -228,7 +234,7 @@ def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
             ok("partial", "eager", 8, float("nan"), 0.01)]
     out = report.make_report(write_sweep(tmp_path / "s", rows))
     names = sorted(p.name for p in out.glob("*.png"))
-    assert names == ["bars_partial_float32_4.png"]
+    assert names == ["speedup_partial_float32.png", "time_partial_float32.png"]
     speedup = pd.read_csv(out / "speedup.csv")
     assert math.isnan(speedup["break_even_calls"].item())
     assert len(pd.read_csv(out / "errors.csv")) == 2
@@ -322,3 +328,210 @@ def test_main_without_dir_and_no_outputs_is_exit_2(tmp_path, monkeypatch, capsys
     monkeypatch.chdir(tmp_path)
     assert report.main([]) == 2
     assert "no DIR given" in capsys.readouterr().err
+
+
+# ---- why, memory, cache, retrace probe, caveats, pictures ------------------------------
+
+ATTR = dict(eager_ops=49, jaxpr_eqns=49, xla_kernels=1, xla_fusions=1, eager_bytes=4_000_000,
+            bytes_accessed=80_000.0, flops=320_000.0, arithmetic_intensity=4.0, op_dispatch_s=1e-5,
+            explanation="fusion-bound",
+            explanation_detail="eager moves 3.81 MiB through memory in 49 ops; jit's 1 kernel (1 fused) move 78.1 KiB, 50x less")
+PAIRED = dict(baseline_mode="eager", speedup=2.5, speedup_ci_low=2.2, speedup_ci_high=2.8, verdict="faster",
+              break_even_calls=1.0, ahead_until_calls=float("nan"))
+
+
+def why_rows() -> list[dict]:
+    """One job: eager, jit and aot with attribution figures, numpy against them; memory and disk cache columns."""
+    memory = dict(peak_rss_growth_bytes=20 * 2**20, argument_size_bytes=40_000.0, temp_size_bytes=0.0)
+    return [
+        ok("chain", "eager", 10000, 0.002, 0.2, job_num=0, eager_ops=49, eager_bytes=4_000_000, **memory,
+           trace_s=0.004, lower_s=0.03, compile_s=0.15, execute_s=0.016),
+        ok("chain", "jit", 10000, 0.0008, 0.05, job_num=0, **ATTR, **PAIRED, **memory,
+           trace_s=0.004, lower_s=0.005, compile_s=0.035, execute_s=0.006,
+           cache_hit=True, cache_cold_first_call_s=0.07, cache_warm_first_call_s=0.027, cache_cold_compile_s=0.05,
+           cache_warm_compile_s=0.002, cache_warm_trace_s=0.004, cache_warm_lower_s=0.01),
+        ok("chain", "aot", 10000, 0.0008, 0.09, job_num=0, **ATTR, **PAIRED, **memory),
+        ok("chain", "numpy", 10000, 0.003, 0.003, job_num=0, compile_s=0.0, baseline_mode="eager", speedup=0.67,
+           speedup_ci_low=0.6, speedup_ci_high=0.7, verdict="slower", break_even_calls=float("inf"),
+           ahead_until_calls=0.0),
+    ]
+
+
+def test_attribution_table_columns_and_content():
+    table = tables.attribution_table(frame(why_rows()))
+    assert list(table["mode"]) == ["jit", "aot"]  # compiled modes only: not eager, not numpy
+    for col in ("eager_ops", "xla_kernels", "xla_fusions", "eager_bytes", "bytes_accessed", "traffic_cut",
+                "explanation", "explanation_detail", "workload", "size"):
+        assert col in table.columns, col
+    row = table.iloc[0]
+    assert (row["eager_ops"], row["xla_kernels"]) == (49, 1)
+    assert row["traffic_cut"] == pytest.approx(50.0)
+    assert row["explanation"] == "fusion-bound"
+    view = tables.compact_view(table, tables.ATTRIBUTION_VIEW)
+    assert tables.render(view)[1][0][view.columns.get_loc("eager_bytes")] == "3.81 MiB"
+    # old CSVs: no attribution columns, an empty table with the same columns
+    empty = tables.attribution_table(frame([ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)]))
+    assert empty.empty and "explanation" in empty.columns
+
+
+def test_memory_and_cache_tables():
+    df = frame(why_rows())
+    memory = tables.memory_table(df)
+    assert list(memory["mode"]) == ["eager", "jit", "aot"]  # the numpy row carries no memory figures
+    assert (memory["peak_rss_growth_bytes"] == 20 * 2**20).all()
+    cache = tables.cache_table(df)
+    assert list(cache["mode"]) == ["jit"]
+    assert bool(cache["cache_hit"].iloc[0]) is True
+    assert cache["first_call_saved_s"].iloc[0] == pytest.approx(0.043)
+    assert tables.cache_table(frame([ok("w", "jit", 8, 0.001, 0.05)])).empty
+
+
+def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
+    run = tmp_path / "run"
+    write_csv(pd.DataFrame(why_rows()), run / RESULTS_CSV)
+    assert report.main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    out = run / "report"
+    for name in ("attribution.csv", "memory.csv", "cache.csv", "summary.md", "time_chain_float32.png",
+                 "speedup_chain_float32.png", "coldstart_chain_float32.png"):
+        assert (out / name).exists(), name
+    assert not (out / "sequence.csv").exists()
+    attribution = pd.read_csv(out / "attribution.csv")
+    assert list(attribution["explanation"]) == ["fusion-bound", "fusion-bound"]
+    summary = (out / "summary.md").read_text()
+    for text in ("## Why", "fusion-bound", "eager moves 3.81 MiB", "## Memory", "## Persistent compilation cache",
+                 "(coldstart_chain_float32.png)", "(attribution.csv)"):
+        assert text in summary, text
+    assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
+    # the terminal lists every file written
+    assert "wrote 11 files in" in printed
+    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md"):
+        assert name in printed, name
+
+
+def test_caveats_are_counted_by_kind():
+    rows = [ok("w", "eager", s, 0.004, 0.01, unstable=True,
+               unstable_reason=f"samples within a process spread {10 + s}% (robust cv; limit 10%); load average 3.{s} above 2 CPU(s)")
+            for s in (1, 2, 3)]
+    rows += [ok("w", "jit", 1, 0.001, 0.05, unstable=True, unstable_reason="load average 3.1 above 2 CPU(s)"),
+             ok("w", "jit", 2, 0.001, 0.05, unstable=False, compiles_during_timing=2, matches_eager=False),
+             ok("w", "jit", 3, 0.001, 0.05, unstable=False)]
+    lines = tables.caveat_summary(frame(rows))
+    assert lines[0].startswith("unstable: 4 of 6 rows (load average above CPU(s): 4, "
+                               "samples within a process spread: 3)")
+    assert lines[1].startswith("compiled while timed: 1 of 6 rows (2 compile(s))")
+    assert lines[2].startswith("result differs from eager: 1 of 6 rows: w jit size 2")
+    assert len(lines) == 3
+    summary = report.summary_markdown(frame(rows), report.report_tables(frame(rows)), [])
+    caveats = summary.split("## Caveats", 1)[1].split("##", 1)[0]
+    assert caveats.count("\n- ") == 3  # three kinds, not one line per row
+    assert tables.caveat_summary(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []
+
+
+def test_static_labels():
+    assert tables.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
+    assert tables.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
+    assert tables.variant_label("size=100", "[1]", {"n"}) == "size=100"
+    assert tables.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
+    rows = frame([ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
+                 + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)])
+    from jitexp import plots
+
+    labels = [label for label, _ in plots.case_groups(rows)]
+    assert labels == ["n=2 (static)\nsize 50", "n=2 (traced)\nsize 50", "n=3 (static)\nsize 50",
+                      "n=3 (traced)\nsize 50"]
+
+
+def calls_rows(job: int, static: bool) -> list[dict]:
+    cold = [dict(job_num=job, workload="loop", mode="jit", size=50, probe="cold", call=c, call_s=s, compiles=k)
+            for c, s, k in ((1, 0.03, 1), (2, 1e-4, 0), (3, 8e-5, 0))]
+    if not static:
+        return [dict(job_num=job, workload="loop", mode="jit", size=50, probe="sequence", call=c, variant=v,
+                     status="error", call_s=0.002, error_type="jax.errors.TracerIntegerConversionError")
+                for c, v in ((1, "n=2"), (2, "n=3"), (3, "n=2"))]
+    seq = [dict(job_num=job, workload="loop", mode="jit", size=50, probe="sequence", call=c, variant=v, status="ok",
+                call_s=s, compiles=int(comp), compiled=comp, trace_s=0.005 * comp, compile_s=0.02 * comp,
+                miss_reason=why)
+           for c, v, s, comp, why in ((1, "n=2", 0.04, True, "first call"),
+                                      (2, "n=3", 0.04, True, "different value of static argument n (3, before 2)"),
+                                      (3, "n=2", 1e-4, False, ""))]
+    return cold + seq
+
+
+def test_sequence_table_and_calls_figure(tmp_path, capsys):
+    sweep = tmp_path / "sweep"
+    rows = [error("loop", "jit", 50, param_n=2, static_argnums="[]"),
+            ok("loop", "jit", 50, 1e-4, 0.03, param_n=2, static_argnums="[1]")]
+    write_sweep(sweep, rows, gather=False)
+    from jitexp.results import CALL_COLUMNS
+
+    for job, static in ((0, False), (1, True)):
+        write_csv(pd.DataFrame(calls_rows(job, static)).reindex(columns=CALL_COLUMNS), sweep / str(job) / "calls.csv")
+    assert report.main([str(sweep)]) == 0
+    printed = capsys.readouterr().out
+    out = sweep / "report"
+    sequence = pd.read_csv(out / "sequence.csv")
+    assert len(sequence) == 6  # the sequence probe only, not the cold calls
+    static = sequence[sequence["job_num"] == 1]
+    assert list(static["label"]) == ["n=2 (static)", "n=3 (static)", "n=2 (static)"]
+    assert list(static["compiled"]) == [True, True, False]
+    assert "different value of static argument n" in static["miss_reason"].iloc[1]
+    assert list(sequence.loc[sequence["job_num"] == 0, "label"]) == ["n=2 (traced)", "n=3 (traced)", "n=2 (traced)"]
+    assert (out / "calls_loop.png").exists()
+    assert "retrace probe" in printed and "n=3 (static)" in printed
+    assert "## Retrace probe" in (out / "summary.md").read_text()
+
+
+def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64, 256, 1024)]
+    rows += [ok("w", "eager", n, 1e-9 * n**2, 0.02) for n in (16, 64, 256, 1024)]
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    paths = plots.scaling_charts(frame(rows), tmp_path)
+    assert [p.name for p in paths] == ["scaling_w_float32.png"]
+    legend = [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()]
+    assert legend == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
+    assert tables.growth_text(float("nan")) == "-"
+
+
+def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "eager", 8, 0.00157, 0.01, job_num=0),
+            ok("w", "jit", 8, 0.001, 0.05, job_num=0, **{**PAIRED, "speedup": 1.57, "speedup_ci_low": 1.5,
+                                                           "speedup_ci_high": 1.65}),
+            ok("w", "aot", 8, 0.001, 0.05, job_num=0, **{**PAIRED, "speedup": 1.55, "speedup_ci_low": 1.45,
+                                                           "speedup_ci_high": 1.66})]
+    df = frame(rows)
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    plots.speedup_charts(df, tables.speedup_table(df), tmp_path)
+    ax = figures[0].axes[0]
+    ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+    assert 1.5 in [round(t, 6) for t in ticks] or 1.6 in [round(t, 6) for t in ticks]
+    assert len(ticks) >= 4
+    texts = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("1.57x faster\nCI 1.5-1.65x") for t in texts)
+    assert any(t.startswith("1.55x faster") for t in texts)
+
+
+def test_donation_variants_stay_apart():
+    rows = [ok("w", "eager", 8, 0.004, 0.01, job_num=0, donate_argnums="[]"),
+            ok("w", "jit", 8, 0.001, 0.05, job_num=0, donate_argnums="[]", **PAIRED),
+            ok("w", "eager", 8, 0.004, 0.01, job_num=1, donate_argnums="[0]"),
+            ok("w", "jit", 8, 0.002, 0.05, job_num=1, donate_argnums="[0]", **{**PAIRED, "speedup": 2.0})]
+    table = tables.speedup_table(frame(rows)).set_index("donate_argnums")
+    assert table.loc["[]", "speedup"] == pytest.approx(2.5)
+    assert table.loc["[0]", "speedup"] == pytest.approx(2.0)
+    assert "donate_argnums" in tables.speedup_view(tables.speedup_table(frame(rows))).columns
+
+
+def test_job_summary_numpy_has_no_compile_and_jit_says_why():
+    line = tables.job_summary(why_rows())
+    numpy_part = line.split("numpy", 2)[-1]
+    assert "compile 0 s" not in line and "compile" not in numpy_part.split(";")[0]
+    assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line

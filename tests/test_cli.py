@@ -135,9 +135,12 @@ def test_textbook_speedup(tmp_path):
     assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit" and speedup.loc[0, "pairing"] == "paired"
     assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["jit", "speedup"], rel=1e-9)
     assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["eager", "median_s"] / df.loc["jit", "median_s"], rel=1e-9)
-    bars = out / "report" / "bars_compute_heavy_float32_64.png"
-    assert bars.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "bars_compute_heavy_float32_64.png" in (out / "report" / "summary.md").read_text()
+    for name in ("time_compute_heavy_float32.png", "speedup_compute_heavy_float32.png",
+                 "coldstart_compute_heavy_float32.png"):
+        assert (out / "report" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert name in (out / "report" / "summary.md").read_text()
+        assert name in report.stdout  # jitexp-report lists the files it wrote
+    assert (out / "report" / "attribution.csv").exists()
 
 
 def test_textbook_control_flow(tmp_path):

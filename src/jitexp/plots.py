@@ -319,7 +319,9 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.grid(True, axis="y", alpha=0.25)
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles))
-        ax.legend(unique.values(), unique.keys(), fontsize=8, title="hatched: eager\n(compiles each\nprimitive)",
+        has_eager = any(b[1] == tables.EAGER for b in bars)
+        ax.legend(unique.values(), unique.keys(), fontsize=8,
+                  title="hatched: eager\n(compiles each\nprimitive)" if has_eager else "no eager rows here",
                   title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))

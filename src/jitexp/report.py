@@ -258,7 +258,8 @@ def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: 
                   markdown_table(speedup_view(frames["speedup"])), "",
                   "Full table: [speedup.csv](speedup.csv)", ""]
     if "attribution" in frames:
-        lines += ["## Why", "", WHY_NOTE.replace("why: ", "").capitalize() + ".", "",
+        lines += ["## Why", "", "`" + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
+                  + ". The explanation's rules and thresholds: `jitexp.explain`.", "",
                   markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)), "",
                   *[f"- {line}" for line in attribution_details(frames["attribution"])], "",
                   "Full table: [attribution.csv](attribution.csv)", ""]

@@ -358,6 +358,7 @@ def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                         alpha=0.7)
         _loglog(ax, "median time per call", _sizes(lines))
         _seconds_axis(ax.yaxis)
+        _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
                      fontsize=10)
         ax.legend(title="mode (band: 95% CI; dashed: fit)", fontsize=8, title_fontsize=8)
@@ -388,6 +389,7 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                     color=colour, label=f"{label}: first call (cold)")
         _loglog(ax, "time", _sizes(lines))
         _seconds_axis(ax.yaxis)
+        _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("compile cost: " + _title(ident), fontsize=10)
         ax.legend(fontsize=8)
         paths.append(_save(fig, out, "compile", ident, df))

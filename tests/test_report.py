@@ -438,8 +438,8 @@ def test_static_labels():
     from jitexp import plots
 
     labels = [label for label, _ in plots.case_groups(rows)]
-    assert labels == ["n=2 (static)\nsize 50", "n=2 (traced)\nsize 50", "n=3 (static)\nsize 50",
-                      "n=3 (traced)\nsize 50"]
+    assert labels == ["n=2 (traced)\nsize 50", "n=2 (static)\nsize 50", "n=3 (traced)\nsize 50",
+                      "n=3 (static)\nsize 50"]
 
 
 def calls_rows(job: int, static: bool) -> list[dict]:
@@ -535,3 +535,15 @@ def test_job_summary_numpy_has_no_compile_and_jit_says_why():
     numpy_part = line.split("numpy", 2)[-1]
     assert "compile 0 s" not in line and "compile" not in numpy_part.split(";")[0]
     assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line
+
+
+def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
+    run = tmp_path / "run"
+    write_csv(pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01, job_num=0), ok("w", "jit", 8, 0.001, 0.05, job_num=0)]),
+              run / RESULTS_CSV)
+    old = pd.DataFrame([dict(job_num=0, workload="w", mode="jit", size=8, call=c, call_s=s, compiles=k)
+                        for c, s, k in ((1, 0.05, 1), (2, 0.001, 0), (3, 0.001, 0))])
+    write_csv(old, run / "calls.csv")
+    out = report.make_report(run)
+    assert (out / "calls_w.png").exists()  # the first calls from cold, as older jobs wrote them
+    assert not (out / "sequence.csv").exists()

@@ -78,7 +78,7 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
                 parts.append(f"{short} {tables._text_value(ident.get(knob)) or '-'}")
         if "size" in ident:
             parts.append(f"size {_show(ident['size'])}")
-        sort_key = tuple((tables._text_value(ident.get(k)) if k != "size" else float(ident["size"]))
+        sort_key = tuple((tables._text_value(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
                          if not tables._missing(ident.get(k)) else "" for k in keys)
         groups.append((sort_key, "\n".join(parts), case))
     try:
@@ -224,7 +224,8 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
     ax.set_yscale("log")
     finite = [v for y, lo, hi, _ in values for v in (y, lo, hi) if math.isfinite(v) and v > 0] + [1.0]
-    low, high = min(finite) / 1.15, max(finite) * 1.15
+    span = max(finite) / min(finite)
+    low, high = min(finite) / span ** 0.05 / 1.1, max(finite) * span ** 0.12 * 1.15  # room for the labels
     ax.set_ylim(low, high)
     _speedup_ticks(ax.yaxis, low, high)
     ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
@@ -232,16 +233,16 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     base = "/".join(sorted(baselines)) or "baseline"
     if column == "speedup":
         ax.set_ylabel(f"speedup = {base} median / mode median (x)")
-        ax.set_title(f"vs {base}: above 1x the mode is faster", fontsize=9)
+        ax.set_title(f"vs {base}: above 1x the mode is faster\nn.s.: the CI contains 1", fontsize=9)
     else:
         ax.set_ylabel("speedup = NumPy median / mode median (x)")
-        ax.set_title("vs NumPy: above 1x the mode beats NumPy", fontsize=9)
+        ax.set_title("vs NumPy: above 1x the mode beats NumPy\nn.s.: the CI contains 1", fontsize=9)
     ax.grid(True, axis="y", which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=max(len(modes), 1), frameon=False)
 
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
-    word = {"faster": "faster", "slower": "slower"}.get(verdict, "(not significant)" if not tables._missing(verdict) else "")
+    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not tables._missing(verdict) else "")
     text = f"{tables._three(y)}x {word}".rstrip()
     if math.isfinite(lo) and math.isfinite(hi):
         text += f"\nCI {tables._three(lo)}-{tables._three(hi)}x"

@@ -560,6 +560,8 @@ def format_value(column: str, value) -> str:
         return f"{_three(float(value))}x"
     if column.endswith("_bytes") or column == "bytes_accessed":
         return format_bytes(value)
+    if column == "arithmetic_intensity":
+        return f"{float(value):.3g}"
     if column in ("traffic_cut",):
         return f"{float(value):.3g}x"
     if column in ("break_even_calls", "ahead_until_calls"):

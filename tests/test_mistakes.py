@@ -108,7 +108,7 @@ MISTAKES = [
     (["mode=[eager,jitt]"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
     (["device=gpx"], "device='gpx' is invalid; valid choices: auto, cpu, gpu, tpu"),
     (["timing=fast"], "timing='fast' is invalid; valid choices: default, quick, rigorous"),
-    (["experiment=nope"], "experiment='nope' is invalid; valid choices: seed_control_flow,"),
+    (["experiment=nope"], "experiment='nope' is invalid; valid choices: compilation_cache,"),
     (["size=abc"], "size='abc' is invalid; must be an integer"),
     (["size=1.5"], "size='1.5' is invalid; must be an integer"),
     (["size=0"], "size=0 is invalid; must be > 0"),

@@ -17,6 +17,7 @@ from .stats import break_even, verdict
 EAGER = "eager"
 MODE_ORDER = ["eager", "jit", "aot"]
 VARIANT = "static_argnums"
+KNOBS = ["donate_argnums", "compiler_options"]  # a job's own jit settings: a case of its own when a sweep varies them
 
 SPEEDUP_COLUMNS = [
     "mode", VARIANT,
@@ -41,8 +42,8 @@ def param_columns(df: pd.DataFrame) -> list[str]:
 
 
 def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
-    """Columns that identify one measured case across modes: workload, params, size, dtype, device."""
-    keys = ["workload", *param_columns(df), "size", "dtype", "platform", "device_kind"]
+    """Columns that identify one measured case across modes: workload, params, jit's knobs, size, dtype, device."""
+    keys = ["workload", *param_columns(df), *KNOBS, "size", "dtype", "platform", "device_kind"]
     return [k for k in keys if k in df.columns and (size or k != "size")]
 
 

@@ -41,7 +41,8 @@ def test_every_group_option_composes(group):
     seen = set()
     for name in names:
         extra = ["workload.fn=jitexp.workloads.matmul", "workload.args=[{shape:[2,2]},{shape:[2,2]}]"] \
-            if (group, name) == ("workload", "custom") else []
+            if (group, name) == ("workload", "custom") else \
+            ["workload=matmul", "workload.numpy_fn=numpy.matmul"] if (group, name) == ("mode", "numpy") else []
         cfg = compose([f"{group}={name}", *extra])
         if group in CHOSEN and name != "custom":
             assert CHOSEN[group](cfg) == name
@@ -52,7 +53,7 @@ def test_every_group_option_composes(group):
 
 def test_the_builtin_choices_exist():
     assert {"compute_heavy", "conditional", "conditional_lax", "apply_n_times", "custom"} <= set(options("workload"))
-    assert options("mode") == ["aot", "eager", "jit"]
+    assert options("mode") == ["aot", "eager", "jit", "numpy"]
     assert options("device") == ["auto", "cpu", "gpu", "tpu"]
     assert options("timing") == ["default", "quick", "rigorous"]
     assert {"seed_speedup", "seed_control_flow", "seed_static_args"} <= set(options("experiment"))

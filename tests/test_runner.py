@@ -7,7 +7,7 @@ import pytest
 
 from jitexp import ConfigError, compose, run
 from jitexp.env import jax_flag
-from jitexp.results import COLUMNS, OUTCOME, PAIRED
+from jitexp.results import COLUMNS, DISK_CACHE, OUTCOME, PAIRED
 
 QUICK = ["timing=quick"]
 
@@ -21,11 +21,16 @@ def test_each_mode_measures_compute_heavy(mode):
     result = job(f"mode={mode}", "size=32", "calls=3")
     row = result.row
     assert row["status"] == "ok", row
-    assert set(COLUMNS) - set(row) <= set(OUTCOME) | set(PAIRED) | {"unstable", "unstable_reason", "config_hash"} | (
-        {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s", "argument_size_bytes",
-         "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "generated_code_size_bytes",
-         "peak_memory_bytes", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
-        if mode == "eager" else set())
+    # absent on a lone CPU job: a paired baseline, a NumPy twin, a cache directory, donation, a GPU allocator
+    alone = set(OUTCOME) | set(PAIRED) | set(DISK_CACHE) | {
+        "config_hash", "explanation", "explanation_detail", "donation", "device_peak_bytes",
+        "matches_numpy", "max_abs_err_vs_numpy", "max_rel_err_vs_numpy"}
+    compiled_only = {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
+                     "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",
+                     "generated_code_size_bytes", "peak_memory_bytes", "xla_kernels", "xla_fusions",
+                     "arithmetic_intensity", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
+    assert set(COLUMNS) - set(row) == (alone - {"status"}) | (compiled_only if mode == "eager" else set())
+    assert row["eager_ops"] == 6 and row["peak_rss_growth_bytes"] >= 0
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
     assert row["n_samples"] == len(result.samples) >= 3
     assert row["compiles_during_timing"] == 0

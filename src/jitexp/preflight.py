@@ -249,6 +249,9 @@ def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
     return error if value is None else ConfigError(error.key, value, error.expected)
 
 
+OPEN_MAPPINGS = ("mode.compiler_options.",)  # keys a user adds to; workload.params are declared by the workload
+
+
 def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
     """A Hydra/OmegaConf composition error as one ConfigError: key, value, what would be right."""
     from hydra.errors import MissingConfigException, SearchPathException
@@ -275,8 +278,8 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         value = _override_value(parsed, key)
         if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
             parent = cause.parent_node
-            if isinstance(parent, DictConfig) and parent._metadata.object_type is dict and not len(parent):
-                # an open mapping (mode.compiler_options): Hydra adds entries with a leading +
+            if key.startswith(OPEN_MAPPINGS) and isinstance(parent, DictConfig) and not len(parent):
+                # an open mapping: Hydra adds entries with a leading +
                 return ConfigError(key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}")
             known = [k for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
             return unknown_key(key, value, known)

@@ -19,17 +19,17 @@ EAGER = "eager"
 NUMPY = "numpy"
 MODE_ORDER = ["eager", "jit", "aot", "numpy"]
 VARIANT = "static_argnums"
-KNOBS = ["donate_argnums", "compiler_options"]  # jit's knobs: rows that differ in them are different variants
+KNOBS = ["donate_argnums", "compiler_options"]  # a job's own jit settings: a case of its own when a sweep varies them
 
 SPEEDUP_COLUMNS = [
-    "mode", VARIANT, *KNOBS,
+    "mode", VARIANT,
     "eager_median_s", "eager_ci95_low_s", "eager_ci95_high_s", "eager_first_call_s",
     "median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s",
     "compile_overhead_s", "baseline_mode", "pairing", "speedup", "speedup_ci_low", "speedup_ci_high",
     "verdict", "break_even_calls", "ahead_until_calls", "n_eager_rows", "n_rows",
 ]
 SCALING_COLUMNS = [
-    "mode", VARIANT, *KNOBS, "n_sizes", "size_min", "size_max",
+    "mode", VARIANT, "n_sizes", "size_min", "size_max",
     "min_size_median_s", "max_size_median_s", "growth_exponent", "first_call_growth_exponent",
 ]
 ERROR_COLUMNS = [
@@ -44,8 +44,8 @@ def param_columns(df: pd.DataFrame) -> list[str]:
 
 
 def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
-    """Columns that identify one measured case across modes: workload, params, size, dtype, device."""
-    keys = ["workload", *param_columns(df), "size", "dtype", "platform", "device_kind"]
+    """Columns that identify one measured case across modes: workload, params, jit's knobs, size, dtype, device."""
+    keys = ["workload", *param_columns(df), *KNOBS, "size", "dtype", "platform", "device_kind"]
     return [k for k in keys if k in df.columns and (size or k != "size")]
 
 
@@ -98,18 +98,16 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
         ident = dict(zip(keys, _as_tuple(case_values)))
         paired_rows = case[_column(case, "speedup").notna()]
         for _, against in paired_rows.groupby(_text(paired_rows, "baseline_mode"), sort=False):
-            for (mode, variant, *knobs), rows in _variants(against):
-                records.append({**ident, "mode": mode, VARIANT: variant, **dict(zip(KNOBS, knobs)),
-                                **_paired_record(rows, case)})
+            for (mode, variant), rows in _variants(against):
+                records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
         eager = case[_flag(case, "mode", EAGER)]
         unpaired = case[~_flag(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
         if eager.empty:
             continue
-        for (mode, variant, *knobs), rows in _variants(unpaired):
+        for (mode, variant), rows in _variants(unpaired):
             matching = eager[_text(eager, VARIANT) == _text_value(variant)]
             base = aggregate(matching if not matching.empty else eager)
-            records.append({**ident, "mode": mode, VARIANT: variant, **dict(zip(KNOBS, knobs)),
-                            **_unpaired_record(base, aggregate(rows))})
+            records.append({**ident, "mode": mode, VARIANT: variant, **_unpaired_record(base, aggregate(rows))})
     table = pd.DataFrame.from_records(records, columns=keys + SPEEDUP_COLUMNS)
     return _sorted(table, keys)
 
@@ -239,13 +237,13 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
     """Long table: one aggregated row per (workload, params, dtype, device, mode, variant, size)."""
     ok = ok_rows(df)
     keys = case_keys(df, size=False)
-    columns = keys + ["mode", VARIANT, *KNOBS, "size", "median_s", "ci95_low_s", "ci95_high_s",
+    columns = keys + ["mode", VARIANT, "size", "median_s", "ci95_low_s", "ci95_high_s",
                       "first_call_s", "compile_s", "n_rows"]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
-    ok = with_variant_columns(ok.assign(mode=_column(ok, "mode")))
+    ok = ok.assign(mode=_column(ok, "mode"), static_argnums=_column(ok, VARIANT))
     records = []
-    group = keys + ["mode", VARIANT, *KNOBS, "size"]
+    group = keys + ["mode", VARIANT, "size"]
     for values, rows in ok.groupby(group, dropna=False, sort=False):
         records.append({**dict(zip(group, _as_tuple(values))), **aggregate(rows)})
     return _sorted(pd.DataFrame.from_records(records, columns=columns), keys + ["size"])
@@ -258,7 +256,7 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     if points.empty:
         return pd.DataFrame(columns=keys + SCALING_COLUMNS)
     records = []
-    group = keys + ["mode", VARIANT, *KNOBS]
+    group = keys + ["mode", VARIANT]
     for values, line in points.groupby(group, dropna=False, sort=False):
         line = line.sort_values("size")
         if line["size"].nunique() < 2:
@@ -340,16 +338,16 @@ def _notes(row: pd.Series, short: bool = False) -> str:
 # ---- why, memory, disk cache, retrace probe --------------------------------------------
 
 ATTRIBUTION_COLUMNS = [
-    "mode", VARIANT, *KNOBS, "speedup", "explanation", "eager_ops", "jaxpr_eqns", "xla_kernels", "xla_fusions",
+    "mode", VARIANT, "speedup", "explanation", "eager_ops", "jaxpr_eqns", "xla_kernels", "xla_fusions",
     "eager_bytes", "bytes_accessed", "traffic_cut", "flops", "transcendentals", "arithmetic_intensity",
     "op_dispatch_s", "explanation_detail",
 ]
 MEMORY_COLUMNS = [
-    "mode", VARIANT, *KNOBS, "peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes",
+    "mode", VARIANT, "peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes",
     "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "peak_memory_bytes", "donation",
 ]
 CACHE_COLUMNS = [
-    "mode", VARIANT, *KNOBS, "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
+    "mode", VARIANT, "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
     "cache_cold_compile_s", "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
 ]
 SEQUENCE_COLUMNS = [
@@ -362,7 +360,7 @@ _MEMORY_VALUES = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_b
 
 def _identified(rows: pd.DataFrame, df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     keys = case_keys(df)
-    return with_variant_columns(rows).reindex(columns=keys + columns).reset_index(drop=True)
+    return rows.reindex(columns=keys + [c for c in columns if c not in keys]).reset_index(drop=True)
 
 
 def attribution_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -680,10 +678,10 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
 # ---- helpers ---------------------------------------------------------------------------
 
 def _variants(compiled: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
-    """Compiled rows split by (mode, static_argnums, donate_argnums, compiler_options), modes in jit, aot, other order."""
-    frame = with_variant_columns(compiled)
-    groups = list(frame.groupby(["mode", VARIANT, *KNOBS], dropna=False, sort=False))
-    return sorted(groups, key=lambda g: (_mode_rank(g[0][0]), *map(_text_value, g[0][1:])))
+    """Compiled rows split by (mode, static_argnums), modes in jit, aot, other order (jit's knobs are case keys)."""
+    frame = compiled.assign(static_argnums=_column(compiled, VARIANT))
+    groups = list(frame.groupby(["mode", VARIANT], dropna=False, sort=False))
+    return sorted(groups, key=lambda g: (_mode_rank(g[0][0]), _text_value(g[0][1])))
 
 
 def with_variant_columns(df: pd.DataFrame) -> pd.DataFrame:

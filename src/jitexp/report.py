@@ -259,7 +259,7 @@ def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: 
                   "Full table: [speedup.csv](speedup.csv)", ""]
     if "attribution" in frames:
         lines += ["## Why", "", "`" + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
-                  + ". The explanation's rules and thresholds: `jitexp.explain`.", "",
+                  + ". The explanation's rules and thresholds: docs/measurement.md, \"Why: attribution\".", "",
                   markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)), "",
                   *[f"- {line}" for line in attribution_details(frames["attribution"])], "",
                   "Full table: [attribution.csv](attribution.csv)", ""]

@@ -633,7 +633,7 @@ def _save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: boo
     Old plots are removed before a report draws, so an existing name is a clash within
     this report and gets a ``_2``, ``_3`` suffix instead of being overwritten.
     """
-    knobs = [f"{k.split('_')[0]}-{ident[k]}" for k in tables.KNOBS
+    knobs = [f"{k.split('_')[0]}-{tables._text_value(ident[k]).strip('[]{}()').replace(' ', '')}" for k in tables.KNOBS
              if k in ident and tables._text_value(ident[k]) not in ("", "[]", "{}")]
     parts = [kind, ident.get("workload"), _param_slug(ident), *knobs, ident.get("dtype")]
     if size:

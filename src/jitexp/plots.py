@@ -1,4 +1,4 @@
-"""Report plots as PNG files: per-case mode bars, time / compile / speedup against size.
+"""Report plots as PNG files: time per call, speedup (and vs NumPy), cold start, calls, growth and compile cost.
 
 matplotlib is imported inside the functions and used through ``Figure`` (Agg canvas, no
 pyplot state), so importing this module is cheap and plotting works headless.
@@ -106,8 +106,8 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             continue
         groups = case_groups(rows)
         modes = _modes(rows)
-        width = 0.7 / max(len(modes), 1)
-        fig, ax = _figure(width=max(7.0, 2.8 + 0.6 * len(groups) * len(modes)))
+        width = 0.75 / max(len(modes), 1)
+        fig, ax = _figure(width=max(7.0, 2.8 + 0.9 * len(groups) * len(modes)))
         labelled, failures = set(), []
         show_values = len(groups) * len(modes) <= 24
         for gi, (label, case) in enumerate(groups):
@@ -196,7 +196,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
 def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     groups = case_groups(table)
     modes = _modes(table)
-    width = 0.8 / max(len(modes), 1)
+    width = min(0.45, 0.9 / max(len(modes), 1))
     low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
     verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
     values = []
@@ -601,12 +601,6 @@ def _sizes(lines) -> np.ndarray:
     return np.concatenate([line["size"].to_numpy(float) for _, line in lines])
 
 
-def _plain_log_ticks(axis) -> None:
-    """Label a log axis with plain numbers (0.5, 2, 40) instead of powers of ten."""
-    from matplotlib.ticker import LogFormatter
-
-    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1.2, 0.5)))
 
 
 def _band(line: pd.DataFrame, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -681,14 +675,6 @@ def _same(series: pd.Series, value) -> pd.Series:
     return (series == value).fillna(False).astype(bool)
 
 
-def _short_payoff(row: pd.Series) -> str:
-    """A point label that agrees with the verdict: n=calls to pay off, ahead<=k, never, or n.s."""
-    v, n, ahead = row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
-    if v == "faster" and not tables._missing(n):
-        return "never" if math.isinf(n) else f"n={int(n)}"
-    if v == "slower":
-        return f"ahead<={int(ahead)}" if not tables._missing(ahead) and ahead >= 1 else "never"
-    return "n.s."
 
 
 def _payoff_words(row: pd.Series) -> str:

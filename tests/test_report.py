@@ -547,3 +547,17 @@ def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
     out = report.make_report(run)
     assert (out / "calls_w.png").exists()  # the first calls from cold, as older jobs wrote them
     assert not (out / "sequence.csv").exists()
+
+
+def test_minimal_old_csv_reports_everything_it_can(tmp_path):
+    """A results.csv from before most columns existed: no status, CI, dtype, compile parts or attribution."""
+    run = tmp_path / "run"
+    pd.DataFrame({"workload": ["w", "w", "w", "w"], "mode": ["eager", "jit", "eager", "jit"], "size": [8, 8, 16, 16],
+                  "median_s": [0.004, 0.001, 0.016, 0.004], "first_call_s": [0.01, 0.05, 0.02, 0.06]}
+                 ).to_csv(run.mkdir() or run / RESULTS_CSV, index=False)
+    assert report.main([str(run), "-q"]) == 0
+    out = run / "report"
+    names = {p.name for p in out.iterdir()}
+    assert {"time_w.png", "speedup_w.png", "coldstart_w.png", "scaling_w.png"} <= names
+    assert not names & {"attribution.csv", "memory.csv", "cache.csv", "sequence.csv"}
+    assert "## Why" not in (out / "summary.md").read_text()

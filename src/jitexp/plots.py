@@ -22,7 +22,8 @@ DPI = 120
 
 
 PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
-          ("compile_s", "compile", "#C44E52"), ("execute_s", "execute", "#8C8C8C")]
+          ("compile_s", "compile", "#C44E52"), ("execute_s", "execute", "#8C8C8C"),
+          ("whole_s", "first call (parts not recorded)", "#CCB974")]
 NICE_MANTISSAS = [
     [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
     [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
@@ -332,6 +333,8 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:
     """trace/lower/compile and execute = the rest of the first call (NaN parts count as 0)."""
     total = float(row[total_col])
+    if all(tables._missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
+        return {"whole_s": total}  # an older row: only the whole first call is known
     parts = {k: float(row.get(c)) if not tables._missing(row.get(c)) else 0.0
              for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))}
     parts["execute_s"] = max(total - sum(parts.values()), 0.0)

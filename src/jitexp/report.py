@@ -21,7 +21,7 @@ from .results import (
     write_csv,
 )
 from .tables import (
-    ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
+    ATTRIBUTION_TERMINAL, ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
     caveat_summary, compact_view, error_rows, errors_table, markdown_table, memory_table, ok_rows, params_labels,
     rows_table, scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
     text_table,
@@ -222,7 +222,8 @@ def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], st
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
     parts = [format_sweep_summary(df, state)]
     if "attribution" in frames:
-        parts += ["", textwrap.fill(WHY_NOTE, width), text_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW))]
+        parts += ["", textwrap.fill(WHY_NOTE, width),
+                  text_table(compact_view(frames["attribution"], ATTRIBUTION_TERMINAL))]
         parts += [textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
                   for line in attribution_details(frames["attribution"])]
     if "memory" in frames:

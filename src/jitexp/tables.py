@@ -624,6 +624,8 @@ def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[st
 
 ATTRIBUTION_VIEW = ["speedup", "explanation", "eager_ops", "xla_kernels", "xla_fusions", "eager_bytes",
                     "bytes_accessed", "traffic_cut", "arithmetic_intensity", "op_dispatch_s"]
+ATTRIBUTION_TERMINAL = ["speedup", "explanation", "eager_ops", "xla_kernels", "eager_bytes", "bytes_accessed",
+                        "traffic_cut"]
 MEMORY_VIEW = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes", "output_size_bytes",
                "temp_size_bytes", "alias_size_bytes", "donation"]
 CACHE_VIEW = ["cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",

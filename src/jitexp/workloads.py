@@ -56,7 +56,7 @@ def apply_n_times(x, n):
     return y
 
 
-# --- more built-ins -------------------------------------------------------------------
+# --- more built-ins (the workload library's newer ones live in jitexp.library) -----------
 
 
 def add_one(x):
@@ -80,12 +80,6 @@ def elementwise_chain(x):
     for _ in range(8):
         y = jnp.tanh(y * 1.5 + 0.1) - 0.5 * jnp.cos(y)
     return y
-
-
-def mlp(x, w1, w2):
-    """A two-layer MLP forward pass: matmul, bias-free gelu, matmul, softmax."""
-    h = jax.nn.gelu(x @ w1)
-    return jax.nn.softmax(h @ w2, axis=-1)
 
 
 def softmax_cross_entropy(logits, labels_onehot):
@@ -210,6 +204,6 @@ def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
 
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
-    "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
+    "matmul", "elementwise_chain", "softmax_cross_entropy", "Workload", "import_fn",
     "make_array", "build_args", "to_host", "resolve", "needs_x64", "static_positions",
 ]

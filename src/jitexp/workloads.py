@@ -64,9 +64,15 @@ def add_one(x):
     return x + 1
 
 
+def _times_x(_, carry):
+    # module level, not a lambda per call: eager fori_loop caches its traced body by identity
+    y, x = carry
+    return y @ x, x
+
+
 def apply_n_times_fori(x, n):
     """apply_n_times with lax.fori_loop: n may stay traced, one compile serves every n."""
-    return lax.fori_loop(0, n, lambda _, y: y @ x, x)
+    return lax.fori_loop(0, n, _times_x, (x, x))[0]
 
 
 def matmul(x, y):

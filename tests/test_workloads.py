@@ -142,3 +142,14 @@ def test_a_traced_string_argument_says_to_make_it_static():
     assert (row["status"], row["error_phase"], row["error_type"]) == ("error", "trace", "TypeError")
     assert "as an abstract array" in row["error_message"]
     assert "mode.static_argnums=[i]" in row["hint"] and "(activation)" in row["hint"]
+
+
+def test_library_scan_sweeps_every_jit_safe_builtin_in_three_modes():
+    from omegaconf import OmegaConf
+
+    preset = OmegaConf.create(resources.files("jitexp.conf").joinpath("experiment/library_scan.yaml").read_text())
+    params = preset.hydra.sweeper.params
+    assert preset.hydra.mode == "MULTIRUN"
+    assert sorted(params.workload.split(",")) == sorted(set(builtins()) - set(FAILS_UNDER_JIT))
+    assert [int(s) for s in str(params.size).split(",")] == [16, 64, 256]
+    assert {"override /mode": ["eager", "jit", "numpy"]} in list(preset.defaults)

@@ -14,37 +14,58 @@ from jitexp import preflight
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def section() -> str:
+    """The README's "Your own workload" section."""
+    text = README.read_text()
+    return text[text.index("## Your own workload"):text.index("## Running on a cluster")]
+
+
+def commands() -> list[list[str]]:
+    """The section's `<!-- commands -->` block, one split command per line."""
+    block = re.search(r"<!-- commands -->\n```bash\n(.*?)```", section(), re.S).group(1)
+    return [shlex.split(line) for line in block.splitlines() if line.strip()]
+
+
 def own_workload(tmp_path: Path) -> list[list[str]]:
     """Write the section's `<!-- file: PATH -->` blocks under tmp_path; return its commands, split."""
-    text = README.read_text()
-    section = text[text.index("## Your own workload"):text.index("## Running on a cluster")]
-    files = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", section, re.S)
+    files = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", section(), re.S)
     assert {path for path, _ in files} == {"mylosses.py", "myconf/workload/myloss.yaml"}
     for path, body in files:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(body)
-    block = re.search(r"<!-- commands -->\n```bash\n(.*?)```", section, re.S).group(1)
-    commands = [shlex.split(line) for line in block.splitlines() if line.strip()]
-    assert commands and all(c[0] == "jitexp" for c in commands)
-    return commands
+    found = commands()
+    assert found and all(c[0] == "jitexp" for c in found)
+    return found
 
 
 def test_readme_example_passes_every_check_before_running(tmp_path, monkeypatch):
-    commands = own_workload(tmp_path)
+    found = own_workload(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # what cli.main does for the current directory
-    for argv in commands:
-        jobs = preflight.check(argv[1:])  # composes, validates, imports mylosses.myloss, checks its arity
-        assert len(jobs) == 1 and jobs[0].workload.fn == "mylosses.myloss"
-        assert len(jobs[0].workload.args) == 3
+    for argv in found:
+        jobs = preflight.check(argv[1:])  # composes, validates, imports mylosses.myloss (and its twin), checks arity
+        assert len(jobs) == (4 if "-m" in argv else 1)
+        assert all(j.workload.fn == "mylosses.myloss" and len(j.workload.args) == 4 for j in jobs)
+        assert all(j.static_argnums == (3,) for j in jobs)
+    modes = {j.mode.names for argv in found for j in preflight.check(argv[1:])}
+    assert ("eager", "jit", "numpy") in modes  # the twin is measured somewhere
+    swept = preflight.check(next(a for a in found if "-m" in a)[1:])
+    assert {(j.workload.params["smoothing"], j.workload.params["reduction"]) for j in swept} == {
+        (0.0, "mean"), (0.0, "sum"), (0.1, "mean"), (0.1, "sum")}
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", range(len(commands())))
 def test_readme_example_runs_verbatim(tmp_path, index):
-    # needs engine: runs a measured job (timing=quick) through the installed command
+    # needs engine: runs measured jobs (timing=quick) through the installed command
     argv = own_workload(tmp_path)[index]
     out = tmp_path / "job"
-    proc = run_cli([*argv[1:], "timing=quick", f"hydra.run.dir={out}"], cwd=tmp_path)
+    where = "hydra.sweep.dir" if "-m" in argv else "hydra.run.dir"
+    proc = run_cli([*argv[1:], "timing=quick", f"{where}={out}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read(out / "results.csv")
     assert (rows["status"] == "ok").all(), rows[["mode", "status", "error_message"]]
+    if "numpy" in " ".join(argv):
+        assert set(rows["mode"]) == {"eager", "jit", "numpy"}
+        assert rows.loc[rows["mode"] != "numpy", "matches_numpy"].astype(str).eq("True").all()
+    if "-m" in argv:
+        assert len(rows) == 12 and set(rows["param_reduction"]) == {"mean", "sum"}

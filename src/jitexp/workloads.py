@@ -56,7 +56,7 @@ def apply_n_times(x, n):
     return y
 
 
-# --- more built-ins -------------------------------------------------------------------
+# --- more built-ins (the workload library's newer ones live in jitexp.library) -----------
 
 
 def add_one(x):
@@ -64,9 +64,15 @@ def add_one(x):
     return x + 1
 
 
+def _times_x(_, carry):
+    # module level, not a lambda per call: eager fori_loop caches its traced body by identity
+    y, x = carry
+    return y @ x, x
+
+
 def apply_n_times_fori(x, n):
     """apply_n_times with lax.fori_loop: n may stay traced, one compile serves every n."""
-    return lax.fori_loop(0, n, lambda _, y: y @ x, x)
+    return lax.fori_loop(0, n, _times_x, (x, x))[0]
 
 
 def matmul(x, y):
@@ -80,12 +86,6 @@ def elementwise_chain(x):
     for _ in range(8):
         y = jnp.tanh(y * 1.5 + 0.1) - 0.5 * jnp.cos(y)
     return y
-
-
-def mlp(x, w1, w2):
-    """A two-layer MLP forward pass: matmul, bias-free gelu, matmul, softmax."""
-    h = jax.nn.gelu(x @ w1)
-    return jax.nn.softmax(h @ w2, axis=-1)
 
 
 def softmax_cross_entropy(logits, labels_onehot):
@@ -210,6 +210,6 @@ def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
 
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
-    "matmul", "elementwise_chain", "mlp", "softmax_cross_entropy", "Workload", "import_fn",
+    "matmul", "elementwise_chain", "softmax_cross_entropy", "Workload", "import_fn",
     "make_array", "build_args", "to_host", "resolve", "needs_x64", "static_positions",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,8 +64,11 @@ def faults(tmp_path: Path) -> Path:
 def start(args: list[str], cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("PYTHONPATH", None)
-    return subprocess.Popen([command("jitexp"), *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as from a terminal: a shell's background job (`cmd &`) inherits SIGINT ignored, and
+    # so would jitexp; restore the default before exec, as an interactive shell does.
+    restore = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    return subprocess.Popen([sys.executable, "-c", restore, command("jitexp"), *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def wait_for(path: Path, timeout: float = 60.0) -> None:

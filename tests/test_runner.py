@@ -167,7 +167,7 @@ def test_config_mistakes_found_at_run_time_raise(overrides, key):
 def test_compare_treats_one_sided_nan_as_a_mismatch():
     import numpy as np
 
-    from jitexp.worker import compare
+    from jitexp.worker import output_error as compare
 
     assert compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]), "float32")["matches_eager"] is False
     same_nan = compare(np.array([1.0, np.nan]), np.array([1.0, np.nan]), "float32")

@@ -171,7 +171,7 @@ def test_hierarchical_bootstrap_is_deterministic_and_checks_input():
 
 
 def test_instability_reasons_read_cleanly():
-    from jitexp.runner import instability
+    from jitexp.rows import instability
 
     row = {"median_s": 1.0, "process_median_min_s": 0.9, "process_median_max_s": 1.1, "n_processes": 5,
            "process_rel_spread": 0.1004, "within_process_rel_spread": 0.05, "compiles_during_timing": 0,

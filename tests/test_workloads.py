@@ -11,7 +11,7 @@ import pytest
 
 from jitexp import compose, run, workloads
 from jitexp.config import import_fn
-from jitexp.worker import compare
+from jitexp.worker import output_error as compare
 
 QUICK = ["timing=quick", "size=8"]
 

@@ -17,8 +17,8 @@ __version__ = "0.1.0"
 # run/compose/report/load_results pull in JAX, Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
     "load_results": "results",
-    "run": "runner", "JobResult": "runner",
-    "compose": "cli",
+    "run": "runner", "JobResult": "records",
+    "compose": "preflight",
     "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
     "make_report": "report", "format_sweep_summary": "report",
     "compare": "comparison",
@@ -30,11 +30,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .cli import compose
+    from .preflight import compose
     from .comparison import compare
     from .report import format_sweep_summary, make_report
     from .results import load_results
-    from .runner import JobResult, run
+    from .records import JobResult
+    from .runner import run
     from .tables import errors_table, scaling_table, speedup_table
 
 

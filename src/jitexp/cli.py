@@ -11,18 +11,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from .config import ExperimentConfig, from_dict, register_configs
+from .config import CONFIG_MODULE, register_configs, to_config
 from .errors import ConfigError
 
 log = logging.getLogger("jitexp")
-CONFIG_MODULE = "jitexp.conf"
+__all__ = ["main"]
 
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
@@ -43,15 +42,15 @@ def _job(cfg: DictConfig) -> None:
         return
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
     try:
-        exp = from_dict(cfg)
         from .runner import run
 
-        result = run(exp, job_num=job_num, overrides=overrides)
+        # the preflight validated every job of this command line before Hydra started; only convert here
+        result = run(to_config(cfg), job_num=job_num, overrides=overrides)
     except ConfigError as error:
         if not multirun:
             print(f"jitexp: error: {error}", file=sys.stderr)
             sys.exit(2)
-        from .runner import config_error_result
+        from .rows import config_error_result
 
         result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
     for row in result.rows:
@@ -93,13 +92,6 @@ def _progress(sweep_dir: Path, job_num: int) -> str:
     left = elapsed / done * (len(jobs) - done)
     eta = f", ~{left:.0f} s left" if done < len(jobs) else ""
     return f"[{done}/{len(jobs)} {elapsed:.0f} s{eta}] "
-
-
-def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
-    """The ExperimentConfig that `jitexp OVERRIDES...` would run, for use from Python."""
-    from .preflight import compose as checked_compose
-
-    return checked_compose(overrides, config_dir)
 
 
 def main() -> None:

@@ -25,6 +25,8 @@ from .errors import ConfigError, first_line, qualified_name
 
 log = logging.getLogger("jitexp")
 
+CONFIG_MODULE = "jitexp.conf"  # where the packaged conf/ lives (pkg://jitexp.conf)
+
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot", "numpy")  # the order modes are reported and paired in (the first is the baseline)
 ISOLATES = ("process", "none")
@@ -133,26 +135,29 @@ def _choice(key: str, value: Any, choices: tuple) -> None:
         raise ConfigError(key, value, choices)
 
 
-def _positive(key: str, value: float, *, allow_zero: bool = False) -> None:
+def _require_positive(key: str, value: float, *, allow_zero: bool = False) -> None:
     ok = value >= 0 if allow_zero else value > 0
     if not (ok and math.isfinite(value)):
         raise ConfigError(key, value, "must be >= 0" if allow_zero else "must be > 0")
 
 
 def validate(cfg: ExperimentConfig) -> ExperimentConfig:
-    """Check values the schema's types cannot; raise ConfigError naming key, value and choices."""
+    """Check values the schema's types cannot; raise ConfigError naming key, value and choices.
+
+    Returns its argument unchanged: validation never edits a config (to_config normalises).
+    """
     _choice("dtype", cfg.dtype, DTYPES)
     _choice("device.platform", cfg.device.platform, PLATFORMS)
-    _positive("device.index", cfg.device.index, allow_zero=True)
-    _positive("size", cfg.size)
-    _positive("calls", cfg.calls, allow_zero=True)
+    _require_positive("device.index", cfg.device.index, allow_zero=True)
+    _require_positive("size", cfg.size)
+    _require_positive("calls", cfg.calls, allow_zero=True)
     t = cfg.timing
     for key in ("min_samples", "max_samples", "min_sample_time_s", "max_time_s", "target_rel_ci",
                 "processes", "max_processes", "job_time_s", "timeout_s", "dispatch_probes"):
-        _positive(f"timing.{key}", getattr(t, key))
+        _require_positive(f"timing.{key}", getattr(t, key))
     if not t.target_rel_ci < 1:
         raise ConfigError("timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02")
-    _positive("timing.warmup", t.warmup, allow_zero=True)
+    _require_positive("timing.warmup", t.warmup, allow_zero=True)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
     if t.max_processes < t.processes:
@@ -166,11 +171,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if cfg.workload.numpy_fn is not None and not _import_path(cfg.workload.numpy_fn):
         raise ConfigError("workload.numpy_fn", cfg.workload.numpy_fn, "an import path like package.module.function")
     if cfg.mode.numpy and cfg.workload.numpy_fn is None:
-        if cfg.mode.names == ("numpy",):
-            raise ConfigError("mode", "numpy", f"workload {cfg.workload_name} declares no numpy_fn (a NumPy twin); "
-                                               "select eager, jit or aot, or set workload.numpy_fn")
-        cfg.mode.numpy = False  # a sweep over workloads measures numpy where a twin exists
-        log.warning("%s declares no numpy_fn: measuring %s without numpy", cfg.workload_name, ",".join(cfg.mode.names))
+        raise ConfigError("mode", "numpy", f"workload {cfg.workload_name} declares no numpy_fn (a NumPy twin); "
+                                           "select eager, jit or aot, or set workload.numpy_fn")
     _choice("isolate", cfg.isolate, ISOLATES)
     if cfg.compilation_cache_dir is not None:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
@@ -325,6 +327,15 @@ _NEEDS = {
 
 def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
     """A composed (Dict)Config as a validated ExperimentConfig, interpolations resolved."""
+    return validate(to_config(cfg))
+
+
+def to_config(cfg: DictConfig | dict) -> ExperimentConfig:
+    """A composed (Dict)Config as an ExperimentConfig, not validated: for a config the preflight has checked.
+
+    Normalises one thing: a job selecting numpy among other modes for a workload without a
+    NumPy twin measures the others (a sweep over workloads measures numpy where a twin exists).
+    """
     node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(cfg)
     _unknown_keys(OmegaConf.to_container(node, resolve=False))
     missing = sorted(OmegaConf.missing_keys(node))
@@ -340,7 +351,10 @@ def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
         message = str(exc).strip().splitlines()[0]
         raise ConfigError(key, None, message) from None
     exp.sequence = resolve_sequence(node, exp)
-    return validate(exp)
+    if exp.mode.numpy and exp.workload.numpy_fn is None and exp.mode.names != ("numpy",):
+        exp.mode = dataclasses.replace(exp.mode, numpy=False)
+        log.warning("%s declares no numpy_fn: measuring %s without numpy", exp.workload_name, ",".join(exp.mode.names))
+    return exp
 
 
 SEQUENCE_KEYS = ("size", "dtype", "python_scalars")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 
@@ -45,15 +47,22 @@ class phase:
         return False
 
 
-def failure(phase_name: str, error_type: str, message: str, hint: str) -> dict:
-    """The outcome columns of a failed case."""
-    return {"status": "error", "error_phase": phase_name, "error_type": error_type, "error_message": message,
-            "hint": hint}
+@dataclass
+class Failure:
+    """Why a case (or a whole process) failed: the outcome columns of a status=error row."""
+
+    error_phase: str
+    error_type: str
+    error_message: str
+    hint: str
+
+    def as_row(self) -> dict[str, Any]:
+        return {"status": "error", **dataclasses.asdict(self)}
 
 
-def error_fields(phase_name: str, exc: BaseException) -> dict:
-    """The outcome columns of a case that failed with `exc` in a phase."""
-    return failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc))
+def failure_of(phase_name: str, exc: BaseException) -> Failure:
+    """The failure of a case that raised `exc` in a phase: class, first line, hint."""
+    return Failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc))
 
 
 def qualified_name(cls: type) -> str:

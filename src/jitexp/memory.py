@@ -25,16 +25,13 @@ def reset_peak_rss() -> int | None:
     return _status("VmRSS")
 
 
-def growth(rss_before: int | None, device: Any) -> dict:
-    """peak_rss_growth_bytes since reset_peak_rss, and device_peak_bytes where the device reports it."""
-    out: dict = {}
+def growth(rss_before: int | None, device: Any) -> tuple[int | None, int | None]:
+    """(peak_rss_growth_bytes since reset_peak_rss, device_peak_bytes where the device reports it); None where unknown."""
     peak = _status("VmHWM")
-    if rss_before is not None and peak is not None:
-        out["peak_rss_growth_bytes"] = max(peak - rss_before, 0)
+    rss_growth = max(peak - rss_before, 0) if rss_before is not None and peak is not None else None
     try:
         stats = device.memory_stats() if device.platform != "cpu" else None
     except Exception:  # backends without allocator statistics
         stats = None
-    if stats and "peak_bytes_in_use" in stats:
-        out["device_peak_bytes"] = int(stats["peak_bytes_in_use"])
-    return out
+    device_peak = int(stats["peak_bytes_in_use"]) if stats and "peak_bytes_in_use" in stats else None
+    return rss_growth, device_peak

@@ -16,10 +16,9 @@ from typing import Any, Iterator, Sequence
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
-from .config import ExperimentConfig, check_arity, check_param_types, expected_type, from_dict, unknown_key, writable_dir
+from .config import CONFIG_MODULE, ExperimentConfig, check_arity, check_param_types, expected_type, from_dict, unknown_key, writable_dir
 from .errors import ConfigError, first_line
 
-CONFIG_MODULE = "jitexp.conf"
 CONFIG_NAME = "config"
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
 

@@ -1,8 +1,10 @@
-"""Fresh worker processes from a forkserver that has imported JAX: start one, collect its plain result.
+"""Fresh worker processes from a forkserver: `launch(target, task)` runs target in one, collects its result.
 
-One forkserver per jitexp process, reused by every job of a sweep. It preloads
-`jitexp.worker` (and so JAX) but never creates a backend: forking a process whose XLA client
+One forkserver per jitexp process, reused by every job of a sweep. It preloads the target's
+module (the worker, and so JAX) but never creates a backend: forking a process whose XLA client
 threads exist is unsafe. A worker costs ~0.2 s instead of ~2 s for a cold `import jax`.
+This module never imports the worker: the runner names it (like optimum-benchmark's
+`launch(worker, worker_args)`).
 Environment variables (JAX_*, XLA_FLAGS) are read when the server starts.
 
 A worker runs in its own process group (Ctrl-C reaches the driver, which kills the group), dies
@@ -18,54 +20,49 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+import importlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import ExperimentConfig
-from .errors import failure
+from .errors import Failure
+from .records import ProcessResult, Task
 
-PRELOAD = ["jitexp.worker"]
 _context: Any = None
 
 
-@dataclass
-class Task:
-    """One process's share of a job: the config, which process it is, and what it records."""
+@dataclass(frozen=True)
+class Target:
+    """A function by module and name, imported only where it is called (in the worker process)."""
 
-    cfg: ExperimentConfig
-    process: int = 0
-    modes: tuple[str, ...] = ()  # the modes to measure (a mode that failed to compile is not retried)
-    calls: int = 1  # calls from cold to time one by one (>= 1: the cold first call)
-    extras: bool = True  # check against eager, cost analysis, dispatch probes (the first process)
-    fresh: bool = True  # a fresh process: the first mode's first call needs no clear_caches
-    kind: str = "measure"  # what the worker does: "measure" the modes, or call a "sequence" of variants
-    sys_path: list[str] = field(default_factory=list)
-    cwd: str = ""
-    stderr_path: str = ""
+    module: str
+    name: str
+
+    def __call__(self, task: Task, conn: Any) -> None:
+        getattr(importlib.import_module(self.module), self.name)(task, conn)
 
 
-def context() -> Any:
-    """The forkserver context, configured once."""
+def context(preload: list[str]) -> Any:
+    """The forkserver context, configured once (the first caller's preload list wins)."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(PRELOAD)
+        _context.set_forkserver_preload(preload)
     return _context
 
 
-def run_worker(task: Task, timeout_s: float) -> dict:
-    """Measure `task` in a fresh process; a crash or a timeout comes back as an error dict.
+def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
+    """Run `target(task, conn)` in a fresh process; a crash or a timeout comes back as a failed result.
 
     Ctrl-C (KeyboardInterrupt here) kills the worker's process group and is re-raised.
     """
-    ctx = context()
+    ctx = context([target.module])
     task.sys_path = list(sys.path)
     task.cwd = os.getcwd()
     fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
     os.close(fd)
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_entry, args=(task, send), daemon=True)
+    proc = ctx.Process(target=_entry, args=(target, task, send), daemon=True)
     phase, result, outcome = "start", None, "crash"
     try:
         proc.start()
@@ -99,21 +96,20 @@ def run_worker(task: Task, timeout_s: float) -> dict:
         receive.close()
         stderr = _read_and_remove(task.stderr_path)
     if result is not None:
-        clean = not result.get("error") and not any(m.get("error") for m in result["modes"].values())
-        if stderr.strip() and task.process == 0 and clean:
+        if stderr.strip() and task.process == 0 and result.clean:
             sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
         return result
     if outcome == "timeout":
-        error = failure("timeout" if phase == "start" else phase, "Timeout",
-                         f"no result after timing.timeout_s={timeout_s:g} s", "raise timing.timeout_s, or use a smaller size")
+        error = Failure("timeout" if phase == "start" else phase, "Timeout",
+                        f"no result after timing.timeout_s={timeout_s:g} s", "raise timing.timeout_s, or use a smaller size")
     else:
         name = _exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
-    return {"process": task.process, "modes": {}, "config_error": None, "error": error}
+        error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
+    return ProcessResult(task.process, error=error)
 
 
-def _entry(task: Task, conn: Any) -> None:
+def _entry(target: Target, task: Task, conn: Any) -> None:
     """Worker-process start: own process group, die with the forkserver, stderr to the task's file."""
     os.setpgid(0, 0)
     _release_forkserver()
@@ -124,9 +120,7 @@ def _entry(task: Task, conn: Any) -> None:
     import faulthandler
 
     faulthandler.enable()  # a segfault or abort leaves "Fatal Python error: ..." in the stderr file
-    from .worker import entry  # preloaded by the forkserver: no import cost here
-
-    entry(task, conn)
+    target(task, conn)  # its module was preloaded by the forkserver: no import cost here
 
 
 def _release_forkserver() -> None:

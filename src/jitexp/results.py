@@ -13,6 +13,8 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .records import COLD_FIELDS, JobResult
+
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
 CALLS_CSV = "calls.csv"
@@ -71,8 +73,7 @@ COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + DISK_CAC
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
 PROCESS_COLUMNS = [
-    "job_num", "workload", "mode", "size", "process", "cold_position", "first_call_s", "trace_s", "lower_s",
-    "compile_s", "execute_s", "first_call_compiles", "rounds", "number", "median_s",
+    "job_num", "workload", "mode", "size", "process", "cold_position", *COLD_FIELDS, "rounds", "number", "median_s",
     "compiles_during_timing", "stop_reason",
 ]
 CALL_COLUMNS = [
@@ -380,7 +381,7 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
     return True
 
 
-def write_job(result, folder: str | os.PathLike) -> None:
+def write_job(result: JobResult, folder: str | os.PathLike) -> None:
     """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
     folder = Path(folder)
     for rows, columns, name in ((result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),

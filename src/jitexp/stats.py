@@ -79,7 +79,6 @@ def summarize(values) -> Summary:
 # ---- between processes -------------------------------------------------------------------
 
 N_RESAMPLES = 2000
-VERDICTS = ("faster", "slower", "no significant difference")
 
 
 def robust_cv(values) -> float:

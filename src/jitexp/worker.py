@@ -1,7 +1,7 @@
-"""What runs inside one measuring process: inputs, cold first calls, interleaved rounds -> plain data.
+"""What runs inside one measuring process: inputs, cold first calls, interleaved rounds -> a ProcessResult.
 
-`measure_process(task)` returns only builtins and NumPy arrays (never JAX objects), so the
-result crosses a pipe from a fresh worker process; `isolate=none` calls it in-process.
+`measure_process(task)` returns a `records.ProcessResult` of builtins and NumPy arrays (never
+JAX objects), so it crosses a pipe from a fresh worker process; `isolate=none` calls it in-process.
 Importing this module imports JAX but creates no backend, so a forkserver may preload it.
 """
 
@@ -22,9 +22,9 @@ from .attribution import jaxpr_counts, op_dispatch_s, quietly
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import environment, jax_flag
-from .errors import ConfigError, PhaseError, error_fields, phase
-from .modes import Carry, cold_call, cost_of
-from .processes import Task
+from .errors import ConfigError, PhaseError, failure_of, phase
+from .modes import Carry, ColdCall, cold_call, cost_of
+from .records import Cold, ConfigProblem, ModeResult, ProcessResult, Task
 from .timing import dispatch_times, measure_rounds, rotation
 
 # Normwise relative error allowed between a compiled result and eager's, per dtype:
@@ -52,90 +52,92 @@ def entry(task: Task, conn: Any) -> None:
     conn.close()
 
 
-def report(phase_name: str) -> None:
+def enter_phase(phase_name: str) -> None:
     """Tell the driver which phase this worker is in (a timeout or crash row names it)."""
     if _conn is not None:
         _conn.send(("phase", phase_name))
 
 
-def measure_process(task: Task) -> dict:
-    """Every phase of one process's measurement; failures become error dicts, never exceptions."""
+def measure_process(task: Task) -> ProcessResult:
+    """Every phase of one process's measurement; failures become error fields, never exceptions."""
     cfg = task.cfg
     started = time.perf_counter()
-    result: dict[str, Any] = {"process": task.process, "modes": {}, "error": None, "config_error": None}
+    result = ProcessResult(task.process)
     try:
         fn = workloads.import_fn(cfg.workload.fn)
         numpy_fn = workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn") if cfg.mode.numpy else None
-        result["cpu_async_dispatch"] = start_backends(cfg.cpu_async_dispatch)
+        result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
-        result["config_error"] = {"key": error.key, "value": error.value, "expected": error.expected}
+        result.config_error = ConfigProblem(error.key, error.value, error.expected)
         return result
-    result.update(platform=device.platform, device_kind=device.device_kind)
+    result.platform, result.device_kind = device.platform, device.device_kind
     with jax_settings(cfg, x64=task.kind == "sequence" and any(
             workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)), jax.default_device(device):
         warm_backend(device)
-        result["environment"] = environment()
+        result.environment = environment()
         rss_before = memory.reset_peak_rss()
         try:
-            report("inputs")
+            enter_phase("inputs")
             with phase("inputs"):
                 args = workloads.build_args(cfg, device)
         except PhaseError as exc:
-            result["error"] = error_fields(exc.phase, exc.cause)
+            result.error = failure_of(exc.phase, exc.cause)
             return result
         w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums, numpy_fn,
                                workloads.to_host(args) if numpy_fn else (), tuple(cfg.mode.donate_argnums),
                                dict(cfg.mode.compiler_options))
-        KINDS[task.kind](task, w, result["modes"])
-        result.update(memory.growth(rss_before, device))
-    result["measure_s"] = time.perf_counter() - started
+        KINDS[task.kind](task, w, result.modes)
+        result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
+    result.measure_s = time.perf_counter() - started
     return result
 
 
-def _measure_modes(task: Task, w: workloads.Workload, out: dict) -> None:
+def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
     cfg, t = task.cfg, task.cfg.timing
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
     for position, mode in enumerate(order):
         if (position > 0 or not task.fresh) and mode != "numpy":
             jax.clear_caches()  # each mode's first call pays its own compiles
-        report("execute" if mode in ("eager", "numpy") else "trace")
-        compiles.on_event = report if _conn is not None else None  # trace -> lower -> compile -> execute
+        enter_phase("execute" if mode in ("eager", "numpy") else "trace")
+        compiles.on_event = enter_phase if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
             c = cold_call(donor(w) if mode in ("jit", "aot") else w, mode, max(task.calls, 1))
         except PhaseError as exc:
-            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue
         finally:
             compiles.on_event = None
         cold[mode] = c
-        out[mode] = {"error": None, "cold_position": position, "first_call_s": c.first_call_s,
-                     "trace_s": c.trace_s, "lower_s": c.lower_s, "compile_s": c.compile_s,
-                     "execute_s": c.execute_s, "first_call_compiles": c.compiles,
-                     "calls": [vars(r) for r in c.records] if task.calls > 1 else []}
+        out[mode] = ModeResult(cold_position=position, cold=_cold_record(c),
+                               calls=[vars(r) for r in c.records] if task.calls > 1 else [])
         if isinstance(c.call, Carry):
-            out[mode]["donation"] = c.call.describe()
+            out[mode].extras.donation = c.call.describe()
     if task.extras:
         _extras(cfg, w, cold, out)
-    live = {m: c for m, c in cold.items() if out[m]["error"] is None}
-    report("execute")
+    live = {m: c for m, c in cold.items() if out[m].error is None}
+    enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
     rounds = measure_rounds({m: c.call for m, c in live.items()}, {m: c.block for m, c in live.items()}, t,
                             shift=task.process, sampling=counters.__getitem__)
     for mode, exc in rounds.errors.items():
-        out[mode] = {"error": error_fields("execute", exc)}
+        out[mode] = ModeResult(failure_of("execute", exc))
     for mode, samples in rounds.samples_s.items():
-        row = out[mode]
-        row.update(samples_s=samples, number=rounds.number[mode], stop_reason=rounds.stop_reason,
-                   compiles_during_timing=counters[mode].count)
+        m = out[mode]
+        m.samples_s, m.number, m.stop_reason = samples, rounds.number[mode], rounds.stop_reason
+        m.compiles_during_timing = counters[mode].count
         if task.extras:
             c = live[mode]
             try:
                 with phase("execute"):
-                    row["dispatch_s"] = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+                    m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
-                out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+                out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+
+
+def _cold_record(c: ColdCall) -> Cold:
+    return Cold(c.first_call_s, c.trace_s, c.lower_s, c.compile_s, c.execute_s, c.compiles)
 
 
 def donor(w: workloads.Workload) -> workloads.Workload:
@@ -146,7 +148,7 @@ def donor(w: workloads.Workload) -> workloads.Workload:
     return dataclasses.replace(w, args=jax.block_until_ready(args))
 
 
-def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict) -> None:
+def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCall], out: dict[str, ModeResult]) -> None:
     """Process 0's extras per mode: finite output, XLA's cost analysis, outputs checked against eager's and NumPy's."""
     reference = None
     jax_modes = [m for m in cold if m != "numpy"]
@@ -155,30 +157,30 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict, out: dict)
         shared = quietly(jaxpr_counts, w.fn, w.args, w.static_argnums)
         shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
     for mode, c in cold.items():
-        row = out[mode]
-        row["finite_output"] = finite(c.output)
+        extras = out[mode].extras
+        extras.finite_output = finite(c.output)
         if mode != "numpy":
-            row.update(shared)
+            extras.update(shared)
         try:
             if mode in ("jit", "aot"):
-                report("compile")
+                enter_phase("compile")
                 with phase("compile"):
-                    row.update(cost_of(w))
+                    extras.update(cost_of(w))
             if not cfg.check:
                 continue
-            report("check")
+            enter_phase("check")
             with phase("check"):
                 if mode != "eager":
                     if reference is None:
                         reference = jax.block_until_ready(w.fn(*w.args))
-                    row.update(compare(c.output, reference, cfg.dtype))
+                    extras.update(output_error(c.output, reference, cfg.dtype))
                 if mode != "numpy" and "numpy" in cold:
-                    row.update(compare(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
+                    extras.update(output_error(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
         except PhaseError as exc:
-            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
 
 
-def sequence_calls(task: Task, w: workloads.Workload, out: dict) -> None:
+def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
     """The retrace probe: one prepared callable of the mode called with each variant in order.
 
     Per call: latency, whether it compiled (compile events), trace and compile seconds, and
@@ -216,9 +218,9 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict) -> None:
                           compile_s=phases["compile_s"])
             record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
         except PhaseError as exc:
-            record.update(error_fields(exc.phase, exc.cause))
+            record.update(failure_of(exc.phase, exc.cause).as_row())
         calls.append(record)
-    out[mode] = {"error": None, "calls": calls}
+    out[mode] = ModeResult(calls=calls)
 
 
 def _aot(w: workloads.Workload, args: tuple, compiled: Any) -> tuple[Any, tuple]:
@@ -243,7 +245,7 @@ def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
                                workload=dataclasses.replace(cfg.workload, args=variant["_args"]))
 
 
-def cache_calls(task: Task, w: workloads.Workload, out: dict) -> None:
+def cache_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
     """Each compiled mode's cold first call with the persistent compilation cache on, and its disk-cache hits."""
     for position, mode in enumerate(task.modes):
         if position > 0 or not task.fresh:
@@ -252,11 +254,10 @@ def cache_calls(task: Task, w: workloads.Workload, out: dict) -> None:
             with CompileCounter() as counter:
                 c = cold_call(donor(w), mode)
         except PhaseError as exc:
-            out[mode] = {"error": error_fields(exc.phase, exc.cause)}
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue
-        out[mode] = {"error": None, "first_call_s": c.first_call_s, "trace_s": c.trace_s, "lower_s": c.lower_s,
-                     "compile_s": c.compile_s, "cache_hits": counter.events[compiles.CACHE_HITS],
-                     "cache_misses": counter.events[compiles.CACHE_MISSES]}
+        out[mode] = ModeResult(cold=_cold_record(c), cache_hits=counter.events[compiles.CACHE_HITS],
+                               cache_misses=counter.events[compiles.CACHE_MISSES])
 
 
 KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls}
@@ -288,7 +289,7 @@ def warm_backend(device) -> None:
     _warmed.add(key)
 
 
-def compare(result: Any, reference: Any, dtype: str, against: str = "eager") -> dict:
+def output_error(result: Any, reference: Any, dtype: str, against: str = "eager") -> dict:
     """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
 
     NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).

@@ -203,13 +203,8 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-def resolve(cfg: ExperimentConfig) -> tuple[str, Callable, tuple[int, ...]]:
-    """The workload's name, its function and the statics in force (config errors raised here)."""
-    return cfg.workload_name, import_fn(cfg.workload.fn), cfg.static_argnums
-
-
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
     "matmul", "elementwise_chain", "softmax_cross_entropy", "Workload", "import_fn",
-    "make_array", "build_args", "to_host", "resolve", "needs_x64", "static_positions",
+    "make_array", "build_args", "to_host", "needs_x64", "static_positions",
 ]

@@ -1,0 +1,190 @@
+"""The typed records that cross process and layer boundaries: a worker's task, what it returns, a job's rows.
+
+Plain data only (builtins, NumPy arrays, the config dataclasses), so every record pickles
+through a pipe from a worker process. Like torch.utils.benchmark's `common.py`: the runner
+builds `Task`s, workers return `ProcessResult`s, `rows` turns them into a `JobResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .config import ExperimentConfig
+from .errors import Failure
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    """A record's field names in declaration order (the CSV columns that derive from it)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@dataclass
+class Task:
+    """One process's share of a job: the config, which process it is, and what it records."""
+
+    cfg: ExperimentConfig
+    process: int = 0
+    modes: tuple[str, ...] = ()  # the modes to measure (a mode that failed to compile is not retried)
+    calls: int = 1  # calls from cold to time one by one (>= 1: the cold first call)
+    extras: bool = True  # check against eager, cost analysis, dispatch probes (the first process)
+    fresh: bool = True  # a fresh process: the first mode's first call needs no clear_caches
+    kind: str = "measure"  # what the worker does: "measure" the modes, call a "sequence", probe the disk "cache"
+    sys_path: list[str] = field(default_factory=list)
+    cwd: str = ""
+    stderr_path: str = ""
+
+
+@dataclass
+class ConfigProblem:
+    """A config mistake only the worker could see (no such device, a function that does not import)."""
+
+    key: str
+    value: Any
+    expected: str
+
+
+@dataclass
+class Cold:
+    """A mode's cold first call and its parts (trace + lower + compile + execute == first_call_s)."""
+
+    first_call_s: float
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    execute_s: float
+    first_call_compiles: int
+
+
+COLD_FIELDS = field_names(Cold)
+COLD_PHASES = COLD_FIELDS[1:5]
+
+
+@dataclass
+class Extras:
+    """Process 0's analysis of one mode; each field is the results.csv column of the same name (None: not measured)."""
+
+    dispatch_s: float | None = None
+    finite_output: bool | None = None
+    flops: float | None = None
+    transcendentals: float | None = None
+    bytes_accessed: float | None = None
+    argument_size_bytes: int | None = None
+    output_size_bytes: int | None = None
+    temp_size_bytes: int | None = None
+    alias_size_bytes: int | None = None
+    generated_code_size_bytes: int | None = None
+    peak_memory_bytes: int | None = None
+    max_abs_err_vs_eager: float | None = None
+    max_rel_err_vs_eager: float | None = None
+    matches_eager: bool | None = None
+    max_abs_err_vs_numpy: float | None = None
+    max_rel_err_vs_numpy: float | None = None
+    matches_numpy: bool | None = None
+    eager_ops: int | None = None
+    eager_bytes: int | None = None
+    jaxpr_eqns: int | None = None
+    xla_kernels: int | None = None
+    xla_fusions: int | None = None
+    arithmetic_intensity: float | None = None
+    op_dispatch_s: float | None = None
+    donation: str | None = None
+
+    def update(self, values: Mapping[str, Any]) -> None:
+        """Set fields by name; a name that is no field is a bug, not a silently empty column."""
+        for name, value in values.items():
+            if name not in EXTRA_FIELDS:
+                raise KeyError(f"Extras has no field {name!r}")
+            setattr(self, name, value)
+
+    def as_row(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+EXTRA_FIELDS = field_names(Extras)
+
+
+@dataclass
+class ModeResult:
+    """What one process measured of one mode: its cold call, its samples, its extras, or why it failed."""
+
+    error: Failure | None = None
+    cold_position: int | None = None  # the mode's place in this process's cold-call order
+    cold: Cold | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)  # calls.csv records (cold calls or the retrace probe)
+    samples_s: np.ndarray | None = None  # per-call seconds of each round's sample
+    number: int | None = None  # calls per sample
+    stop_reason: str | None = None
+    compiles_during_timing: int | None = None
+    extras: Extras = field(default_factory=Extras)
+    cache_hits: int | None = None  # the disk-cache probe's persistent-cache events
+    cache_misses: int | None = None
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples_s is not None
+
+
+@dataclass
+class ProcessResult:
+    """Everything one worker process returns; a crash or timeout is a result with `error` set."""
+
+    process: int
+    modes: dict[str, ModeResult] = field(default_factory=dict)
+    error: Failure | None = None  # the whole process failed (inputs, a crash, a timeout)
+    config_error: ConfigProblem | None = None
+    platform: str | None = None
+    device_kind: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    cpu_async_dispatch: bool | None = None
+    measure_s: float = 0.0
+    peak_rss_growth_bytes: int | None = None
+    device_peak_bytes: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or self.config_error is not None
+
+    @property
+    def clean(self) -> bool:
+        """No failure anywhere: not the process, not any mode."""
+        return not self.failed and not any(m.error for m in self.modes.values())
+
+
+@dataclass
+class JobRaw:
+    """Every raw result of one job, as the runner collected them, before any statistics."""
+
+    processes: list[ProcessResult]
+    stop_reason: str
+    cache: tuple[ProcessResult, ProcessResult] | None = None  # the disk-cache probe: cold, then warm
+    sequence: dict[str, ProcessResult] = field(default_factory=dict)  # the retrace probe, per mode
+    load_avg_start: float | None = None
+    load_avg_end: float | None = None
+
+
+@dataclass
+class JobResult:
+    """What one job measured: results.csv rows (one per mode), samples, processes and calls rows."""
+
+    rows: list[dict]
+    samples: list[dict] = field(default_factory=list)
+    processes: list[dict] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+
+    @property
+    def row(self) -> dict:
+        """The row of a single-mode job."""
+        if len(self.rows) != 1:
+            raise ValueError(f"this job measured {len(self.rows)} modes: use .rows or .by_mode(name)")
+        return self.rows[0]
+
+    def by_mode(self, mode: str) -> dict:
+        """The row of one mode."""
+        for row in self.rows:
+            if row["mode"] == mode:
+                return row
+        raise KeyError(mode)

@@ -1,0 +1,320 @@
+"""Raw worker results -> results.csv rows: statistics, paired speedups, the cold call, the long files.
+
+Pure: typed records in (`records.JobRaw`), a `records.JobResult` out; no processes, no files,
+no Hydra (except `config_error_result`, which reads the composed config it is given).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from .config import MODES, ExperimentConfig
+from .errors import ConfigError, Failure, qualified_name
+from .explain import explain
+from .records import COLD_PHASES, JobRaw, JobResult, ProcessResult
+from .stats import (
+    break_even,
+    hierarchical_medians,
+    median_ci,
+    percentile_ci,
+    point_medians,
+    robust_cv,
+    summarize,
+    tukey_outliers,
+    verdict,
+)
+
+# pyperf warns when std >= 10% of the mean and when min or max lies more than 50% from the mean.
+MAX_SPREAD = 0.10
+MAX_EXTREME = 0.50
+KEY_COLUMNS = ("job_num", "workload", "size")  # what samples/processes/calls rows repeat of their job
+
+
+def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, overrides: str = "") -> JobResult:
+    """Every file's rows of one job from everything its processes and probes returned."""
+    processes = raw.processes
+    first = processes[0]
+    base = identity_row(cfg, job_num, overrides)
+    base.update(platform=first.platform, device_kind=first.device_kind, load_avg_start=raw.load_avg_start,
+                **first.environment, cpu_async_dispatch=first.cpu_async_dispatch, isolate=cfg.isolate,
+                modes=",".join(cfg.mode.names), measure_s=sum(r.measure_s for r in processes),
+                **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")))
+    rows = mode_rows(cfg, processes, raw.stop_reason, base)
+    cache = cache_columns(*raw.cache) if raw.cache else {}
+    for row in rows:
+        row.update(cache.get(row["mode"], {}))
+        row["load_avg_end"] = raw.load_avg_end
+        if row["status"] == "ok":
+            row.update(instability(row))
+    samples, procs, calls = long_rows(rows, processes)
+    calls.extend(sequence_rows(raw.sequence, {k: rows[0][k] for k in KEY_COLUMNS}))
+    return JobResult(rows, samples, procs, calls)
+
+
+def _median_of(processes: list[ProcessResult], keys: tuple[str, ...]) -> dict:
+    """Per key, the median over the processes that report it (integers stay integers)."""
+    out = {}
+    for key in keys:
+        values = [getattr(r, key) for r in processes if getattr(r, key) is not None]
+        if values:
+            out[key] = int(np.median(values))
+    return out
+
+
+def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple[list[str], list[np.ndarray]]:
+    """The modes every sampled process has, and per process a (rounds x modes) array of samples."""
+    sampled = [r for r in results if not r.failed]
+
+    def has(r: ProcessResult, m: str) -> bool:
+        return m in r.modes and r.modes[m].sampled
+
+    live = [m for m in modes if sampled and all(has(r, m) for r in sampled)]
+    groups = [np.column_stack([r.modes[m].samples_s for m in live]) for r in sampled] if live else []
+    return live, groups
+
+
+def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:
+    """Whether the figures a job reports are within target: the speedups when modes are paired, else the medians."""
+    live, groups = paired_groups(results, modes)
+    if not groups:
+        return True
+    boot = hierarchical_medians(groups, n_resamples=1000)
+    point = point_medians(groups)
+    if len(live) == 1:
+        lo, hi = percentile_ci(boot[:, 0])
+        return (hi - lo) / 2 / point[0] <= target
+    ratios = boot[:, :1] / boot[:, 1:]
+    for j in range(ratios.shape[1]):
+        lo, hi = percentile_ci(ratios[:, j])
+        if (hi - lo) / 2 / (point[0] / point[j + 1]) > target:
+            return False
+    return True
+
+
+def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict) -> list[dict]:
+    """One results.csv row per mode: steady state, cold first call, paired speedup, extras."""
+    live, groups = paired_groups(results, cfg.mode.names)
+    boot = hierarchical_medians(groups) if groups else None
+    point = point_medians(groups) if groups else None
+    n_proc = len(groups)
+    rows = []
+    for mode in cfg.mode.names:
+        row = {**base, "mode": mode, "status": "ok"}
+        row.update(_error(results, mode))
+        row.update(_cold(results, mode))
+        if mode in results[0].modes:
+            row.update(results[0].modes[mode].extras.as_row())
+        if mode in live and boot is not None and point is not None:
+            j = live.index(mode)
+            row.update(_steady(results, mode, point[j], boot[:, j], cfg.timing.target_rel_ci))
+            row.update(n_processes=n_proc, stop_reason=stop_reason,
+                       ci_scope="between_processes" if n_proc > 1 else "within_process")
+            if row.get("flops"):
+                row["gflops_per_s"] = row["flops"] / row["median_s"] / 1e9
+            if row.get("bytes_accessed"):
+                row["gbytes_per_s"] = row["bytes_accessed"] / row["median_s"] / 1e9
+        rows.append(row)
+    if boot is not None and point is not None and len(live) > 1:
+        by_mode = {r["mode"]: r for r in rows}
+        baseline = by_mode[live[0]]
+        for j, mode in enumerate(live[1:], start=1):
+            row = by_mode[mode]
+            row.update(paired(baseline, row, boot[:, 0] / boot[:, j]))
+            if baseline["mode"] == "eager" and mode in ("jit", "aot"):
+                row.update(explain(baseline, row))
+        if "numpy" in live:
+            k = live.index("numpy")
+            for j, mode in enumerate(live):
+                if j != k:
+                    by_mode[mode].update(vs_numpy(point[k] / point[j], boot[:, k] / boot[:, j]))
+    return rows
+
+
+def _error(results: list[ProcessResult], mode: str) -> dict:
+    """The first error that hit this mode (or the whole process), else nothing."""
+    for r in results:
+        if r.error is not None:
+            return r.error.as_row()
+        m = r.modes.get(mode)
+        if m is not None and m.error is not None:
+            return m.error.as_row()
+    return {}
+
+
+def _cold(results: list[ProcessResult], mode: str) -> dict:
+    """The cold first call: the median process's call and its parts, so they add up; a CI over processes."""
+    cold = [m.cold for r in results if (m := r.modes.get(mode)) is not None and m.cold is not None]
+    if not cold:
+        return {}
+    ordered = sorted(cold, key=lambda c: c.first_call_s)
+    middle = ordered[(len(ordered) - 1) // 2]  # the lower median: an observed call whose parts add up
+    lo, hi = median_ci([c.first_call_s for c in cold])
+    return {"first_call_s": middle.first_call_s, **{k: getattr(middle, k) for k in COLD_PHASES},
+            "first_call_compiles": middle.first_call_compiles,
+            "first_call_ci95_low_s": lo, "first_call_ci95_high_s": hi}
+
+
+def _steady(results: list[ProcessResult], mode: str, median: float, replicates: np.ndarray, target: float) -> dict:
+    per_process = [m for r in results if (m := r.modes.get(mode)) is not None and m.samples_s is not None]
+    samples = [np.asarray(p.samples_s) for p in per_process]
+    lo, hi = percentile_ci(replicates)
+    medians = [float(np.median(s)) for s in samples]
+    s = summarize(np.concatenate(samples))
+    half = (hi - lo) / 2 / median
+    return {
+        **{k: v for k, v in s.as_row().items() if k not in ("median_s", "ci95_low_s", "ci95_high_s", "n_outliers")},
+        "median_s": median, "ci95_low_s": lo, "ci95_high_s": hi, "rel_ci_halfwidth": half,
+        "ci_target_met": bool(half <= target),
+        "number": int(np.median([p.number for p in per_process])),
+        "n_outliers": sum(tukey_outliers(x) for x in samples),
+        "compiles_during_timing": sum(p.compiles_during_timing or 0 for p in per_process),
+        "process_rel_spread": robust_cv(medians) if len(medians) > 1 else math.nan,
+        "within_process_rel_spread": float(np.median([robust_cv(x) for x in samples])),
+        "process_median_min_s": min(medians), "process_median_max_s": max(medians),
+    }
+
+
+def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
+    """Speedup of row's mode over the baseline's (same processes, same rounds), its CI, verdict, break-even."""
+    lo, hi = percentile_ci(ratio_replicates)
+    calls, ahead = break_even(baseline.get("first_call_s", math.nan), baseline["median_s"],
+                              row.get("first_call_s", math.nan), row["median_s"])
+    return {"baseline_mode": baseline["mode"], "speedup": baseline["median_s"] / row["median_s"],
+            "speedup_ci_low": lo, "speedup_ci_high": hi, "verdict": verdict(lo, hi),
+            "break_even_calls": calls, "ahead_until_calls": ahead}
+
+
+def vs_numpy(speedup: float, ratio_replicates: np.ndarray) -> dict:
+    """Speedup of a mode over the NumPy twin measured in the same rounds, its CI and verdict."""
+    lo, hi = percentile_ci(ratio_replicates)
+    return {"speedup_vs_numpy": speedup, "speedup_vs_numpy_ci_low": lo, "speedup_vs_numpy_ci_high": hi,
+            "verdict_vs_numpy": verdict(lo, hi)}
+
+
+def _pct(value: float, limit: float) -> str:
+    """A percentage that never reads as equal to the limit it exceeds (10.4% rather than 10%)."""
+    text = f"{value:.0%}"
+    return text if text != f"{limit:.0%}" else f"{value:.1%}"
+
+
+def instability(row: dict) -> dict:
+    """Flag a steady state that may not be one, with pyperf's thresholds; the reasons say why."""
+    reasons = []
+    if row.get("compiles_during_timing", 0) > 0:
+        reasons.append(f"{row['compiles_during_timing']} compile(s) while timed")
+    spread = row.get("process_rel_spread", math.nan)
+    if row.get("n_processes", 0) >= 3 and spread > MAX_SPREAD:
+        reasons.append(f"process medians spread {_pct(spread, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})")
+    median = row["median_s"]
+    extreme = max(row["process_median_max_s"] / median - 1, 1 - row["process_median_min_s"] / median)
+    if row.get("n_processes", 0) >= 2 and extreme > MAX_EXTREME:
+        reasons.append(f"a process median lies {_pct(extreme, MAX_EXTREME)} from the median (limit {MAX_EXTREME:.0%})")
+    within = row.get("within_process_rel_spread", math.nan)
+    if within > MAX_SPREAD:
+        reasons.append(f"samples within a process spread {_pct(within, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})")
+    cpus = row.get("cpu_count") or 1
+    load = max(row.get("load_avg_start") or 0, row.get("load_avg_end") or 0)
+    if load > cpus:
+        reasons.append(f"load average {load:.1f} above {cpus} CPU(s)")
+    return {"unstable": bool(reasons), "unstable_reason": "; ".join(reasons)}
+
+
+def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict], list[dict], list[dict]]:
+    """samples.csv, processes.csv and calls.csv rows."""
+    key = {k: rows[0][k] for k in KEY_COLUMNS}
+    samples: list[dict] = []
+    procs: list[dict] = []
+    calls: list[dict] = []
+    for r in results:
+        for mode, m in r.modes.items():
+            ident = {**key, "mode": mode, "process": r.process}
+            s = m.samples_s
+            if m.cold is not None:
+                procs.append({**ident, "cold_position": m.cold_position, **vars(m.cold),
+                              "rounds": len(s) if s is not None else 0, "number": m.number,
+                              "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
+                              "compiles_during_timing": m.compiles_during_timing, "stop_reason": m.stop_reason})
+            for i, value in enumerate(s if s is not None else ()):
+                samples.append({**ident, "round": i, "number": m.number, "per_call_s": float(value)})
+            calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.calls)
+    return samples, procs, calls
+
+
+def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
+    """Per compiled mode, the disk-cache probe's cache_* columns: a cold first call writing the cache, a warm one reading it."""
+    out = {}
+    for mode, c in cold.modes.items():
+        w = warm.modes.get(mode)
+        if c.cold is None or w is None or w.cold is None:
+            continue
+        out[mode] = {"cache_cold_first_call_s": c.cold.first_call_s, "cache_warm_first_call_s": w.cold.first_call_s,
+                     "cache_cold_compile_s": c.cold.compile_s, "cache_warm_compile_s": w.cold.compile_s,
+                     "cache_warm_trace_s": w.cold.trace_s, "cache_warm_lower_s": w.cold.lower_s,
+                     "cache_hit": (w.cache_hits or 0) > 0 and w.cache_misses == 0}
+    return out
+
+
+def sequence_rows(results: Mapping[str, ProcessResult], key: dict) -> list[dict]:
+    """calls.csv rows of the retrace probe: each mode's calls, or one error record when its worker failed."""
+    out = []
+    for mode, result in results.items():
+        failed: dict[str, Any] = {}
+        if result.error is not None:
+            failed = result.error.as_row()
+        elif result.config_error is not None:
+            failed = {"status": "error", "error_phase": "config"}
+        m = result.modes.get(mode)
+        records = (m.calls if m is not None else None) or [{"call": 1, **failed}]
+        out.extend({**key, "mode": mode, "probe": "sequence", **r} for r in records)
+    return out
+
+
+def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
+    """The columns that say which case a row is (mode filled per row)."""
+    row = _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
+                    cfg.workload.params, cfg.seed, job_num, overrides)
+    row.update(jit_options(cfg.mode.donate_argnums, cfg.mode.compiler_options))
+    return row
+
+
+def jit_options(donate_argnums: Any, compiler_options: Any) -> dict:
+    """jit's own knobs as row text: donate_argnums like static_argnums, compiler_options as sorted key=value pairs."""
+    options = dict(compiler_options or {})
+    return {"donate_argnums": str(list(donate_argnums or [])),
+            "compiler_options": ",".join(f"{k}={options[k]}" for k in sorted(options))}
+
+
+def _identity(workload: Any, mode: Any, size: Any, dtype: Any, statics: Any, params: Mapping, seed: Any,
+              job_num: int, overrides: str) -> dict:
+    return {"workload": workload, "mode": mode, "size": size, "dtype": dtype, "static_argnums": str(statics),
+            **{f"param_{k}": v for k, v in params.items()},
+            "seed": seed, "job_num": job_num, "overrides": overrides}
+
+
+def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, overrides: str = "") -> JobResult:
+    """A status=error row for a sweep job whose config is invalid, so the sweep still records it."""
+    from omegaconf import OmegaConf
+
+    def pick(key: str) -> Any:
+        try:
+            return OmegaConf.select(cfg, key, default=None)  # type: ignore[arg-type]
+        except Exception:  # the very value that made the config invalid may not resolve
+            return None
+
+    params = {k: pick(f"workload.params.{k}") for k in (pick("workload.params") or {})}
+    statics = pick("mode.static_argnums")
+    statics = statics if statics is not None else pick("workload.static_argnums")
+    name = pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1]
+    modes = [m for m in MODES if pick(f"mode.{m}")] or [None]
+    failed = Failure("config", qualified_name(type(error)), str(error), f"fix {error.key}").as_row()
+    rows = []
+    for mode in modes:
+        row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
+                        pick("seed"), job_num, overrides)
+        row.update(jit_options(pick("mode.donate_argnums"), pick("mode.compiler_options")))
+        row.update(failed)
+        rows.append(row)
+    return JobResult(rows)

@@ -23,7 +23,7 @@ def test_each_mode_measures_compute_heavy(mode):
     assert row["status"] == "ok", row
     # absent on a lone CPU job: a paired baseline, a NumPy twin, a cache directory, donation, a GPU allocator
     alone = set(OUTCOME) | set(PAIRED) | set(DISK_CACHE) | {
-        "config_hash", "explanation", "explanation_detail", "donation", "device_peak_bytes",
+        "config_hash", "explanation", "explanation_detail", "donation", "device_peak_bytes", "setup_s", "attribution_error",
         "matches_numpy", "max_abs_err_vs_numpy", "max_rel_err_vs_numpy"}
     compiled_only = {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
                      "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
 from .errors import ConfigError
+from .records import Inputs
 
 __version__ = "0.1.0"
 
@@ -26,7 +27,7 @@ _LAZY = {
 
 __all__ = [
     "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig",
-    "ConfigError", *_LAZY,
+    "ConfigError", "Inputs", *_LAZY,
 ]
 
 if TYPE_CHECKING:

@@ -28,9 +28,33 @@ _SUBCOMPUTATIONS = re.compile(r"\b(?:body|condition|to_apply|true_computation|fa
 _OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([a-z][a-z0-9-]*)\(")
 
 
-def jaxpr_counts(fn: Callable, args: tuple, static_argnums: tuple[int, ...]) -> dict:
+def trace(fn: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
+          static_argnames: tuple[str, ...]) -> Any:
+    """The closed jaxpr of fn on these arguments, statics held fixed; equinox's filter_make_jaxpr where
+    plain tracing cannot (modules whose leaves are not all arrays)."""
+    statics = {i % len(args) for i in static_argnums} if args else set()
+    dynamic = [a for i, a in enumerate(args) if i not in statics]
+    dynamic_kw = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
+
+    def flat(dyn: list, dyn_kw: dict) -> Any:
+        it = iter(dyn)
+        return fn(*(args[i] if i in statics else next(it) for i in range(len(args))), **dyn_kw, **static_kw)
+
+    try:
+        return jax.make_jaxpr(flat)(dynamic, dynamic_kw)
+    except Exception as plain:
+        try:
+            import equinox as eqx
+        except ImportError:
+            raise plain from None
+        return eqx.filter_make_jaxpr(flat)(dynamic, dynamic_kw)[0]
+
+
+def jaxpr_counts(fn: Callable, args: tuple, static_argnums: tuple[int, ...], kwargs: dict | None = None,
+                 static_argnames: tuple[str, ...] = ()) -> dict:
     """eager_ops and eager_bytes (what op-by-op execution dispatches and moves), jaxpr_eqns (trace size)."""
-    closed = jax.make_jaxpr(fn, static_argnums=static_argnums)(*args)
+    closed = trace(fn, args, kwargs or {}, static_argnums, static_argnames)
     ops, moved = 0, 0
     for eqn in _dispatched(closed.jaxpr):
         ops += 1

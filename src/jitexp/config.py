@@ -38,12 +38,20 @@ ARRAY_KEYS = ("shape", "dtype", "init", "scale", "start")
 
 @dataclass
 class WorkloadConfig:
-    """What to run: a function by import path, its arguments as data, its default statics."""
+    """What to run: a function by import path, its arguments as data or from a setup function, its default statics."""
 
     fn: str = MISSING
     name: Optional[str] = None  # defaults to the function's name
-    args: List[Any] = MISSING  # required: a function with no arguments says `args: []`
+    args: Optional[List[Any]] = None  # array specs and literals; a function with no arguments says `args: []`
+    # or: import path of a function called in the worker with size, dtype, seed and the params as
+    # keywords, returning the positional arguments (any pytrees) or jitexp.Inputs(args, kwargs)
+    setup: Optional[str] = None
+    kwargs: Dict[str, Any] = field(default_factory=dict)  # keyword arguments (YAML values), beside setup's
     static_argnums: List[int] = field(default_factory=list)
+    static_argnames: List[str] = field(default_factory=list)
+    # a training loop: {output position: argument position}; each timed call takes the previous call's outputs
+    carry: Dict[int, int] = field(default_factory=dict)
+    jit_fn: str = "jax.jit"  # the jit transformation jit and aot apply (equinox.filter_jit, flax.nnx.jit)
     params: Dict[str, Any] = field(default_factory=dict)
     # rules on params, e.g. {n: ">= 0"} or {classes: "> 0 and <= 100000"}: checked by validate
     checks: Dict[str, str] = field(default_factory=dict)
@@ -64,9 +72,12 @@ class ModeConfig:
     aot: bool = False  # jax.jit(fn).lower(*args).compile(), then calls of the Compiled object
     numpy: bool = False  # the workload's NumPy twin (workload.numpy_fn) on host arrays
     static_argnums: Optional[List[int]] = None  # null: the workload's default
+    static_argnames: Optional[List[str]] = None  # null: the workload's default
     # jit/aot: arguments whose buffers XLA may reuse for an output of the same shape and dtype
     donate_argnums: List[int] = field(default_factory=list)
+    donate_argnames: List[str] = field(default_factory=list)
     compiler_options: Dict[str, Any] = field(default_factory=dict)  # XLA options for jit/aot compiles
+    jit_fn: Optional[str] = None  # null: the workload's (jax.jit unless it says otherwise)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -129,6 +140,17 @@ class ExperimentConfig:
         chosen = self.mode.static_argnums
         return tuple(self.workload.static_argnums if chosen is None else chosen)
 
+    @property
+    def static_argnames(self) -> tuple[str, ...]:
+        """The static keyword names in force: the mode's override, else the workload's default."""
+        chosen = self.mode.static_argnames
+        return tuple(self.workload.static_argnames if chosen is None else chosen)
+
+    @property
+    def jit_fn(self) -> str:
+        """The jit transformation in force: the mode's override, else the workload's."""
+        return self.mode.jit_fn or self.workload.jit_fn
+
 
 def _choice(key: str, value: Any, choices: tuple) -> None:
     if value not in choices:
@@ -164,8 +186,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
-    if not isinstance(cfg.workload.args, list):
-        raise ConfigError("workload.args", None, _NEEDS["workload.args"])
+    _validate_inputs(cfg)
     if not cfg.mode.names:
         raise ConfigError("mode", [], "select at least one mode: eager, jit, aot, numpy (several as mode=[eager,jit])")
     if cfg.workload.numpy_fn is not None and not _import_path(cfg.workload.numpy_fn):
@@ -178,12 +199,14 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
     for name, rule in cfg.workload.checks.items():
         _check_param(name, cfg.workload.params, rule)
-    for i, arg in enumerate(cfg.workload.args):
+    for i, arg in enumerate(cfg.workload.args or []):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
     for i, item in enumerate(cfg.sequence):
         if not isinstance(item, dict) or "_args" not in item:
             raise ConfigError(f"sequence[{i}]", item, "needs the config composed from YAML (the command line or "
                                                       "jitexp.compose) so that each variant's arguments resolve")
+    if cfg.workload.args is None:  # setup builds the arguments: positions are checked against what it returns
+        return cfg
     n_args = len(cfg.workload.args)
     which = "mode.static_argnums" if cfg.mode.static_argnums is not None else "workload.static_argnums"
     statics = cfg.static_argnums
@@ -198,6 +221,37 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if any(i not in arrays for i in donated):
         raise ConfigError("mode.donate_argnums", list(donated), f"positions of traced array arguments: {arrays}")
     return cfg
+
+
+def _validate_inputs(cfg: ExperimentConfig) -> None:
+    """Arguments from args or from setup (one of them), keyword arguments, names, the carry map, which jit."""
+    w = cfg.workload
+    if w.args is not None and w.setup is not None:
+        raise ConfigError("workload.setup", w.setup, "a workload gives workload.args or workload.setup, not both "
+                                                     "(workload.args=null to use setup)")
+    if w.args is None and w.setup is None:
+        raise ConfigError("workload.args", None, _NEEDS["workload.args"])
+    if w.setup is not None and not _import_path(w.setup):
+        raise ConfigError("workload.setup", w.setup, "an import path like package.module.make_inputs")
+    if not isinstance(w.args, (list, type(None))):
+        raise ConfigError("workload.args", w.args, "a list of array specs and literals")
+    jit_key = "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"
+    if not _import_path(cfg.jit_fn):
+        raise ConfigError(jit_key, cfg.jit_fn, "an import path like jax.jit, equinox.filter_jit or flax.nnx.jit")
+    for key, names in (("workload.kwargs", list(w.kwargs)), ("static_argnames", list(cfg.static_argnames)),
+                       ("mode.donate_argnames", list(cfg.mode.donate_argnames))):
+        bad = [n for n in names if not (isinstance(n, str) and n.isidentifier())]
+        if bad:
+            raise ConfigError(key, bad[0], "keyword names (Python identifiers)")
+    for out, arg in w.carry.items():
+        if not (isinstance(out, int) and isinstance(arg, int) and out >= 0 and arg >= 0):
+            raise ConfigError("workload.carry", dict(w.carry), "{output position: argument position}, e.g. {0: 0, 1: 1}")
+    if w.args is not None and w.carry and max(w.carry.values()) >= len(w.args):
+        raise ConfigError("workload.carry", dict(w.carry),
+                          f"argument positions must lie in [0, {len(w.args)}) for {len(w.args)} argument(s)")
+    for name, value in w.kwargs.items():  # a plain value is a literal; a mapping an array spec or {value: ...}
+        if isinstance(value, dict):
+            _validate_arg(f"workload.kwargs.{name}", value, cfg)
 
 
 def _import_path(path: str | None) -> bool:
@@ -321,7 +375,8 @@ def _unknown_keys(cfg: Any, schema: type = ExperimentConfig, prefix: str = "") -
 
 _NEEDS = {
     "workload.fn": "needs an import path like package.module.function (workload.fn=...)",
-    "workload.args": "needs the function's arguments, e.g. 'workload.args=[{shape:[${size}]},{value:3}]'",
+    "workload.args": ("needs the function's arguments, e.g. 'workload.args=[{shape:[${size}]},{value:3}]', "
+                      "or a function that builds them: workload.setup=package.module.make_inputs"),
 }
 
 
@@ -338,6 +393,10 @@ def to_config(cfg: DictConfig | dict) -> ExperimentConfig:
     """
     node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(cfg)
     _unknown_keys(OmegaConf.to_container(node, resolve=False))
+    if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(node.workload, "args"):
+        node = node.copy()
+        node.workload.args = None  # workload=custom with a setup: custom.yaml's `args: ???` is not needed
+        cfg = node
     missing = sorted(OmegaConf.missing_keys(node))
     if missing:
         raise ConfigError(missing[0], None, _NEEDS.get(missing[0], "needs a value (it is ??? in the config)"))
@@ -388,11 +447,12 @@ def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
         except ConfigError as error:
             raise ConfigError(f"{key}.{error.key.rpartition('.')[2]}", error.value, error.expected) from None
         scalars = item.get("python_scalars", [])
-        literals = [j for j, a in enumerate(variant.workload.args) if "value" in a]
+        literals = [j for j, a in enumerate(variant.workload.args or []) if "value" in a]
         if not isinstance(scalars, list) or any(j not in literals for j in scalars):
             raise ConfigError(f"{key}.python_scalars", scalars, f"a list of literal argument positions: {literals}")
         label = ", ".join(f"{k}={v}" for k, v in item.items()) or "as configured"
-        resolved.append({**item, "_label": label, "_args": variant.workload.args, "_dtype": variant.dtype})
+        resolved.append({**item, "_label": label, "_args": variant.workload.args, "_kwargs": variant.workload.kwargs,
+                         "_params": variant.workload.params, "_size": variant.size, "_dtype": variant.dtype})
     return resolved
 
 
@@ -410,52 +470,123 @@ def writable_dir(key: str, path: str) -> None:
         raise ConfigError(key, path, f"cannot write in {existing}: {exc.strerror or exc}") from None
 
 
+EXTRA_PACKAGES = {"flax", "optax", "equinox"}  # what `pip install "jitexp[models]"` brings
+
+
 def import_fn(path: str, key: str = "workload.fn") -> Callable:
     """The callable at `package.module.attr`, or a ConfigError on `key` saying why it cannot be had."""
     module_name, _, attr = path.rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or the module's own code failing as it loads
+        missing = getattr(exc, "name", None) or ""
+        extra = ('; it needs the models extra: pip install "jitexp[models]"'
+                 if isinstance(exc, ModuleNotFoundError) and missing.split(".")[0] in EXTRA_PACKAGES else "")
         raise ConfigError(key, path,
-                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}") from None
+                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}{extra}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError(key, path, f"module {module_name!r} has no callable {attr!r}")
     return fn
 
 
-def check_arity(cfg: ExperimentConfig) -> None:
-    """Import workload.fn (and numpy_fn) and check each takes len(workload.args) positional arguments, when inspectable."""
-    _check_arity(cfg, "workload.fn", cfg.workload.fn)
-    if cfg.workload.numpy_fn is not None:
-        _check_arity(cfg, "workload.numpy_fn", cfg.workload.numpy_fn)
+JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "compiler_options")
 
 
-def _check_arity(cfg: ExperimentConfig, key: str, path: str) -> None:
-    fn = import_fn(path, key)
+def jit_options_in_force(cfg: ExperimentConfig) -> dict[str, Any]:
+    """The jit options the job sets (empty ones left out): what jit_fn is called with."""
+    values = {"static_argnums": list(cfg.static_argnums), "static_argnames": list(cfg.static_argnames),
+              "donate_argnums": list(cfg.mode.donate_argnums), "donate_argnames": list(cfg.mode.donate_argnames),
+              "compiler_options": dict(cfg.mode.compiler_options)}
+    return {k: v for k, v in values.items() if v}
+
+
+def refused_options(jit_fn: Callable, options: Iterable[str]) -> list[str]:
+    """The options a jit transformation's signature does not take (a **kwargs wrapper takes compiler_options only)."""
     try:
-        signature = inspect.signature(fn)
+        params = inspect.signature(jit_fn).parameters
+    except (TypeError, ValueError):
+        return []
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return [o for o in options if o not in params and not (var_kw and o == "compiler_options")]
+
+
+def check_arity(cfg: ExperimentConfig) -> None:
+    """Import every function the workload names and check it can be called as configured, when inspectable.
+
+    fn (and numpy_fn) take the listed arguments and keywords; setup takes size, dtype, seed and
+    the params as keywords; keyword names are fn's; jit_fn takes the jit options the job sets.
+    """
+    w = cfg.workload
+    fn = _check_call(cfg, "workload.fn", w.fn)
+    if w.numpy_fn is not None:
+        _check_call(cfg, "workload.numpy_fn", w.numpy_fn)
+    if w.setup is not None:
+        setup = import_fn(w.setup, "workload.setup")
+        names = ["size", "dtype", "seed", *w.params]
+        signature = _signature(setup)
+        if signature is not None:
+            try:
+                signature.bind(**dict.fromkeys(names))
+            except TypeError as exc:
+                raise ConfigError("workload.setup", w.setup,
+                                  f"{w.setup}{signature} cannot be called with size, dtype, seed and the params "
+                                  f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); take **kw to ignore some") from None
+    signature = _signature(fn)
+    if signature is not None and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        for key, names in (("static_argnames", cfg.static_argnames), ("mode.donate_argnames", cfg.mode.donate_argnames)):
+            unknown = [n for n in names if n not in signature.parameters]
+            if unknown:
+                which = key if key.startswith("mode.") else (
+                    "mode.static_argnames" if cfg.mode.static_argnames is not None else "workload.static_argnames")
+                raise ConfigError(which, list(names), f"{unknown[0]!r} is not a parameter of {w.fn}{signature}")
+    jit_key = "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"
+    jit_fn = import_fn(cfg.jit_fn, jit_key)
+    refused = refused_options(jit_fn, jit_options_in_force(cfg))
+    if refused and (cfg.mode.jit or cfg.mode.aot):
+        raise ConfigError(jit_key, cfg.jit_fn, f"it takes no {refused[0]} (set by the job); drop it for this jit_fn")
+
+
+def _signature(fn: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
     except (TypeError, ValueError):  # builtins and some C extensions hide their signature
-        return
+        return None
+
+
+def _check_call(cfg: ExperimentConfig, key: str, path: str) -> Callable:
+    fn = import_fn(path, key)
+    signature = _signature(fn)
+    if signature is None or cfg.workload.args is None:
+        return fn  # setup's arguments are known only when it has run
     n_args = len(cfg.workload.args)
     try:
-        signature.bind(*range(n_args))
+        signature.bind(*range(n_args), **dict.fromkeys(cfg.workload.kwargs))
     except TypeError:
+        keywords = f" and keyword(s) {', '.join(cfg.workload.kwargs)}" if cfg.workload.kwargs else ""
         raise ConfigError("workload.args", None,
-                          f"it lists {n_args} argument(s), but {path}{signature} does not take "
-                          f"{n_args} positional argument(s)") from None
+                          f"it lists {n_args} argument(s){keywords}, but {path}{signature} does not take "
+                          f"{n_args} positional argument(s){keywords}") from None
+    return fn
 
 
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4,
             "int64": 8, "uint8": 1, "uint32": 4, "bool": 1, "complex64": 8, "complex128": 16}
 
 
+def array_specs(cfg: ExperimentConfig) -> list[dict]:
+    """The array specs among the workload's arguments and keyword arguments (not literals; none under setup)."""
+    specs = [a for a in cfg.workload.args or [] if "value" not in a]
+    return specs + [v for v in cfg.workload.kwargs.values() if isinstance(v, dict) and "value" not in v]
+
+
 def input_bytes(cfg: ExperimentConfig) -> int:
-    """Peak host bytes to build the job's inputs: each array, its float working copy, its device copy."""
+    """Peak host bytes to build the job's array specs: each array, its float working copy, its device copy.
+
+    (A setup function's inputs are estimated in the worker, from the shapes it returns.)
+    """
     total = 0
-    for arg in cfg.workload.args:
-        if "value" in arg:
-            continue
+    for arg in array_specs(cfg):
         count = math.prod(arg.get("shape", []))
         size = ITEMSIZE.get(arg.get("dtype", cfg.dtype), 8)
         total += count * (2 * size + (8 if size >= 8 else 4))

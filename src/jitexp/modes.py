@@ -47,39 +47,72 @@ class ColdCall:
 def make_call(w: Workload, mode: str) -> Call:
     """A zero-argument call of the workload in `mode` (a partial: one C-level layer, no lambda).
 
-    eager calls the function as written; jit wraps it in jax.jit; aot lowers and compiles
-    here and calls the Compiled object with the non-static arguments only; numpy calls the
-    workload's NumPy twin on host copies of the inputs.
+    eager calls the function as written; jit wraps it in the workload's jit_fn (jax.jit unless
+    it names another); aot lowers and compiles here and calls the Compiled object; numpy calls
+    the workload's NumPy twin on host copies of the inputs. A training loop (`carry`) or donated
+    arguments make it a Carry: each call takes the previous call's outputs.
     """
-    if mode == "eager":
-        return partial(w.fn, *w.args)
     if mode == "numpy":
-        return partial(w.numpy_fn, *w.host_args)
-    jitted = w.jitted()
-    if mode == "jit":
-        fn, args, donated = jitted, w.args, w.donate_argnums
+        return partial(w.numpy_fn, *w.host_args, **w.host_kwargs)  # type: ignore[misc]
+    if mode == "eager":
+        fn, args, kwargs, drop = w.fn, w.args, w.kwargs, set()
     else:
-        fn, args = jitted.lower(*w.args).compile(), w.dynamic_args
-        dynamic = [i for i in range(len(w.args)) if i not in static_positions(w.static_argnums, len(w.args))]
-        donated = tuple(dynamic.index(i) for i in w.donate_argnums)
-    return Carry(fn, args, donated) if donated else partial(fn, *args)
+        jitted = w.jitted()
+        if mode == "jit":
+            fn, args, kwargs, drop = jitted, w.args, w.kwargs, set()
+        else:
+            lower = getattr(jitted, "lower", None)
+            if lower is None:
+                raise NoAotError(f"{w.jit_fn.__module__}.{w.jit_fn.__name__} returns a function without .lower(); "
+                                 "aot needs jit_fn(f).lower(*args).compile()")
+            fn, args, kwargs = lower(*w.args, **w.kwargs).compile(), w.args, w.kwargs
+            dynamic = w.aot_inputs()[0]
+            drop = set() if len(dynamic) == len(w.args) else static_positions(w.static_argnums, len(w.args))
+            kwargs = w.aot_inputs()[1]
+    donated = tuple(w.donate_argnums) if mode in ("jit", "aot") else ()
+    if w.carry or donated:
+        eager_note = "eager does not donate" if mode == "eager" and w.donate_argnums else ""
+        return Carry(fn, args, kwargs, w.carry, donated, drop, eager_note)
+    return partial(fn, *(a for i, a in enumerate(args) if i not in drop), **kwargs)
+
+
+class NoAotError(TypeError):
+    """The jit transformation offers no ahead-of-time lowering."""
+
+
+class CarryError(ValueError):
+    """A carry map that does not fit the function's outputs; `phase` says where the row puts it."""
+
+    def __init__(self, phase_name: str, message: str) -> None:
+        super().__init__(message)
+        self.phase = phase_name
 
 
 class Carry:
-    """A call whose donated arguments are the previous call's outputs of the same shape and dtype.
+    """A call whose arguments are fed from the previous call's outputs: a training loop, or donated buffers.
 
-    A donated buffer is invalid after the call, so the next call takes the output XLA wrote in
-    its place (the update pattern donation is for): no copies in or out of the timed region,
-    but the input values evolve from call to call. An argument no output matches is not
-    donated at all (XLA cannot reuse it; JAX warns) and stays as it is.
+    With `carry` ({output position: argument position}) each call takes those outputs as those
+    arguments, as `params, opt_state, loss = step(params, opt_state, batch)` does. Without it,
+    donated arguments take the output leaf of the same shape and dtype (the update pattern
+    donation is for); an argument no output matches is not donated at all (XLA cannot reuse it;
+    JAX warns). No copies in or out of the timed region; the inputs evolve from call to call.
     """
 
-    def __init__(self, fn: Any, args: tuple, donated: tuple[int, ...]) -> None:
-        self.fn, self.args, self.donated = fn, list(args), donated
-        self.source: dict[int, int] | None = None  # donated position -> output leaf index
+    def __init__(self, fn: Any, args: tuple, kwargs: dict, carry: dict[int, int], donated: tuple[int, ...],
+                 drop: set[int] | None = None, note: str = "") -> None:
+        self.fn, self.args, self.kwargs = fn, list(args), kwargs
+        self.carry, self.donated, self.drop, self.note = dict(carry), donated, drop or set(), note
+        self.source: dict[int, int] | None = None  # donated position -> output leaf index (no carry map)
 
     def __call__(self) -> Any:
-        out = self.fn(*self.args)
+        out = self.fn(*(a for i, a in enumerate(self.args) if i not in self.drop), **self.kwargs)
+        if self.carry:
+            if self.source is None:
+                check_carry(self.carry, self.args, out)
+                self.source = {}
+            for k, i in self.carry.items():
+                self.args[i] = out[k]
+            return out
         leaves = jax.tree.leaves(out)
         if self.source is None:
             self.source = _matches([self.args[i] for i in self.donated], leaves, self.donated)
@@ -88,7 +121,13 @@ class Carry:
         return out
 
     def describe(self) -> str:
-        """How the donated inputs were handled, for the row's `donation` column."""
+        """What was carried and donated, for the row's `donation` column."""
+        if self.carry:
+            pairs = ", ".join(f"output {k} -> argument {i}" for k, i in sorted(self.carry.items()))
+            donated = sorted(self.donated)
+            tail = (f"; argument(s) {donated} donated" if donated else f"; {self.note}" if self.note
+                    else "; nothing donated (mode.donate_argnums donates the carried buffers)")
+            return f"carried: {pairs}{tail}"
         reused = sorted(self.source or {})
         unusable = [i for i in self.donated if i not in reused]
         parts = []
@@ -99,6 +138,28 @@ class Carry:
         return "; ".join(parts)
 
 
+def check_carry(carry: dict[int, int], args: list, out: Any) -> None:
+    """Raise CarryError unless every carried output exists and matches its argument leaf for leaf."""
+    n_out = len(out) if isinstance(out, (tuple, list)) else 1
+    bad_out = [k for k in carry if k >= n_out or not isinstance(out, (tuple, list))]
+    bad_arg = [i for i in carry.values() if i >= len(args)]
+    if bad_out or bad_arg:
+        raise CarryError("inputs", f"workload.carry={carry} does not fit: the function returns {n_out} output(s) "
+                                   f"({'a tuple' if isinstance(out, (tuple, list)) else 'not a tuple'}) and takes "
+                                   f"{len(args)} positional argument(s)")
+    for k, i in carry.items():
+        want = jax.tree_util.tree_flatten_with_path(args[i])
+        got = jax.tree_util.tree_flatten_with_path(out[k])
+        if want[1] != got[1]:
+            raise CarryError("execute", f"carried output {k} has another structure than argument {i}: "
+                                        f"{got[1]} against {want[1]}")
+        for (path, a), (_, b) in zip(want[0], got[0]):
+            if getattr(a, "shape", None) != getattr(b, "shape", None) or getattr(a, "dtype", None) != getattr(b, "dtype", None):
+                leaf = f"argument {i}{jax.tree_util.keystr(path)}"
+                raise CarryError("execute", f"carried output {k} does not match {leaf}: "
+                                            f"{_aval(b)} returned, {_aval(a)} taken")
+
+
 def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int, int]:
     taken: dict[int, int] = {}
     for position, x in zip(positions, inputs):
@@ -107,6 +168,10 @@ def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int
                 taken[position] = k
                 break
     return taken
+
+
+def _aval(x: Any) -> str:
+    return f"{getattr(x, 'dtype', type(x).__name__)}{list(getattr(x, 'shape', ()))}"
 
 
 def block_for(out: Any) -> Block:
@@ -145,6 +210,8 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
             if compiles.on_event is not None:
                 compiles.on_event(failed_phase(w, mode))
             raise
+        except (CarryError, NoAotError) as exc:
+            raise PhaseError(exc.phase if isinstance(exc, CarryError) else "lower", exc) from exc
         except Exception as exc:
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
@@ -153,7 +220,7 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
     block = block_for(out)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
-    first = jax.tree.map(lambda a: a.copy(), out) if isinstance(call, Carry) and n > 1 else out  # call 2 consumes it
+    first = jax.tree.map(_copy, out) if isinstance(call, Carry) else out  # the next call consumes it
     with phase("execute"):  # calls 2..n: a failure here is the mode's error row too
         for i in range(2, n + 1):
             with CompileCounter() as later:
@@ -164,6 +231,10 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
                     compiles=counter.count, records=records)
 
 
+def _copy(leaf: Any) -> Any:
+    return leaf.copy() if isinstance(leaf, jax.Array) else leaf
+
+
 def failed_phase(w: Workload, mode: str) -> str:
     """The phase a failed first call failed in, found by re-running the AOT stages one by one.
 
@@ -172,8 +243,10 @@ def failed_phase(w: Workload, mode: str) -> str:
     if mode in ("eager", "numpy"):
         return "execute"
     stage: Any = w.jitted()
-    for name, step in (("trace", lambda s: s.trace(*w.args)), ("lower", lambda s: s.lower()),
-                       ("compile", lambda s: s.compile())):
+    steps: list[tuple[str, Any]] = [("trace", lambda s: s.trace(*w.args, **w.kwargs)), ("lower", lambda s: s.lower())]
+    if not hasattr(stage, "trace"):  # equinox's and nnx's wrappers lower in one step (trace and lower)
+        steps = [("trace", lambda s: s.lower(*w.args, **w.kwargs))] if hasattr(stage, "lower") else []
+    for name, step in (*steps, ("compile", lambda s: s.compile())):
         try:
             stage = step(stage)
         except (Exception, SystemExit):
@@ -183,8 +256,14 @@ def failed_phase(w: Workload, mode: str) -> str:
 
 def cost_of(w: Workload) -> dict:
     """XLA's cost and memory analysis and the kernel counts of the compiled workload as row fields (empty where unavailable)."""
-    compiled = w.jitted().lower(*w.args).compile()
-    row: dict = quietly(hlo_counts, compiled.as_text())
+    compiled = w.jitted().lower(*w.args, **w.kwargs).compile()
+    if not hasattr(compiled, "as_text"):  # equinox's Compiled wraps JAX's
+        compiled = getattr(compiled, "compiled", compiled)
+    try:
+        text = compiled.as_text()
+    except Exception:
+        text = ""
+    row: dict = quietly(hlo_counts, text)
     try:
         cost = compiled.cost_analysis()
     except Exception:  # some backends do not implement it

@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
-from .config import CONFIG_MODULE, ExperimentConfig, check_arity, check_param_types, expected_type, from_dict, unknown_key, writable_dir
+from .config import CONFIG_MODULE, ExperimentConfig, check_arity, jit_options_in_force, check_param_types, expected_type, from_dict, unknown_key, writable_dir
 from .errors import ConfigError, first_line
 
 CONFIG_NAME = "config"
@@ -207,7 +207,9 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
     except ConfigError as error:
         raise _with_override_value(error, parsed) from error
     if arity:
-        key = (exp.workload.fn, len(exp.workload.args))
+        w = exp.workload
+        key = (w.fn, w.numpy_fn, w.setup, repr(w.args), tuple(w.kwargs), tuple(w.params), exp.static_argnames,
+               tuple(exp.mode.donate_argnames), exp.jit_fn, repr(sorted(jit_options_in_force(exp))), exp.mode.names)
         if key not in arity_cache:
             check_arity(exp)
             arity_cache[key] = True
@@ -248,7 +250,7 @@ def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
     return error if value is None else ConfigError(error.key, value, error.expected)
 
 
-OPEN_MAPPINGS = ("mode.compiler_options.",)  # keys a user adds to; workload.params are declared by the workload
+OPEN_MAPPINGS = ("mode.compiler_options.", "workload.kwargs.", "workload.carry.")  # keys a user adds to; workload.params are declared by the workload
 
 
 def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:

@@ -9,17 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .config import ExperimentConfig
 from .errors import Failure
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def field_names(cls: type) -> tuple[str, ...]:
     """A record's field names in declaration order (the CSV columns that derive from it)."""
     return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@dataclass
+class Inputs:
+    """What a `workload.setup` function may return: positional and keyword arguments, any pytrees."""
+
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -91,6 +100,7 @@ class Extras:
     xla_fusions: int | None = None
     arithmetic_intensity: float | None = None
     op_dispatch_s: float | None = None
+    attribution_error: str | None = None  # why eager_ops and eager_bytes are empty
     donation: str | None = None
 
     def update(self, values: Mapping[str, Any]) -> None:
@@ -141,6 +151,7 @@ class ProcessResult:
     environment: dict[str, Any] = field(default_factory=dict)
     cpu_async_dispatch: bool | None = None
     measure_s: float = 0.0
+    setup_s: float | None = None  # workload.setup's untimed run in this process
     peak_rss_growth_bytes: int | None = None
     device_peak_bytes: int | None = None
 

@@ -25,7 +25,7 @@ REPORT_DIR = "report"
 IDENTITY = [
     "workload", "mode", "size", "dtype", "static_argnums",
     # param_<name> columns are inserted here, one per workload param
-    "donate_argnums", "compiler_options", "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
+    "static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
 ]
 OUTCOME = ["status", "error_phase", "error_type", "error_message", "hint"]
 STEADY = [
@@ -44,12 +44,12 @@ PAIRED = [
     "speedup_vs_numpy", "speedup_vs_numpy_ci_low", "speedup_vs_numpy_ci_high", "verdict_vs_numpy",
 ]
 COMPILATION = [
-    "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
+    "setup_s", "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
     "execute_s", "first_call_compiles", "compiles_during_timing", "dispatch_s",
 ]
 ATTRIBUTION = [
     "explanation", "explanation_detail", "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns",
-    "eager_bytes", "arithmetic_intensity", "op_dispatch_s",
+    "eager_bytes", "arithmetic_intensity", "op_dispatch_s", "attribution_error",
 ]
 WORK = [
     "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
@@ -88,7 +88,8 @@ INT_COLUMNS = [
 ]
 BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "cache_hit", "x64", "cpu_async_dispatch"]
 TEXT_COLUMNS = [
-    "workload", "mode", "dtype", "static_argnums", "donate_argnums", "compiler_options", "donation", "platform", "device_kind",
+    "workload", "mode", "dtype", "static_argnums", "static_argnames", "jit_fn", "donate_argnums", "donate_argnames",
+    "compiler_options", "donation", "attribution_error", "platform", "device_kind",
     "overrides", "status", "error_phase", "error_type", "error_message", "hint",
     "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
     "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",

@@ -42,6 +42,9 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
                 **first.environment, cpu_async_dispatch=first.cpu_async_dispatch, isolate=cfg.isolate,
                 modes=",".join(cfg.mode.names), measure_s=sum(r.measure_s for r in processes),
                 **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")))
+    setups = [r.setup_s for r in processes if r.setup_s is not None]
+    if setups:
+        base["setup_s"] = float(np.median(setups))
     rows = mode_rows(cfg, processes, raw.stop_reason, base)
     cache = cache_columns(*raw.cache) if raw.cache else {}
     for row in rows:
@@ -276,14 +279,17 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
     """The columns that say which case a row is (mode filled per row)."""
     row = _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
                     cfg.workload.params, cfg.seed, job_num, overrides)
-    row.update(jit_options(cfg.mode.donate_argnums, cfg.mode.compiler_options))
+    row.update(jit_options(cfg.mode.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn,
+                           cfg.mode.donate_argnames))
     return row
 
 
-def jit_options(donate_argnums: Any, compiler_options: Any) -> dict:
-    """jit's own knobs as row text: donate_argnums like static_argnums, compiler_options as sorted key=value pairs."""
+def jit_options(donate_argnums: Any, compiler_options: Any, static_argnames: Any = (), jit_fn: Any = "jax.jit",
+                donate_argnames: Any = ()) -> dict:
+    """jit's own knobs as row text: lists like static_argnums, compiler_options as sorted key=value pairs."""
     options = dict(compiler_options or {})
-    return {"donate_argnums": str(list(donate_argnums or [])),
+    return {"static_argnames": str(list(static_argnames or [])), "jit_fn": jit_fn or "jax.jit",
+            "donate_argnums": str(list(donate_argnums or [])), "donate_argnames": str(list(donate_argnames or [])),
             "compiler_options": ",".join(f"{k}={options[k]}" for k in sorted(options))}
 
 
@@ -314,7 +320,10 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     for mode in modes:
         row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
                         pick("seed"), job_num, overrides)
-        row.update(jit_options(pick("mode.donate_argnums"), pick("mode.compiler_options")))
+        names = pick("mode.static_argnames")
+        row.update(jit_options(pick("mode.donate_argnums"), pick("mode.compiler_options"),
+                               names if names is not None else pick("workload.static_argnames"),
+                               pick("mode.jit_fn") or pick("workload.jit_fn"), pick("mode.donate_argnames")))
         row.update(failed)
         rows.append(row)
     return JobResult(rows)

@@ -11,18 +11,19 @@ import dataclasses
 import os
 import sys
 import time
+import traceback
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
 
 from . import compiles, memory, misses, workloads
-from .attribution import jaxpr_counts, op_dispatch_s, quietly
+from .attribution import jaxpr_counts, op_dispatch_s
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
-from .env import environment, jax_flag
-from .errors import ConfigError, PhaseError, failure_of, phase
+from .env import available_memory, environment, jax_flag
+from .errors import ConfigError, PhaseError, failure_of, first_line, phase, qualified_name
 from .modes import Carry, ColdCall, cold_call, cost_of
 from .records import Cold, ConfigProblem, ModeResult, ProcessResult, Task
 from .timing import dispatch_times, measure_rounds, rotation
@@ -66,6 +67,8 @@ def measure_process(task: Task) -> ProcessResult:
     try:
         fn = workloads.import_fn(cfg.workload.fn)
         numpy_fn = workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn") if cfg.mode.numpy else None
+        setup = workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup else None
+        jit_fn = workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn")
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
@@ -77,33 +80,75 @@ def measure_process(task: Task) -> ProcessResult:
         warm_backend(device)
         result.environment = environment()
         rss_before = memory.reset_peak_rss()
+
+        def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
+            with phase("inputs"):
+                args, kwargs, seconds = workloads.build_inputs(job, device, setup)
+            result.setup_s = result.setup_s if result.setup_s is not None else seconds
+            return workloads.Workload(
+                job.workload_name, fn, args, job.static_argnums, numpy_fn,
+                workloads.to_host(args) if numpy_fn else (), tuple(job.mode.donate_argnums),
+                dict(job.mode.compiler_options), kwargs, workloads.to_host(kwargs) if numpy_fn else {},
+                job.static_argnames, tuple(job.mode.donate_argnames), jit_fn, dict(job.workload.carry))
+
         try:
             enter_phase("inputs")
-            with phase("inputs"):
-                args = workloads.build_args(cfg, device)
+            if setup is not None:
+                check_setup_memory(setup, cfg, len(task.modes or cfg.mode.names))
+            w = inputs()
+        except ConfigError as error:
+            result.config_error = ConfigProblem(error.key, error.value, error.expected)
+            return result
         except PhaseError as exc:
             result.error = failure_of(exc.phase, exc.cause)
+            if setup is not None:
+                result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
             return result
-        w = workloads.Workload(cfg.workload_name, fn, args, cfg.static_argnums, numpy_fn,
-                               workloads.to_host(args) if numpy_fn else (), tuple(cfg.mode.donate_argnums),
-                               dict(cfg.mode.compiler_options))
-        KINDS[task.kind](task, w, result.modes)
+        KINDS[task.kind](task, w, result.modes, inputs if setup is not None else lambda job=cfg: w)
         result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
     result.measure_s = time.perf_counter() - started
     return result
 
 
-def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
+def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
+    """Refuse a setup whose arrays (one set per mode, one more for checks) cannot fit in available memory."""
+    per_set, available = workloads.setup_bytes(setup, cfg), available_memory()
+    if per_set is None or available is None:
+        return
+    need = per_set * (modes + 1)
+    if need > available:
+        raise ConfigError("size", cfg.size, f"workload.setup's arrays need about {need / 2**30:.1f} GiB "
+                                            f"({modes} mode(s) and a check), and {available / 2**30:.1f} GiB is available")
+
+
+def raised_at(exc: BaseException, what: str) -> str:
+    """`workload.setup raised at mymodels.py:12 in make_params`: the innermost frame of the traceback."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    frame = traceback.extract_tb(tb)[-1]
+    return f"{what} raised at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+
+Inputs = Callable[..., workloads.Workload]  # builds a workload's inputs afresh (workload.setup), or returns the same
+
+
+def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
     cfg, t = task.cfg, task.cfg.timing
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
     for position, mode in enumerate(order):
+        try:
+            own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
+        except PhaseError as exc:
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            continue
         if (position > 0 or not task.fresh) and mode != "numpy":
             jax.clear_caches()  # each mode's first call pays its own compiles
         enter_phase("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = enter_phase if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
-            c = cold_call(donor(w) if mode in ("jit", "aot") else w, mode, max(task.calls, 1))
+            c = cold_call(donor(own) if mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue
@@ -115,7 +160,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
     if task.extras:
-        _extras(cfg, w, cold, out)
+        _extras(cfg, inputs(), cold, out)
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
@@ -142,10 +187,15 @@ def _cold_record(c: ColdCall) -> Cold:
 
 def donor(w: workloads.Workload) -> workloads.Workload:
     """w with its own copies of the donated arguments: donation invalidates them, and other modes need the originals."""
-    if not w.donate_argnums:
+    if not w.donate_argnums and not w.donate_argnames:
         return w
-    args = tuple(a.copy() if i in w.donate_argnums else a for i, a in enumerate(w.args))
-    return dataclasses.replace(w, args=jax.block_until_ready(args))
+    args = tuple(jax.tree.map(_copy, a) if i in w.donate_argnums else a for i, a in enumerate(w.args))
+    kwargs = {k: jax.tree.map(_copy, v) if k in w.donate_argnames else v for k, v in w.kwargs.items()}
+    return dataclasses.replace(w, args=jax.block_until_ready(args), kwargs=jax.block_until_ready(kwargs))
+
+
+def _copy(leaf: Any) -> Any:
+    return leaf.copy() if isinstance(leaf, jax.Array) else leaf
 
 
 def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCall], out: dict[str, ModeResult]) -> None:
@@ -154,7 +204,11 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCa
     jax_modes = [m for m in cold if m != "numpy"]
     shared = {}
     if jax_modes:
-        shared = quietly(jaxpr_counts, w.fn, w.args, w.static_argnums)
+        try:
+            shared = jaxpr_counts(w.fn, w.args, w.static_argnums, w.kwargs, w.static_argnames)
+        except Exception as exc:  # a function plain tracing (and equinox's) cannot follow: no counts, a reason
+            shared = {"attribution_error": f"could not trace the function to count its ops "
+                                           f"({qualified_name(type(exc))}: {first_line(exc)})"}
         shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
     for mode, c in cold.items():
         extras = out[mode].extras
@@ -171,8 +225,9 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCa
             enter_phase("check")
             with phase("check"):
                 if mode != "eager":
-                    if reference is None:
-                        reference = jax.block_until_ready(w.fn(*w.args))
+                    if reference is None:  # eager's first call on fresh inputs, as every mode's first call was
+                        reference = cold["eager"].output if "eager" in cold else jax.block_until_ready(
+                            w.fn(*w.args, **w.kwargs))
                     extras.update(output_error(c.output, reference, cfg.dtype))
                 if mode != "numpy" and "numpy" in cold:
                     extras.update(output_error(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
@@ -180,7 +235,7 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCa
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
 
 
-def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
+def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """The retrace probe: one prepared callable of the mode called with each variant in order.
 
     Per call: latency, whether it compiled (compile events), trace and compile seconds, and
@@ -198,17 +253,23 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         record: dict[str, Any] = {"call": i, "variant": variant["_label"], "status": "ok"}
         try:
             with phase("inputs"):
-                args = workloads.build_args(variant_cfg(cfg, variant), device)
-                args = tuple(variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
-                             for j, a in enumerate(args))
+                job = variant_cfg(cfg, variant)
+                if cfg.workload.setup is not None:
+                    built = inputs(job)
+                    args, kwargs = built.args, built.kwargs
+                else:
+                    args = workloads.build_args(job, device)
+                    args = tuple(variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
+                                 for j, a in enumerate(args))
+                    kwargs = workloads.build_kwargs(job, device)
             with misses.captured() as reasons, CompileCounter() as counter:
                 start = time.perf_counter_ns()
                 try:
                     if mode == "aot":
-                        target, fn_args = _aot(w, args, target)
-                        jax.block_until_ready(target[0](*fn_args))
+                        target, (fn_args, fn_kwargs) = _aot(dataclasses.replace(w, args=args, kwargs=kwargs), target)
+                        jax.block_until_ready(target[0](*fn_args, **fn_kwargs))
                     else:
-                        jax.block_until_ready(target(*args))
+                        jax.block_until_ready(target(*args, **kwargs))
                 except Exception as exc:
                     raise PhaseError("execute", exc) from exc
                 finally:
@@ -223,16 +284,16 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
     out[mode] = ModeResult(calls=calls)
 
 
-def _aot(w: workloads.Workload, args: tuple, compiled: Any) -> tuple[Any, tuple]:
+def _aot(w: workloads.Workload, compiled: Any) -> tuple[Any, tuple[tuple, dict]]:
     """The Compiled object (built for the first variant) and the arguments it takes; new statics cannot reach it."""
-    variant = dataclasses.replace(w, args=args)
-    statics = tuple(args[i] for i in sorted(workloads.static_positions(w.static_argnums, len(args))))
+    statics = tuple(w.args[i] for i in sorted(workloads.static_positions(w.static_argnums, len(w.args))))
+    statics += tuple(w.kwargs[k] for k in sorted(w.static_argnames) if k in w.kwargs)
     if compiled is None:
-        compiled = (w.jitted().lower(*args).compile(), statics)
+        compiled = (w.jitted().lower(*w.args, **w.kwargs).compile(), statics)
     elif statics != compiled[1]:
         raise ValueError(f"an AOT-compiled function is fixed to the static arguments it was lowered with "
                          f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()")
-    return compiled, variant.dynamic_args
+    return compiled, w.aot_inputs()
 
 
 def _show(values: tuple) -> str:
@@ -240,19 +301,20 @@ def _show(values: tuple) -> str:
 
 
 def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
-    """The job's config with a sequence variant's arguments and dtype."""
-    return dataclasses.replace(cfg, dtype=variant["_dtype"],
-                               workload=dataclasses.replace(cfg.workload, args=variant["_args"]))
+    """The job's config with a sequence variant's arguments, kwargs, size, params and dtype."""
+    workload = dataclasses.replace(cfg.workload, args=variant["_args"], kwargs=variant.get("_kwargs", cfg.workload.kwargs),
+                                   params=variant.get("_params", cfg.workload.params))
+    return dataclasses.replace(cfg, dtype=variant["_dtype"], size=variant.get("_size", cfg.size), workload=workload)
 
 
-def cache_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]) -> None:
+def cache_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """Each compiled mode's cold first call with the persistent compilation cache on, and its disk-cache hits."""
     for position, mode in enumerate(task.modes):
         if position > 0 or not task.fresh:
             jax.clear_caches()
         try:
             with CompileCounter() as counter:
-                c = cold_call(donor(w), mode)
+                c = cold_call(donor(w if position == 0 else inputs()), mode)
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue
@@ -266,7 +328,7 @@ KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_c
 def finite(out: Any) -> bool:
     """No NaN or inf anywhere in the output (non-float leaves count as finite)."""
     for leaf in jax.tree.leaves(out):
-        a = np.asarray(leaf)
+        a = np.asarray(_plain(leaf))
         if np.issubdtype(a.dtype, np.inexact) and not np.all(np.isfinite(a)):
             return False
     return True
@@ -312,8 +374,15 @@ def output_error(result: Any, reference: Any, dtype: str, against: str = "eager"
     return {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= TOLERANCE.get(dtype, 1e-4))}
 
 
+def _plain(leaf: Any) -> Any:
+    """A typed PRNG key as its integer data (NumPy cannot hold key dtypes); anything else as it is."""
+    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(leaf)
+    return leaf
+
+
 def _as_numbers(x: Any) -> np.ndarray:
-    x = np.asarray(x)
+    x = np.asarray(_plain(x))
     return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 

@@ -6,6 +6,8 @@ arguments; nothing here is special-cased per workload.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -14,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .config import ExperimentConfig, import_fn
+from .config import ExperimentConfig, array_specs, import_fn
+from .records import Inputs
 
 # --- the textbook cases -------------------------------------------------------------
 
@@ -98,7 +101,7 @@ def softmax_cross_entropy(logits, labels_onehot):
 
 @dataclass(frozen=True)
 class Workload:
-    """A resolved workload: the function, its inputs (arrays on device, literals) and statics."""
+    """A resolved workload: the function, its inputs (arrays on device, literals, pytrees), statics and jit."""
 
     name: str
     fn: Callable
@@ -108,18 +111,27 @@ class Workload:
     host_args: tuple = ()  # the NumPy twin's arguments (see to_host)
     donate_argnums: tuple[int, ...] = ()
     compiler_options: dict = field(default_factory=dict)
+    kwargs: dict = field(default_factory=dict)
+    host_kwargs: dict = field(default_factory=dict)
+    static_argnames: tuple[str, ...] = ()
+    donate_argnames: tuple[str, ...] = ()
+    jit_fn: Callable = jax.jit
+    carry: dict = field(default_factory=dict)  # {output position: argument position}
 
     def jitted(self) -> Any:
-        """jax.jit of the function with the job's statics, donations and compiler options."""
-        return jax.jit(self.fn, static_argnums=self.static_argnums, donate_argnums=self.donate_argnums,
-                       compiler_options=self.compiler_options or None)
+        """jit_fn of the function with the job's statics, donations and compiler options (those it sets)."""
+        options = {"static_argnums": self.static_argnums, "static_argnames": self.static_argnames,
+                   "donate_argnums": self.donate_argnums, "donate_argnames": self.donate_argnames,
+                   "compiler_options": self.compiler_options}
+        return self.jit_fn(self.fn, **{k: v for k, v in options.items() if v})
 
-    @property
-    def dynamic_args(self) -> tuple:
-        """The arguments an AOT-compiled object takes: the non-static ones."""
+    def aot_inputs(self) -> tuple[tuple, dict]:
+        """The arguments an AOT-compiled object takes: jax.jit's the non-static ones; equinox's and nnx's all."""
+        if self.jit_fn is not jax.jit:
+            return self.args, self.kwargs
         statics = static_positions(self.static_argnums, len(self.args))
-        return tuple(a for i, a in enumerate(self.args) if i not in statics)
-
+        return (tuple(a for i, a in enumerate(self.args) if i not in statics),
+                {k: v for k, v in self.kwargs.items() if k not in self.static_argnames})
 
 
 def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
@@ -130,7 +142,7 @@ def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
 def needs_x64(cfg: ExperimentConfig) -> bool:
     """float64 anywhere (the job's dtype or an argument's) turns on x64 for the job."""
     wide = {"float64", "int64", "complex128"}
-    return cfg.dtype in wide or any(a.get("dtype") in wide for a in cfg.workload.args if "value" not in a)
+    return cfg.dtype in wide or any(a.get("dtype") in wide for a in array_specs(cfg))
 
 
 def make_array(spec: dict, default_dtype: str, rng: np.random.Generator) -> np.ndarray:
@@ -169,21 +181,85 @@ def build_args(cfg: ExperimentConfig, device: Any) -> tuple:
     A traced scalar literal becomes a typed device scalar (the job's dtype for floats, int32 for
     ints): a Python number would be weakly typed and converted on every timed call.
     """
-    statics = static_positions(cfg.static_argnums, len(cfg.workload.args))
-    args = []
-    for i, spec in enumerate(cfg.workload.args):
-        if "value" in spec:
-            value = _hashable(spec["value"])
-            args.append(value if i in statics else _typed_scalar(value, cfg.dtype, device))
-        else:
-            rng = np.random.default_rng([cfg.seed, i])
-            args.append(jax.device_put(make_array(spec, cfg.dtype, rng), device))
+    statics = static_positions(cfg.static_argnums, len(cfg.workload.args or ()))
+    args = [_build(spec, i in statics, cfg, device, i) for i, spec in enumerate(cfg.workload.args or ())]
     return tuple(jax.block_until_ready(args))
 
 
-def to_host(args: tuple) -> tuple:
-    """A NumPy twin's arguments: the same inputs copied to host NumPy arrays, literals as they are."""
-    return tuple(np.array(a) if isinstance(a, jax.Array) else a for a in args)
+def build_kwargs(cfg: ExperimentConfig, device: Any) -> dict:
+    """workload.kwargs built like arguments: a mapping with a shape is an array, anything else a literal."""
+    out = {}
+    for j, (name, spec) in enumerate(cfg.workload.kwargs.items()):
+        spec = spec if isinstance(spec, dict) else {"value": spec}
+        out[name] = _build(spec, name in cfg.static_argnames, cfg, device, 1000 + j)
+    return jax.block_until_ready(out)
+
+
+def _build(spec: dict, static: bool, cfg: ExperimentConfig, device: Any, stream: int) -> Any:
+    if "value" in spec:
+        value = _hashable(spec["value"])
+        return value if static else _typed_scalar(value, cfg.dtype, device)
+    rng = np.random.default_rng([cfg.seed, stream])
+    return jax.device_put(make_array(spec, cfg.dtype, rng), device)
+
+
+def build_inputs(cfg: ExperimentConfig, device: Any, setup: Callable | None) -> tuple[tuple, dict, float | None]:
+    """The job's positional and keyword arguments, blocked on, and setup's seconds (None without a setup)."""
+    if setup is None:
+        return build_args(cfg, device), build_kwargs(cfg, device), None
+    start = time.perf_counter()
+    args, kwargs = run_setup(setup, cfg)
+    seconds = time.perf_counter() - start
+    return args, {**kwargs, **build_kwargs(cfg, device)}, seconds
+
+
+def setup_keywords(cfg: ExperimentConfig) -> dict:
+    """What workload.setup is called with: size, dtype, seed and every param, as keywords."""
+    return {"size": cfg.size, "dtype": cfg.dtype, "seed": cfg.seed, **cfg.workload.params}
+
+
+def run_setup(setup: Callable, cfg: ExperimentConfig) -> tuple[tuple, dict]:
+    """setup's positional and keyword arguments (a tuple, or jitexp.Inputs), blocked on, the YAML kwargs beside."""
+    made = setup(**setup_keywords(cfg))
+    args, kwargs = as_inputs(made, cfg.workload.setup or "setup")
+    clash = sorted(set(kwargs) & set(cfg.workload.kwargs))
+    if clash:
+        raise TypeError(f"keyword {clash[0]!r} comes from both workload.setup and workload.kwargs")
+    return jax.block_until_ready((args, kwargs))
+
+
+def as_inputs(made: Any, where: str) -> tuple[tuple, dict]:
+    """(args, kwargs) of what a setup function returned."""
+    if isinstance(made, Inputs):
+        return tuple(made.args), dict(made.kwargs)
+    if isinstance(made, (tuple, list)):
+        return tuple(made), {}
+    raise TypeError(f"{where} returned {type(made).__name__}; it must return the positional arguments as a tuple, "
+                    "or jitexp.Inputs(args=..., kwargs=...)")
+
+
+def setup_bytes(setup: Callable, cfg: ExperimentConfig) -> int | None:
+    """Bytes of the arrays setup would return, from their shapes alone (jax.eval_shape); None if it cannot be traced."""
+    def arrays() -> Any:
+        args, kwargs = as_inputs(setup(**setup_keywords(cfg)), "setup")
+        return jax.tree.map(lambda leaf: leaf if isinstance(leaf, (jax.Array, np.ndarray)) else None, (args, kwargs))
+
+    try:
+        shapes = jax.eval_shape(arrays)
+    except Exception:  # setup needs concrete values (NumPy on JAX arrays, Python branches on data)
+        return None
+    return sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree.leaves(shapes)
+               if not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key))
+
+
+def to_host(tree: Any) -> Any:
+    """A NumPy twin's inputs: the same pytree with device arrays copied to host NumPy arrays, the rest as it is."""
+    def host(leaf: Any) -> Any:
+        if isinstance(leaf, jax.Array) and not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            return np.array(leaf)
+        return leaf
+
+    return jax.tree.map(host, tree)
 
 
 def _typed_scalar(value: Any, dtype: str, device: Any) -> Any:
@@ -206,5 +282,5 @@ def _hashable(value: Any) -> Any:
 __all__: Sequence[str] = [
     "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
     "matmul", "elementwise_chain", "softmax_cross_entropy", "Workload", "import_fn",
-    "make_array", "build_args", "to_host", "needs_x64", "static_positions",
+    "make_array", "build_inputs", "build_args", "build_kwargs", "run_setup", "setup_bytes", "to_host", "needs_x64", "static_positions",
 ]

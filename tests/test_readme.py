@@ -14,25 +14,36 @@ from jitexp import preflight
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def section() -> str:
-    """The README's "Your own workload" section."""
+def section(part: str = "### A function of arrays") -> str:
+    """One part of the README's "Your own code" section: the arrays example or the models example."""
     text = README.read_text()
-    return text[text.index("## Your own workload"):text.index("## Running on a cluster")]
+    text = text[text.index("## Your own code"):text.index("## Common mistakes")]
+    start = text.index(part)
+    end = text.find("\n### ", start + len(part))
+    return text[start:end if end > 0 else len(text)]
 
 
-def commands() -> list[list[str]]:
-    """The section's `<!-- commands -->` block, one split command per line."""
-    block = re.search(r"<!-- commands -->\n```bash\n(.*?)```", section(), re.S).group(1)
+MODELS = "### Real models"
+
+
+def commands(part: str = "### A function of arrays", marker: str = "commands") -> list[list[str]]:
+    """The part's `<!-- MARKER -->` block, one split command per line."""
+    block = re.search(rf"<!-- {marker} -->\n```bash\n(.*?)```", section(part), re.S).group(1)
     return [shlex.split(line) for line in block.splitlines() if line.strip()]
 
 
-def own_workload(tmp_path: Path) -> list[list[str]]:
-    """Write the section's `<!-- file: PATH -->` blocks under tmp_path; return its commands, split."""
-    files = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", section(), re.S)
-    assert {path for path, _ in files} == {"mylosses.py", "myconf/workload/myloss.yaml"}
+def write_files(tmp_path: Path, part: str) -> set[str]:
+    """Write the part's `<!-- file: PATH -->` blocks under tmp_path; return their paths."""
+    files = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", section(part), re.S)
     for path, body in files:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(body)
+    return {path for path, _ in files}
+
+
+def own_workload(tmp_path: Path) -> list[list[str]]:
+    """Write the arrays example's files under tmp_path; return its commands, split."""
+    assert write_files(tmp_path, "### A function of arrays") == {"mylosses.py", "myconf/workload/myloss.yaml"}
     found = commands()
     assert found and all(c[0] == "jitexp" for c in found)
     return found
@@ -69,3 +80,27 @@ def test_readme_example_runs_verbatim(tmp_path, index):
         assert rows.loc[rows["mode"] != "numpy", "matches_numpy"].astype(str).eq("True").all()
     if "-m" in argv:
         assert len(rows) == 12 and set(rows["param_reduction"]) == {"mean", "sum"}
+
+
+@pytest.mark.parametrize("index", range(len(commands(MODELS, "model-commands"))))
+def test_readme_model_example_runs_verbatim(tmp_path, index):
+    # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox
+    pytest.importorskip("optax")
+    pytest.importorskip("equinox")
+    assert write_files(tmp_path, MODELS) == {"mymodel.py", "myconf/workload/mlp_loss.yaml", "myconf/workload/train_step.yaml"}
+    argv = commands(MODELS, "model-commands")[index]
+    out = tmp_path / "job"
+    where = "hydra.sweep.dir" if "-m" in argv else "hydra.run.dir"
+    proc = run_cli([*argv[1:], "timing=quick", "size=16", f"{where}={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["mode", "status", "error_message"]]
+    assert (rows["setup_s"] > 0).all()
+    jit = rows[rows["mode"] == "jit"]
+    assert jit["matches_eager"].astype(str).eq("True").all()
+    if "train_step" in argv[2:] or "workload=train_step" in argv:
+        assert jit["donation"].str.startswith("carried: output 0 -> argument 0, output 1 -> argument 1").all()
+    if "-m" in argv:
+        assert sorted(jit["donate_argnums"]) == ["[0, 1]", "[]"]
+    if "equinox.filter_jit" in " ".join(argv):
+        assert (rows["jit_fn"] == "equinox.filter_jit").all()

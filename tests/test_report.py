@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp import report, tables
+from jitexp import formatting, report, tables
 from jitexp.results import RESULTS_CSV, load_results, write_csv
 
 ENV = dict(
@@ -141,16 +141,16 @@ def test_errors_table_content():
 
 
 def test_format_seconds():
-    assert tables.format_seconds(0.0123) == "12.3 ms"
-    assert tables.format_seconds(45e-6) == "45 us"
-    assert tables.format_seconds(1.5) == "1.5 s"
-    assert tables.format_seconds(0.99996) == "1 s"
-    assert tables.format_seconds(2e-9) == "2 ns"
-    assert tables.format_seconds(float("nan")) == "-"
+    assert formatting.format_seconds(0.0123) == "12.3 ms"
+    assert formatting.format_seconds(45e-6) == "45 us"
+    assert formatting.format_seconds(1.5) == "1.5 s"
+    assert formatting.format_seconds(0.99996) == "1 s"
+    assert formatting.format_seconds(2e-9) == "2 ns"
+    assert formatting.format_seconds(float("nan")) == "-"
 
 
 def test_markdown_table_escapes_pipes_and_aligns_numbers():
-    text = tables.markdown_table(pd.DataFrame({"name": ["a|b"], "median_s": [0.002]}))
+    text = formatting.markdown_table(pd.DataFrame({"name": ["a|b"], "median_s": [0.002]}))
     assert text.splitlines() == ["| name | median_s |", "|---|---:|", "| a\\|b | 2 ms |"]
 
 
@@ -368,7 +368,7 @@ def test_attribution_table_columns_and_content():
     assert row["traffic_cut"] == pytest.approx(50.0)
     assert row["explanation"] == "fusion-bound"
     view = tables.compact_view(table, tables.ATTRIBUTION_VIEW)
-    assert tables.render(view)[1][0][view.columns.get_loc("eager_bytes")] == "3.81 MiB"
+    assert formatting.render(view)[1][0][view.columns.get_loc("eager_bytes")] == "3.81 MiB"
     # old CSVs: no attribution columns, an empty table with the same columns
     empty = tables.attribution_table(frame([ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)]))
     assert empty.empty and "explanation" in empty.columns
@@ -429,10 +429,10 @@ def test_caveats_are_counted_by_kind():
 
 
 def test_static_labels():
-    assert tables.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
-    assert tables.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
-    assert tables.variant_label("size=100", "[1]", {"n"}) == "size=100"
-    assert tables.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
+    assert formatting.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
+    assert formatting.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
+    assert formatting.variant_label("size=100", "[1]", {"n"}) == "size=100"
+    assert formatting.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
     rows = frame([ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
                  + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)])
     from jitexp import plots
@@ -494,7 +494,7 @@ def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
     assert [p.name for p in paths] == ["scaling_w_float32.png"]
     legend = [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()]
     assert legend == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
-    assert tables.growth_text(float("nan")) == "-"
+    assert formatting.growth_text(float("nan")) == "-"
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
@@ -531,7 +531,7 @@ def test_donation_variants_stay_apart():
 
 
 def test_job_summary_numpy_has_no_compile_and_jit_says_why():
-    line = tables.job_summary(why_rows())
+    line = formatting.job_summary(why_rows())
     numpy_part = line.split("numpy", 2)[-1]
     assert "compile 0 s" not in line and "compile" not in numpy_part.split(";")[0]
     assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line

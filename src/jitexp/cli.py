@@ -28,7 +28,7 @@ CONFIG_MODULE = "jitexp.conf"
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
     from .results import clear_job, is_complete, job_overrides, write_job
-    from .tables import job_summary
+    from .formatting import job_summary
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN

@@ -180,7 +180,7 @@ def _key(value) -> tuple:
 
 def render(table: pd.DataFrame) -> pd.DataFrame:
     """The table for reading: case, metric, times, ratio with CI, p, verdict."""
-    from .tables import format_seconds
+    from .formatting import format_seconds
 
     view = table.drop(columns=[c for c in ("base_s", "new_s", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value")
                                if c in table.columns]).copy()
@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scope = "across machines" if across_machines(base, new) else "on one machine"
     head = [f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
             f"alpha {args.alpha})", *(f"  differs: {line}" for line in env)]
-    from .tables import markdown_table, text_table
+    from .formatting import markdown_table, text_table
 
     lines = [*head, ""]
     lines += [text_table(render(table), width=40)] if not table.empty else ["no case in common"]

@@ -20,11 +20,11 @@ from .results import (
     CALLS_CSV, REPORT_DIR, SweepState, gather_state, job_result_files, load_results, read_csv, write_atomic,
     write_csv,
 )
+from .formatting import markdown_table, text_table
 from .tables import (
     ATTRIBUTION_TERMINAL, ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
-    caveat_summary, compact_view, error_rows, errors_table, markdown_table, memory_table, ok_rows, params_labels,
-    rows_table, scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
-    text_table,
+    caveat_summary, compact_view, error_rows, errors_table, memory_table, ok_rows, params_labels, rows_table,
+    scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
 )
 
 __all__ = [

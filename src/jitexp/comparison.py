@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .results import PROCESSES_CSV, RESULTS_CSV, SAMPLES_CSV, job_result_files, read_csv, write_atomic, write_csv
+from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
 from .stats import hierarchical_medians, percentile_ci, point_medians
 
 METRICS = ("steady", "first_call", "compile")
@@ -49,13 +49,11 @@ def load_side(path: str | Path) -> Side:
     if not root.is_dir():
         raise FileNotFoundError(f"no results at {path}")
     frames, values = [], {}
-    for file in job_result_files(root):
-        folder = file.parent
-        rows = read_csv(file)
-        rows = rows[rows.get("status", pd.Series("ok", index=rows.index)) == "ok"].assign(_job=str(folder))
+    for job in iter_jobs(root):
+        rows = job.results
+        rows = rows[rows.get("status", pd.Series("ok", index=rows.index)) == "ok"].assign(_job=str(job.path))
         frames.append(rows)
-        samples = pd.read_csv(folder / SAMPLES_CSV) if (folder / SAMPLES_CSV).is_file() else pd.DataFrame()
-        procs = pd.read_csv(folder / PROCESSES_CSV) if (folder / PROCESSES_CSV).is_file() else pd.DataFrame()
+        samples, procs = job.samples, job.processes
         for mode in rows["mode"].dropna().unique():
             entry = {"steady": [], "first_call": [], "compile": []}
             if not samples.empty:
@@ -65,7 +63,7 @@ def load_side(path: str | Path) -> Side:
                 mine = procs[procs["mode"] == mode]
                 entry["first_call"] = mine["first_call_s"].dropna().tolist()
                 entry["compile"] = mine["compile_s"].dropna().tolist()
-            values[(str(folder), str(mode))] = entry
+            values[(str(job.path), str(mode))] = entry
     if not frames:
         raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
     return Side(pd.concat(frames, ignore_index=True), values)

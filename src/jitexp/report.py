@@ -17,8 +17,7 @@ from typing import Sequence
 import pandas as pd
 
 from .results import (
-    CALLS_CSV, REPORT_DIR, SweepState, gather_state, job_result_files, load_results, read_csv, write_atomic,
-    write_csv,
+    CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, gather_state, iter_jobs, load_results, write_atomic, write_csv,
 )
 from .formatting import markdown_table, text_table
 from .tables import (
@@ -71,9 +70,9 @@ def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
     newest = {}
     for base in (outputs / "run", outputs / "multirun"):
         for folder in (base.iterdir() if base.is_dir() else ()):
-            jobs = job_result_files(folder) if folder.is_dir() else []
+            jobs = list(iter_jobs(folder)) if folder.is_dir() else []
             if jobs:
-                newest[folder] = (max(p.stat().st_mtime_ns for p in jobs), folder.name)
+                newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
     return max(newest, key=newest.get) if newest else None
 
 
@@ -103,12 +102,10 @@ def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
     root = path.parent if path.is_file() else path
     if not root.is_dir():
         return None
-    files = sorted(p for p in root.rglob(CALLS_CSV)
-                   if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts))
     frames = []
-    for file in files:
+    for job in iter_jobs(root, marker=CALLS_CSV):
         try:
-            frame = read_csv(file)
+            frame = job.calls
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
             continue
         if not frame.empty:

@@ -537,6 +537,22 @@ def test_job_summary_numpy_has_no_compile_and_jit_says_why():
     assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line
 
 
+def test_job_summary_counts_instability_reasons_instead_of_listing_them():
+    rows = why_rows()[:2]
+    rows[0] = {**rows[0], "unstable": True, "unstable_reason": "load average 2.6 above 2 CPU(s); "
+                                                              "samples within a process spread 33% (robust cv; limit 10%)"}
+    rows[1] = {**rows[1], "unstable": True, "unstable_reason": "samples within a process spread 14% (robust cv; limit 10%)"}
+    line = formatting.job_summary(rows)
+    assert line.endswith("[unstable (eager, jit): 3 reasons, see results.csv unstable_reason]")
+    assert "load average" not in line
+    assert "unstable" not in formatting.job_summary(why_rows()[:2])
+
+
+def test_display_path_is_relative_under_the_cwd(tmp_path):
+    assert formatting.display_path(tmp_path / "outputs" / "run" / "x", cwd=tmp_path) == "outputs/run/x"
+    assert formatting.display_path("/elsewhere/run", cwd=tmp_path) == "/elsewhere/run"
+
+
 def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
     run = tmp_path / "run"
     write_csv(pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01, job_num=0), ok("w", "jit", 8, 0.001, 0.05, job_num=0)]),

@@ -7,7 +7,9 @@ this module words them. Missing values (None, NaN, pd.NA) read as ``-`` unless s
 from __future__ import annotations
 
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -131,6 +133,15 @@ def growth_text(exponent: float) -> str:
     if is_missing(exponent) or not math.isfinite(float(exponent)):
         return "-"
     return f"time ~ size^{format_value('growth_exponent', exponent)}"
+
+
+def display_path(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> str:
+    """A path relative to the current directory when it lies under it (``outputs/run/...``), else as given."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path(cwd or os.getcwd()).resolve()))
+    except ValueError:
+        return str(path)
 
 
 # ---- tables ------------------------------------------------------------------------------
@@ -257,13 +268,23 @@ def split_reasons(text: Any) -> list[str]:
     return [r.strip() for r in _REASONS.split(cell_text(text)) if r.strip()]
 
 
+def unstable_clause(rows: Sequence[Mapping]) -> str:
+    """``unstable (eager, jit): 3 reasons, see results.csv unstable_reason``; ``""`` when every row is stable."""
+    unstable = [r for r in rows if is_true(r.get("unstable"))]
+    if not unstable:
+        return ""
+    n = sum(max(len(split_reasons(r.get("unstable_reason"))), 1) for r in unstable)
+    modes = ", ".join(str(r.get("mode")) for r in unstable)
+    return f"unstable ({modes}): {n} reason{'s' if n != 1 else ''}, see results.csv unstable_reason"
+
+
 def job_summary(rows: Sequence[Mapping]) -> str:
     """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
     r0 = rows[0]
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
     head = " ".join(str(p) for p in (r0["workload"], params, f"size={plain(r0['size'])}", r0["dtype"], device) if p)
-    parts, verdicts, notes = [], [], []
+    parts, verdicts = [], []
     for row in rows:
         mode = row["mode"]
         if row.get("status") != "ok":
@@ -288,10 +309,9 @@ def job_summary(rows: Sequence[Mapping]) -> str:
         if not is_missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
             verdicts.append(speedup_phrase(mode, NUMPY, row["speedup_vs_numpy"], row.get("speedup_vs_numpy_ci_low"),
                                            row.get("speedup_vs_numpy_ci_high"), row.get("verdict_vs_numpy")))
-        if row.get("unstable"):
-            notes.append(f"{mode} unstable: {row['unstable_reason']}")
     n = max((r.get("n_processes") or 0 for r in rows), default=0)
     scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
+    notes = [unstable_clause(rows)]
     text = f"{head}: {', '.join(parts)}"
     if verdicts:
         text += " -> " + "; ".join(verdicts)

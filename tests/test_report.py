@@ -492,9 +492,45 @@ def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
     paths = plots.scaling_charts(frame(rows), tmp_path)
     assert [p.name for p in paths] == ["scaling_w_float32.png"]
-    legend = [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()]
-    assert legend == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
+    legend = figures[0].legends[0]  # below the axes, not beside them
+    assert [t.get_text() for t in legend.get_texts()] == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
+    assert legend.get_title().get_text() == "band: 95% CI; dashed: least-squares fit"
+    assert sum(line.get_linestyle() == "--" for line in figures[0].axes[0].get_lines()) == 2
     assert formatting.growth_text(float("nan")) == "-"
+
+
+def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64)]
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    plots.scaling_charts(frame(rows), tmp_path)
+    legend = figures[0].legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["jit: no exponent from 2 sizes (needs 3)"]
+    assert legend.get_title().get_text() == "band: 95% CI"
+    assert not any(line.get_linestyle() == "--" for line in figures[0].axes[0].get_lines())
+    assert math.isnan(tables.scaling_table(frame(rows))["growth_exponent"].item())
+
+
+def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
+            ok("w", "jit", 8, 0.001, 0.05, unstable=True, ci_target_met=True),
+            ok("w", "aot", 8, 0.001, 0.05, unstable=False, ci_target_met=True)]
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    plots.time_charts(frame(rows), tmp_path)
+    markers = {line.get_color(): line for line in figures[0].axes[0].get_lines() if line.get_marker() in ("o", "D")}
+    eager, jit, aot = (markers[plots._colour(m)] for m in ("eager", "jit", "aot"))
+    assert eager.get_markerfacecolor() == "white" and eager.get_marker() == plots.UNSTABLE_MARKER
+    assert jit.get_markerfacecolor() != "white" and jit.get_marker() == plots.UNSTABLE_MARKER
+    assert aot.get_markerfacecolor() != "white" and aot.get_marker() == "o"
+    labels = [t.get_text() for t in figures[0].legends[0].get_texts()]
+    assert "hollow: CI wider than the target" in labels and "diamond: unstable (see Caveats)" in labels
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):

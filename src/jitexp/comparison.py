@@ -207,7 +207,7 @@ def plot(table: pd.DataFrame, keys: list[str], threshold: float, path: Path) -> 
                      np.clip(table["ratio_ci_high"].to_numpy(float) - ratio, 0, None)])
     colours = table["verdict"].map({"slower": "tab:red", "faster": "tab:green"}).fillna("tab:grey").tolist()
     ax.axvspan(1 / (1 + threshold), 1 + threshold, color="grey", alpha=0.15, label=f"noise threshold ±{threshold:.0%}")
-    ax.axvline(1.0, color="black", linewidth=1)
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)  # dotted: a reference, not a measurement
     for i in range(len(table)):
         ax.errorbar(ratio[i], y[i], xerr=err[:, i:i + 1], fmt="o", color=colours[i], capsize=3)
     ax.set_yticks(y, labels, fontsize=7)

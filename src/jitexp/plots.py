@@ -19,6 +19,7 @@ from . import formatting, tables
 from .results import write_atomic
 
 DPI = 120
+UNSTABLE_MARKER = "D"  # a diamond: the row is flagged unstable (fill still says whether its CI met the target)
 
 
 PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
@@ -100,7 +101,8 @@ def _colour(mode: str) -> str:
 
 def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: median time per call of every mode as a point with its 95% CI,
-    on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: unstable; x: failed."""
+    on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: the CI missed its target
+    (ci_target_met false); diamond: unstable; x: failed. The CI bar itself shows how tight each point is."""
     paths = []
     for ident, rows in figure_groups(df):
         if tables.ok_rows(rows).empty:
@@ -123,13 +125,12 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                     failures.append((x, formatting.short_name(err["error_type"].iloc[0]) if not err.empty else "no data", mode))
                     continue
                 agg = tables.aggregate(ok)
-                unstable = tables.get_column(ok, "unstable").map(formatting.is_true).any()
                 y = agg["median_s"]
                 yerr = [[_nonneg(y - agg["ci95_low_s"])], [_nonneg(agg["ci95_high_s"] - y)]]
                 colour = _colour(mode)
-                ax.errorbar([x], [y], yerr=yerr, fmt="o", markersize=7, capsize=4, color=colour,
-                            markerfacecolor="white" if unstable else colour, markeredgewidth=1.5,
-                            label=mode if mode not in labelled else None)
+                ax.errorbar([x], [y], yerr=yerr, fmt=UNSTABLE_MARKER if _any_unstable(ok) else "o", markersize=7,
+                            capsize=4, color=colour, markerfacecolor="white" if _missed_target(ok) else colour,
+                            markeredgewidth=1.5, label=mode if mode not in labelled else None)
                 labelled.add(mode)
                 if show_values:
                     ax.annotate(formatting.format_seconds(y), (x, y), textcoords="offset points", xytext=(6, 0),
@@ -150,12 +151,15 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], marker="o", linestyle="none", color=_colour(m), label=m) for m in modes]
-        if _any_unstable(rows):
+        if _missed_target(tables.ok_rows(rows)):
             handles.append(Line2D([], [], marker="o", linestyle="none", color="grey", markerfacecolor="white",
-                                  markeredgewidth=1.5, label="hollow: unstable (see Caveats)"))
+                                  markeredgewidth=1.5, label="hollow: CI wider than the target"))
+        if _any_unstable(tables.ok_rows(rows)):
+            handles.append(Line2D([], [], marker=UNSTABLE_MARKER, linestyle="none", color="grey",
+                                  label="diamond: unstable (see Caveats)"))
         if failures:
             handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
-        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        _legend_below(fig, handles)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("time per call: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "time", ident, df))
@@ -163,7 +167,13 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def _any_unstable(rows: pd.DataFrame) -> bool:
-    return bool(tables.get_column(tables.ok_rows(rows), "unstable").map(formatting.is_true).any())
+    return bool(tables.get_column(rows, "unstable").map(formatting.is_true).any())
+
+
+def _missed_target(rows: pd.DataFrame) -> bool:
+    """Whether any row says its CI missed the target width (ci_target_met false; unknown counts as met)."""
+    met = tables.get_column(rows, "ci_target_met")
+    return bool((met.notna() & ~met.map(formatting.is_true).astype(bool)).any())
 
 
 # ---- speedup: one figure per workload and dtype, a vs-NumPy panel when there are numpy rows -------
@@ -320,12 +330,13 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
         ax.set_ylabel("cold first call in a fresh process")
         ax.grid(True, axis="y", alpha=0.25)
-        handles, labels = ax.get_legend_handles_labels()
-        unique = dict(zip(labels, handles))
-        has_eager = any(b[1] == tables.EAGER for b in bars)
-        ax.legend(unique.values(), unique.keys(), fontsize=8,
-                  title="hatched: eager\n(compiles each\nprimitive)" if has_eager else "no eager rows here",
-                  title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        handles, labels = _unique_handles(fig)
+        if any(b[1] == tables.EAGER for b in bars):
+            from matplotlib.patches import Patch
+
+            handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//"))
+            labels.append("hatched: eager (compiles each primitive)")
+        _legend_below(fig, handles, labels, ncol=min(len(handles), 3))
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))
     return paths
@@ -345,34 +356,39 @@ def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, comp
 # ---- growth: time vs size with the exponent ------------------------------------------------
 
 def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band, the growth
-    exponent (least-squares slope of log time over log size) in the legend, its fit dashed."""
+    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band; from
+    MIN_GROWTH_SIZES sizes on, the growth exponent (least-squares slope of log time over log size) in the
+    legend and its fit dashed; with fewer, the legend says why there is none."""
     points = tables.scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points):
         fig, ax = _figure()
+        fitted = False
         for label, line in lines:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
             slope = tables.growth_exponent(x, y)
-            (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {formatting.growth_text(slope)}")
+            growth = (formatting.growth_text(slope) if math.isfinite(slope) else
+                      f"no exponent from {np.unique(x).size} sizes (needs {tables.MIN_GROWTH_SIZES})")
+            (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {growth}")
             low, high = _band(line, y)
             ax.fill_between(x, low, high, color=drawn.get_color(), alpha=0.2, linewidth=0)
             if math.isfinite(slope):
+                fitted = True
                 intercept = np.mean(np.log(y) - slope * np.log(x))
-                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1, color=drawn.get_color(),
-                        alpha=0.7)
+                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
         _loglog(ax, "median time per call", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
                      fontsize=10)
-        ax.legend(title="mode (band: 95% CI; dashed: fit)", fontsize=8, title_fontsize=8)
+        _legend_below(fig, ncol=2, title="band: 95% CI" + ("; dashed: least-squares fit" if fitted else ""),
+                      title_fontsize=8)
         paths.append(_save(fig, out, "scaling", ident, df))
     return paths
 
 
 def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: compile_s (solid, where measured) and cold first call (dashed) vs size.
+    """Per workload/params/dtype/device: compile_s (circles, where measured) and cold first call (squares) vs size.
 
     The first call stands in for compile time where compile_s is not measured (eager, or a
     runner that only times the first call), and bounds it from above where it is.
@@ -390,13 +406,13 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             if _positive(compile_y).any():
                 (drawn,) = ax.plot(x, compile_y, marker="o", label=f"{label}: compile")
                 colour = drawn.get_color()
-            ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", linestyle="--",
-                    color=colour, label=f"{label}: first call (cold)")
+            ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", color=colour,
+                    label=f"{label}: first call (cold)")
         _loglog(ax, "time", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("compile cost: " + _title(ident), fontsize=10)
-        ax.legend(fontsize=8)
+        _legend_below(fig, ncol=2)
         paths.append(_save(fig, out, "compile", ident, df))
     return paths
 
@@ -542,6 +558,25 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
                 lines.append((" ".join([str(mode), *extra]), usable))
         if lines:
             yield ident, lines
+
+
+def _legend_below(fig, handles=None, labels=None, *, ncol: int | None = None, **kw) -> None:
+    """The figure's legend in a row below the axes (constrained layout makes room), never beside the plot."""
+    if handles is None:
+        handles, labels = _unique_handles(fig)
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol or min(len(handles), 4), fontsize=8,
+               frameon=False, **kw)
+
+
+def _unique_handles(fig) -> tuple[list, list[str]]:
+    """Every labelled artist of the figure's axes, each label once."""
+    unique: dict[str, object] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            unique.setdefault(label, handle)
+    return list(unique.values()), list(unique)
 
 
 def _figure(width: float | None = None, ncols: int | None = None):

@@ -35,6 +35,7 @@ SCALING_COLUMNS = [
     "mode", VARIANT, "n_sizes", "size_min", "size_max",
     "min_size_median_s", "max_size_median_s", "growth_exponent", "first_call_growth_exponent",
 ]
+MIN_GROWTH_SIZES = 3  # a growth exponent needs this many sizes
 ERROR_COLUMNS = [
     "workload", "mode", "size", "dtype", VARIANT, "job_num",
     "error_phase", "error_type", "error_message", "hint",
@@ -159,12 +160,13 @@ def _sides(base: dict, comp: dict) -> dict:
 
 
 def growth_exponent(sizes: Iterable[float], times: Iterable[float]) -> float:
-    """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under 2 sizes."""
+    """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under MIN_GROWTH_SIZES sizes
+    (two points always fit a line exactly, so a slope from them says nothing about the shape)."""
     s = np.asarray(list(sizes), dtype=float)
     t = np.asarray(list(times), dtype=float)
     keep = np.isfinite(s) & np.isfinite(t) & (s > 0) & (t > 0)
     s, t = s[keep], t[keep]
-    if np.unique(s).size < 2:
+    if np.unique(s).size < MIN_GROWTH_SIZES:
         return math.nan
     return float(np.polyfit(np.log(s), np.log(t), 1)[0])
 

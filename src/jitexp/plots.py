@@ -330,13 +330,14 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
         ax.set_ylabel("cold first call in a fresh process")
         ax.grid(True, axis="y", alpha=0.25)
-        handles, labels = _unique_handles(fig)
-        if any(b[1] == tables.EAGER for b in bars):
-            from matplotlib.patches import Patch
+        from matplotlib.patches import Patch
 
-            handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//"))
-            labels.append("hatched: eager (compiles each primitive)")
-        _legend_below(fig, handles, labels, ncol=min(len(handles), 3))
+        drawn = set(_unique_handles(fig)[1])
+        handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
+        if any(b[1] == tables.EAGER for b in bars):
+            handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//",
+                                 label="hatched: eager (compiles each primitive)"))
+        _legend_below(fig, handles, ncol=min(len(handles), 3))
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))
     return paths

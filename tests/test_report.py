@@ -305,7 +305,8 @@ def test_main_prints_tables_and_writes_report(tmp_path, capsys):
     assert report.main([str(sweep), "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "speedup against the baseline" in out and "errors" in out and "scaling" in out
-    assert out.strip().endswith(str(sweep / "report" / "summary.md"))
+    assert out.strip().splitlines()[-2:] == [f"report: {sweep / 'report' / 'summary.md'}",
+                                             f"page: {sweep / 'report' / 'index.html'}"]
     assert not list((sweep / "report").glob("*.png"))
 
 
@@ -404,8 +405,8 @@ def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
         assert text in summary, text
     assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
     # the terminal lists every file written
-    assert "wrote 11 files in" in printed
-    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md"):
+    assert "wrote 12 files in" in printed
+    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md", "index.html"):
         assert name in printed, name
 
 

@@ -20,6 +20,7 @@ from .results import (
     CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, gather_state, iter_jobs, load_results, write_atomic, write_csv,
 )
 from .formatting import markdown_table, text_table
+from .report_page import PAGE, page_html
 from .tables import (
     ATTRIBUTION_TERMINAL, ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
     caveat_summary, compact_view, error_rows, errors_table, memory_table, ok_rows, params_labels, rows_table,
@@ -137,7 +138,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True
                  source: str | os.PathLike | None = None,
                  frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
                  calls: pd.DataFrame | None = None) -> Path:
-    """Tables as CSV, plots as PNG and summary.md for the rows in df, all into out."""
+    """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
     return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls)[0]
 
 
@@ -145,7 +146,7 @@ def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = Tru
                   source: str | os.PathLike | None = None,
                   frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
                   calls: pd.DataFrame | None = None) -> tuple[Path, list[Path]]:
-    """write_report, also returning every file written (CSVs, PNGs, summary.md)."""
+    """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     frames = report_tables(df, calls) if frames is None else frames
@@ -161,7 +162,16 @@ def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = Tru
         images = make_plots(df, frames["speedup"], out, calls=calls)
     text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
-    return out, [out / "summary.md", *written, *images]
+    title = f"jitexp report: {Path(source).name}" if source is not None else "jitexp report"
+    page = page_html(df, frames["speedup"], _in_kind_order(images), environment_table(df), title=title,
+                     headline=headline(df, state), caveats=caveat_summary(df))
+    _write_text(out / PAGE, page)
+    return out, [out / PAGE, out / "summary.md", *written, *images]
+
+
+def _in_kind_order(images: Sequence[Path]) -> list[Path]:
+    """The pictures in the report's section order (time, speedup, cold start, growth, compile, calls)."""
+    return [p for kind in PLOT_KINDS for p in images if p.name.startswith(kind + "_")]
 
 
 def _remove_old_plots(out: Path) -> None:
@@ -398,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(textwrap.fill(", ".join(names), max(60, shutil.get_terminal_size((100, 24)).columns),
                                 initial_indent=f"  {kind}: ", subsequent_indent="    "))
     print(f"report: {out / 'summary.md'}")
+    print(f"page: {out / PAGE}")
     return 0
 
 
@@ -405,7 +416,7 @@ def _files_by_kind(paths: Sequence[Path]) -> list[tuple[str, list[str]]]:
     """Written files grouped for the terminal: summary, tables, then each kind of plot."""
     groups: dict[str, list[str]] = {}
     for p in paths:
-        kind = "tables" if p.suffix == ".csv" else "summary" if p.suffix == ".md" else p.name.split("_", 1)[0]
+        kind = {".csv": "tables", ".md": "summary", ".html": "page"}.get(p.suffix) or p.name.split("_", 1)[0]
         groups.setdefault(kind, []).append(p.name)
     return list(groups.items())
 

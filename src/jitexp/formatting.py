@@ -57,7 +57,7 @@ def cell_text(value: Any) -> str:
 
 
 def short_name(qualified: Any) -> str:
-    """The last dotted part of a class name (``jax.errors.TracerBoolConversionError`` -> ``TracerBoolConversionError``)."""
+    """The last dotted part of a class name: ``jax.errors.TracerBoolConversionError`` -> ``TracerBoolConversionError``."""
     return "" if is_missing(qualified) else str(qualified).rsplit(".", 1)[-1]
 
 

@@ -70,7 +70,8 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     for values, case in rows.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, tables.as_tuple(values)))
         parts = []
-        text = formatting.params_text(ident, static_mark=static_varies or formatting.is_static(ident.get(tables.VARIANT)))
+        static_mark = static_varies or formatting.is_static(ident.get(tables.VARIANT))
+        text = formatting.params_text(ident, static_mark=static_mark)
         if text:
             parts.append(text)
         elif static_varies:
@@ -122,7 +123,8 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 ok = tables.ok_rows(mrows)
                 if ok.empty:
                     err = tables.error_rows(mrows)
-                    failures.append((x, formatting.short_name(err["error_type"].iloc[0]) if not err.empty else "no data", mode))
+                    kind = formatting.short_name(err["error_type"].iloc[0]) if not err.empty else "no data"
+                    failures.append((x, kind, mode))
                     continue
                 agg = tables.aggregate(ok)
                 y = agg["median_s"]

@@ -25,8 +25,14 @@ def test_single_run_writes_job_csvs(tmp_path):
     processes = read(out / "processes.csv")
     assert set(processes["mode"]) == {"eager", "aot"} and (processes["process"] == 0).all()
     assert (out / ".hydra" / "config.yaml").exists()
+    # the job's one-line verdict: a plain line on stdout, a log record in the job's log file
     line = [ln for ln in (proc.stderr + proc.stdout).splitlines() if "compute_heavy size=16" in ln]
-    assert len(line) == 1 and "aot" in line[0] and "than eager" in line[0]  # the job's one-line verdict
+    assert len(line) == 1 and line[0] in proc.stdout.splitlines()
+    assert line[0].startswith("compute_heavy size=16 float32") and "aot" in line[0] and "than eager" in line[0]
+    assert "unstable_reason" in line[0] or "unstable" not in line[0]  # reasons are counted, not listed
+    logged = [ln for ln in (out / "jitexp.log").read_text().splitlines() if line[0] in ln]
+    assert len(logged) == 1 and "[INFO]" in logged[0]
+    assert "results: job/ (next: jitexp-report job)" in proc.stdout.splitlines()  # relative: under the cwd
 
 
 def test_default_output_dir_and_python_dash_m(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp import report, tables
+from jitexp import formatting, report, tables
 from jitexp.results import RESULTS_CSV, load_results, write_csv
 
 ENV = dict(
@@ -141,16 +141,16 @@ def test_errors_table_content():
 
 
 def test_format_seconds():
-    assert tables.format_seconds(0.0123) == "12.3 ms"
-    assert tables.format_seconds(45e-6) == "45 us"
-    assert tables.format_seconds(1.5) == "1.5 s"
-    assert tables.format_seconds(0.99996) == "1 s"
-    assert tables.format_seconds(2e-9) == "2 ns"
-    assert tables.format_seconds(float("nan")) == "-"
+    assert formatting.format_seconds(0.0123) == "12.3 ms"
+    assert formatting.format_seconds(45e-6) == "45 us"
+    assert formatting.format_seconds(1.5) == "1.5 s"
+    assert formatting.format_seconds(0.99996) == "1 s"
+    assert formatting.format_seconds(2e-9) == "2 ns"
+    assert formatting.format_seconds(float("nan")) == "-"
 
 
 def test_markdown_table_escapes_pipes_and_aligns_numbers():
-    text = tables.markdown_table(pd.DataFrame({"name": ["a|b"], "median_s": [0.002]}))
+    text = formatting.markdown_table(pd.DataFrame({"name": ["a|b"], "median_s": [0.002]}))
     assert text.splitlines() == ["| name | median_s |", "|---|---:|", "| a\\|b | 2 ms |"]
 
 
@@ -305,7 +305,8 @@ def test_main_prints_tables_and_writes_report(tmp_path, capsys):
     assert report.main([str(sweep), "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "speedup against the baseline" in out and "errors" in out and "scaling" in out
-    assert out.strip().endswith(str(sweep / "report" / "summary.md"))
+    assert out.strip().splitlines()[-2:] == [f"report: {sweep / 'report' / 'summary.md'}",
+                                             f"page: {sweep / 'report' / 'index.html'}"]
     assert not list((sweep / "report").glob("*.png"))
 
 
@@ -368,7 +369,7 @@ def test_attribution_table_columns_and_content():
     assert row["traffic_cut"] == pytest.approx(50.0)
     assert row["explanation"] == "fusion-bound"
     view = tables.compact_view(table, tables.ATTRIBUTION_VIEW)
-    assert tables.render(view)[1][0][view.columns.get_loc("eager_bytes")] == "3.81 MiB"
+    assert formatting.render(view)[1][0][view.columns.get_loc("eager_bytes")] == "3.81 MiB"
     # old CSVs: no attribution columns, an empty table with the same columns
     empty = tables.attribution_table(frame([ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)]))
     assert empty.empty and "explanation" in empty.columns
@@ -404,8 +405,8 @@ def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
         assert text in summary, text
     assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
     # the terminal lists every file written
-    assert "wrote 11 files in" in printed
-    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md"):
+    assert "wrote 12 files in" in printed
+    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md", "index.html"):
         assert name in printed, name
 
 
@@ -429,10 +430,10 @@ def test_caveats_are_counted_by_kind():
 
 
 def test_static_labels():
-    assert tables.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
-    assert tables.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
-    assert tables.variant_label("size=100", "[1]", {"n"}) == "size=100"
-    assert tables.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
+    assert formatting.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
+    assert formatting.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
+    assert formatting.variant_label("size=100", "[1]", {"n"}) == "size=100"
+    assert formatting.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
     rows = frame([ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
                  + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)])
     from jitexp import plots
@@ -492,9 +493,45 @@ def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
     paths = plots.scaling_charts(frame(rows), tmp_path)
     assert [p.name for p in paths] == ["scaling_w_float32.png"]
-    legend = [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()]
-    assert legend == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
-    assert tables.growth_text(float("nan")) == "-"
+    legend = figures[0].legends[0]  # below the axes, not beside them
+    assert [t.get_text() for t in legend.get_texts()] == ["eager: time ~ size^2.00", "jit: time ~ size^1.50"]
+    assert legend.get_title().get_text() == "band: 95% CI; dashed: least-squares fit"
+    assert sum(line.get_linestyle() == "--" for line in figures[0].axes[0].get_lines()) == 2
+    assert formatting.growth_text(float("nan")) == "-"
+
+
+def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64)]
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    plots.scaling_charts(frame(rows), tmp_path)
+    legend = figures[0].legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["jit: no exponent from 2 sizes (needs 3)"]
+    assert legend.get_title().get_text() == "band: 95% CI"
+    assert not any(line.get_linestyle() == "--" for line in figures[0].axes[0].get_lines())
+    assert math.isnan(tables.scaling_table(frame(rows))["growth_exponent"].item())
+
+
+def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeypatch):
+    from jitexp import plots
+
+    rows = [ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
+            ok("w", "jit", 8, 0.001, 0.05, unstable=True, ci_target_met=True),
+            ok("w", "aot", 8, 0.001, 0.05, unstable=False, ci_target_met=True)]
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
+    plots.time_charts(frame(rows), tmp_path)
+    markers = {line.get_color(): line for line in figures[0].axes[0].get_lines() if line.get_marker() in ("o", "D")}
+    eager, jit, aot = (markers[plots._colour(m)] for m in ("eager", "jit", "aot"))
+    assert eager.get_markerfacecolor() == "white" and eager.get_marker() == plots.UNSTABLE_MARKER
+    assert jit.get_markerfacecolor() != "white" and jit.get_marker() == plots.UNSTABLE_MARKER
+    assert aot.get_markerfacecolor() != "white" and aot.get_marker() == "o"
+    labels = [t.get_text() for t in figures[0].legends[0].get_texts()]
+    assert "hollow: CI wider than the target" in labels and "diamond: unstable (see Caveats)" in labels
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
@@ -531,10 +568,26 @@ def test_donation_variants_stay_apart():
 
 
 def test_job_summary_numpy_has_no_compile_and_jit_says_why():
-    line = tables.job_summary(why_rows())
+    line = formatting.job_summary(why_rows())
     numpy_part = line.split("numpy", 2)[-1]
     assert "compile 0 s" not in line and "compile" not in numpy_part.split(";")[0]
     assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line
+
+
+def test_job_summary_counts_instability_reasons_instead_of_listing_them():
+    rows = why_rows()[:2]
+    rows[0] = {**rows[0], "unstable": True, "unstable_reason": "load average 2.6 above 2 CPU(s); "
+                                                              "samples within a process spread 33% (robust cv; limit 10%)"}
+    rows[1] = {**rows[1], "unstable": True, "unstable_reason": "samples within a process spread 14% (robust cv; limit 10%)"}
+    line = formatting.job_summary(rows)
+    assert line.endswith("[unstable (eager, jit): 3 reasons, see results.csv unstable_reason]")
+    assert "load average" not in line
+    assert "unstable" not in formatting.job_summary(why_rows()[:2])
+
+
+def test_display_path_is_relative_under_the_cwd(tmp_path):
+    assert formatting.display_path(tmp_path / "outputs" / "run" / "x", cwd=tmp_path) == "outputs/run/x"
+    assert formatting.display_path("/elsewhere/run", cwd=tmp_path) == "/elsewhere/run"
 
 
 def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):

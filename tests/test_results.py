@@ -8,7 +8,9 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitexp.results import RESULTS_CSV, gather, load_results, read_text, to_frame, write_csv
+from jitexp.results import (
+    CALLS_CSV, RESULTS_CSV, SAMPLES_CSV, gather, iter_jobs, load_results, read_text, to_frame, write_csv,
+)
 
 # Any text a CSV can hold: no NUL (C strings) and no lone surrogates (not UTF-8).
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=12)
@@ -68,3 +70,21 @@ def test_a_param_keeps_its_type(tmp_path: Path):
     assert df["param_t"].tolist() == [5.0, 10.5, 5.0]
     assert df["param_code"].tolist() == ["007", "010", "007"]
     assert df["param_flag"].tolist() == [True, False, True]
+
+
+def test_iter_jobs_walks_job_folders_in_order_and_reads_each_file_when_asked(tmp_path: Path):
+    for num in (10, 2, 1):
+        write_csv(pd.DataFrame([{"workload": "w", "mode": "jit", "size": 8, "job_num": num}]),
+                  tmp_path / str(num) / RESULTS_CSV)
+    write_csv(pd.DataFrame([{"job_num": 2, "mode": "jit", "process": 0, "per_call_s": 1e-3}]),
+              tmp_path / "2" / SAMPLES_CSV)
+    write_csv(pd.DataFrame([{"job_num": 1, "call": 1}]), tmp_path / "1" / CALLS_CSV)
+    write_csv(pd.DataFrame([{"mode": "stale"}]), tmp_path / "report" / RESULTS_CSV)
+    gather(tmp_path)  # the gathered results.csv at the root is not a job
+    jobs = list(iter_jobs(tmp_path))
+    assert [job.path.name for job in jobs] == ["1", "2", "10"]
+    assert jobs[1].samples["per_call_s"].tolist() == [1e-3] and jobs[0].samples.empty
+    assert list(jobs[2].results["job_num"]) == [10]
+    assert [job.path.name for job in iter_jobs(tmp_path, marker=CALLS_CSV)] == ["1"]
+    assert [job.path for job in iter_jobs(tmp_path / "2")] == [tmp_path / "2"]  # a job folder is its own job
+

@@ -26,8 +26,8 @@ __all__ = ["main"]
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
+    from .formatting import display_path, job_summary
     from .results import clear_job, is_complete, job_overrides, write_job
-    from .tables import job_summary
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -57,9 +57,10 @@ def _job(cfg: DictConfig) -> None:
         row["config_hash"] = digest
     write_job(result, out_dir)
     progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
-    log.info(progress + job_summary(result.rows))
+    _answer(progress + job_summary(result.rows))
     if not multirun:
-        print(f"results: {out_dir}/ (next: jitexp-report {out_dir})")
+        where = display_path(out_dir)
+        print(f"results: {where}/ (next: jitexp-report {where})")
         failed = [r for r in result.rows if r.get("status") != "ok"]
         for row in failed:
             hint = f" (hint: {row['hint']})" if row.get("hint") else ""
@@ -67,6 +68,15 @@ def _job(cfg: DictConfig) -> None:
                   f"{row['error_message']}{hint}", file=sys.stderr)
         if failed:
             sys.exit(1)
+
+
+def _answer(line: str) -> None:
+    """The job's one-line answer: plain on stdout, and a log record in the job's log file only."""
+    print(line, flush=True)
+    record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
 
 
 def config_hash(cfg: DictConfig) -> str:

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .results import PROCESSES_CSV, RESULTS_CSV, SAMPLES_CSV, job_result_files, read_csv, write_atomic, write_csv
+from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
 from .stats import hierarchical_medians, percentile_ci, point_medians
 
 METRICS = ("steady", "first_call", "compile")
@@ -49,13 +49,11 @@ def load_side(path: str | Path) -> Side:
     if not root.is_dir():
         raise FileNotFoundError(f"no results at {path}")
     frames, values = [], {}
-    for file in job_result_files(root):
-        folder = file.parent
-        rows = read_csv(file)
-        rows = rows[rows.get("status", pd.Series("ok", index=rows.index)) == "ok"].assign(_job=str(folder))
+    for job in iter_jobs(root):
+        rows = job.results
+        rows = rows[rows.get("status", pd.Series("ok", index=rows.index)) == "ok"].assign(_job=str(job.path))
         frames.append(rows)
-        samples = pd.read_csv(folder / SAMPLES_CSV) if (folder / SAMPLES_CSV).is_file() else pd.DataFrame()
-        procs = pd.read_csv(folder / PROCESSES_CSV) if (folder / PROCESSES_CSV).is_file() else pd.DataFrame()
+        samples, procs = job.samples, job.processes
         for mode in rows["mode"].dropna().unique():
             entry = {"steady": [], "first_call": [], "compile": []}
             if not samples.empty:
@@ -65,7 +63,7 @@ def load_side(path: str | Path) -> Side:
                 mine = procs[procs["mode"] == mode]
                 entry["first_call"] = mine["first_call_s"].dropna().tolist()
                 entry["compile"] = mine["compile_s"].dropna().tolist()
-            values[(str(folder), str(mode))] = entry
+            values[(str(job.path), str(mode))] = entry
     if not frames:
         raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
     return Side(pd.concat(frames, ignore_index=True), values)
@@ -180,7 +178,7 @@ def _key(value) -> tuple:
 
 def render(table: pd.DataFrame) -> pd.DataFrame:
     """The table for reading: case, metric, times, ratio with CI, p, verdict."""
-    from .tables import format_seconds
+    from .formatting import format_seconds
 
     view = table.drop(columns=[c for c in ("base_s", "new_s", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value")
                                if c in table.columns]).copy()
@@ -209,7 +207,7 @@ def plot(table: pd.DataFrame, keys: list[str], threshold: float, path: Path) -> 
                      np.clip(table["ratio_ci_high"].to_numpy(float) - ratio, 0, None)])
     colours = table["verdict"].map({"slower": "tab:red", "faster": "tab:green"}).fillna("tab:grey").tolist()
     ax.axvspan(1 / (1 + threshold), 1 + threshold, color="grey", alpha=0.15, label=f"noise threshold ±{threshold:.0%}")
-    ax.axvline(1.0, color="black", linewidth=1)
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)  # dotted: a reference, not a measurement
     for i in range(len(table)):
         ax.errorbar(ratio[i], y[i], xerr=err[:, i:i + 1], fmt="o", color=colours[i], capsize=3)
     ax.set_yticks(y, labels, fontsize=7)
@@ -263,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scope = "across machines" if across_machines(base, new) else "on one machine"
     head = [f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
             f"alpha {args.alpha})", *(f"  differs: {line}" for line in env)]
-    from .tables import markdown_table, text_table
+    from .formatting import markdown_table, text_table
 
     lines = [*head, ""]
     lines += [text_table(render(table), width=40)] if not table.empty else ["no case in common"]

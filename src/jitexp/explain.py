@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .tables import format_seconds
+from .formatting import format_bytes, format_seconds
 
 DISPATCH_SHARE = 0.5
 BIG_KERNEL_OPS = 2
@@ -45,8 +45,8 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
                   f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's {format_seconds(eager_s)}")
     elif traffic >= FUSION_TRAFFIC:
         label = "fusion-bound"
-        detail = (f"eager moves {_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
-                  f"{_count(kernels, 'kernel')} ({fusions:.0f} fused) move {_bytes(fused_bytes)}, {traffic:.0f}x less")
+        detail = (f"eager moves {format_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
+                  f"{_count(kernels, 'kernel')} ({fusions:.0f} fused) move {format_bytes(fused_bytes)}, {traffic:.0f}x less")
     else:
         label = "mixed"
         detail = (f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
@@ -68,15 +68,6 @@ def _count(n: float, noun: str) -> str:
 
 def _ratio(r: float) -> str:
     return "?x" if math.isnan(r) else f"{r:.1f}x"
-
-
-def _bytes(b: float) -> str:
-    if math.isnan(b):
-        return "? B"
-    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if b >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
 
 
 def _flops(f: float) -> str:

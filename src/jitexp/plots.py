@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import tables
+from . import formatting, tables
 from .results import write_atomic
 
 DPI = 120
+UNSTABLE_MARKER = "D"  # a diamond: the row is flagged unstable (fill still says whether its CI met the target)
 
 
 PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
@@ -51,7 +52,7 @@ def figure_groups(df: pd.DataFrame):
     if df.empty or not keys:
         return
     for values, rows in df.groupby(keys, dropna=False, sort=False):
-        yield dict(zip(keys, tables._as_tuple(values))), rows
+        yield dict(zip(keys, tables.as_tuple(values))), rows
 
 
 def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -67,20 +68,21 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     static_varies = tables.VARIANT in varying
     groups = []
     for values, case in rows.groupby(keys, dropna=False, sort=False):
-        ident = dict(zip(keys, tables._as_tuple(values)))
+        ident = dict(zip(keys, tables.as_tuple(values)))
         parts = []
-        text = tables.params_text(ident, static_mark=static_varies or tables.is_static(ident.get(tables.VARIANT)))
+        static_mark = static_varies or formatting.is_static(ident.get(tables.VARIANT))
+        text = formatting.params_text(ident, static_mark=static_mark)
         if text:
             parts.append(text)
         elif static_varies:
             parts.append(f"static_argnums={ident.get(tables.VARIANT)}")
         for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options")):
             if knob in varying:
-                parts.append(f"{short} {tables._text_value(ident.get(knob)) or '-'}")
+                parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
         if "size" in ident:
             parts.append(f"size {_show(ident['size'])}")
-        sort_key = tuple((tables._text_value(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
-                         if not tables._missing(ident.get(k)) else "" for k in keys)
+        sort_key = tuple((formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
+                         if not formatting.is_missing(ident.get(k)) else "" for k in keys)
         groups.append((sort_key, "\n".join(parts), case))
     try:
         groups.sort(key=lambda g: g[0])
@@ -91,16 +93,17 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def _modes(rows: pd.DataFrame) -> list[str]:
     modes = [str(m) for m in pd.unique(rows["mode"].dropna())] if "mode" in rows.columns else []
-    return sorted(modes, key=lambda m: (tables._mode_rank(m), m))
+    return sorted(modes, key=lambda m: (tables.mode_rank(m), m))
 
 
 def _colour(mode: str) -> str:
-    return f"C{tables._mode_rank(mode)}" if mode in tables.MODE_ORDER else "C5"
+    return f"C{tables.mode_rank(mode)}" if mode in tables.MODE_ORDER else "C5"
 
 
 def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: median time per call of every mode as a point with its 95% CI,
-    on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: unstable; x: failed."""
+    on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: the CI missed its target
+    (ci_target_met false); diamond: unstable; x: failed. The CI bar itself shows how tight each point is."""
     paths = []
     for ident, rows in figure_groups(df):
         if tables.ok_rows(rows).empty:
@@ -114,25 +117,25 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         for gi, (label, case) in enumerate(groups):
             for mi, mode in enumerate(modes):
                 x = gi + (mi - (len(modes) - 1) / 2) * width
-                mrows = case[tables._flag(case, "mode", mode)]
+                mrows = case[tables.has_value(case, "mode", mode)]
                 if mrows.empty:
                     continue
                 ok = tables.ok_rows(mrows)
                 if ok.empty:
                     err = tables.error_rows(mrows)
-                    failures.append((x, tables._tail(err["error_type"].iloc[0]) if not err.empty else "no data", mode))
+                    kind = formatting.short_name(err["error_type"].iloc[0]) if not err.empty else "no data"
+                    failures.append((x, kind, mode))
                     continue
                 agg = tables.aggregate(ok)
-                unstable = tables._column(ok, "unstable").map(tables._true).any()
                 y = agg["median_s"]
                 yerr = [[_nonneg(y - agg["ci95_low_s"])], [_nonneg(agg["ci95_high_s"] - y)]]
                 colour = _colour(mode)
-                ax.errorbar([x], [y], yerr=yerr, fmt="o", markersize=7, capsize=4, color=colour,
-                            markerfacecolor="white" if unstable else colour, markeredgewidth=1.5,
-                            label=mode if mode not in labelled else None)
+                ax.errorbar([x], [y], yerr=yerr, fmt=UNSTABLE_MARKER if _any_unstable(ok) else "o", markersize=7,
+                            capsize=4, color=colour, markerfacecolor="white" if _missed_target(ok) else colour,
+                            markeredgewidth=1.5, label=mode if mode not in labelled else None)
                 labelled.add(mode)
                 if show_values:
-                    ax.annotate(tables.format_seconds(y), (x, y), textcoords="offset points", xytext=(6, 0),
+                    ax.annotate(formatting.format_seconds(y), (x, y), textcoords="offset points", xytext=(6, 0),
                                 va="center", ha="left", fontsize=7, color=colour)
         for x, kind, mode in failures:
             ax.plot([x], [0.04], marker="x", markersize=9, color=_colour(mode), transform=ax.get_xaxis_transform(),
@@ -150,12 +153,15 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], marker="o", linestyle="none", color=_colour(m), label=m) for m in modes]
-        if _any_unstable(rows):
+        if _missed_target(tables.ok_rows(rows)):
             handles.append(Line2D([], [], marker="o", linestyle="none", color="grey", markerfacecolor="white",
-                                  markeredgewidth=1.5, label="hollow: unstable (see Caveats)"))
+                                  markeredgewidth=1.5, label="hollow: CI wider than the target"))
+        if _any_unstable(tables.ok_rows(rows)):
+            handles.append(Line2D([], [], marker=UNSTABLE_MARKER, linestyle="none", color="grey",
+                                  label="diamond: unstable (see Caveats)"))
         if failures:
             handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
-        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        _legend_below(fig, handles)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("time per call: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "time", ident, df))
@@ -163,7 +169,13 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def _any_unstable(rows: pd.DataFrame) -> bool:
-    return bool(tables._column(tables.ok_rows(rows), "unstable").map(tables._true).any())
+    return bool(tables.get_column(rows, "unstable").map(formatting.is_true).any())
+
+
+def _missed_target(rows: pd.DataFrame) -> bool:
+    """Whether any row says its CI missed the target width (ci_target_met false; unknown counts as met)."""
+    met = tables.get_column(rows, "ci_target_met")
+    return bool((met.notna() & ~met.map(formatting.is_true).astype(bool)).any())
 
 
 # ---- speedup: one figure per workload and dtype, a vs-NumPy panel when there are numpy rows -------
@@ -176,7 +188,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
     if speedup.empty and "speedup_vs_numpy" not in df.columns:
         return paths
     numpy_rows = tables.ok_rows(df)
-    numpy_rows = numpy_rows[tables._column(numpy_rows, "speedup_vs_numpy").notna()]
+    numpy_rows = numpy_rows[tables.get_column(numpy_rows, "speedup_vs_numpy").notna()]
     for ident, rows in figure_groups(df):
         mine = _match(speedup, ident)
         theirs = _match(numpy_rows, ident)
@@ -204,13 +216,13 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     baselines = set()
     for gi, (label, case) in enumerate(groups):
         for mi, mode in enumerate(modes):
-            rows = case[tables._flag(case, "mode", mode)]
+            rows = case[tables.has_value(case, "mode", mode)]
             if rows.empty:
                 continue
             r = rows.iloc[0]
             y = float(rows[column].median())
-            lo = float(tables._column(rows, low_col).min())
-            hi = float(tables._column(rows, high_col).max())
+            lo = float(tables.get_column(rows, low_col).min())
+            hi = float(tables.get_column(rows, high_col).max())
             if not math.isfinite(y) or y <= 0:
                 continue
             baselines.add(str(r.get("baseline_mode", "numpy")) if column == "speedup" else "numpy")
@@ -243,12 +255,13 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
 
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
-    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not tables._missing(verdict) else "")
-    text = f"{tables._three(y)}x {word}".rstrip()
+    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not formatting.is_missing(verdict) else "")
+    text = f"{formatting.three_digits(y)}x {word}".rstrip()
     if math.isfinite(lo) and math.isfinite(hi):
-        text += f"\nCI {tables._three(lo)}-{tables._three(hi)}x"
+        text += f"\nCI {formatting.three_digits(lo)}-{formatting.three_digits(hi)}x"
     if row is not None and verdict in ("faster", "slower") and row.get("mode") != tables.NUMPY:
-        text += "\n" + _payoff_words(row)
+        text += "\n" + formatting.payoff_words(row.get("verdict"), row.get("break_even_calls"),
+                                                      row.get("ahead_until_calls"))
     return text
 
 
@@ -277,17 +290,17 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     paths = []
     for ident, rows in figure_groups(df):
         ok = tables.ok_rows(rows)
-        ok = ok[tables._column(ok, "first_call_s").notna() & ~tables._flag(ok, "mode", tables.NUMPY)]
-        if ok.empty or not (~tables._flag(ok, "mode", tables.EAGER)).any():
+        ok = ok[tables.get_column(ok, "first_call_s").notna() & ~tables.has_value(ok, "mode", tables.NUMPY)]
+        if ok.empty or not (~tables.has_value(ok, "mode", tables.EAGER)).any():
             continue
         groups = case_groups(ok)
         bars = []  # (group index, label, parts {phase: seconds}, total)
         for gi, (label, case) in enumerate(groups):
             for mode in _modes(case):
-                mrows = case[tables._flag(case, "mode", mode)]
+                mrows = case[tables.has_value(case, "mode", mode)]
                 r = mrows.iloc[0]
                 bars.append((gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"]))
-                if not tables._missing(r.get("cache_warm_first_call_s")):
+                if not formatting.is_missing(r.get("cache_warm_first_call_s")):
                     bars.append((gi, f"{mode}\ncache warm",
                                  _phases(r, "cache_warm_first_call_s", "cache_warm_trace_s", "cache_warm_lower_s",
                                          "cache_warm_compile_s"), r["cache_warm_first_call_s"]))
@@ -306,7 +319,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                     ax.bar(x, value, bottom=bottom, width=0.7, color=colour, label=name,
                            hatch="//" if label.startswith(tables.EAGER) else None, edgecolor="white", linewidth=0.5)
                     bottom += value
-            ax.annotate(tables.format_seconds(total), (x, bottom), textcoords="offset points", xytext=(0, 3),
+            ax.annotate(formatting.format_seconds(total), (x, bottom), textcoords="offset points", xytext=(0, 3),
                         ha="center", va="bottom", fontsize=7)
         ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
         if len(groups) > 1 or groups[0][0]:
@@ -319,12 +332,14 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
         ax.set_ylabel("cold first call in a fresh process")
         ax.grid(True, axis="y", alpha=0.25)
-        handles, labels = ax.get_legend_handles_labels()
-        unique = dict(zip(labels, handles))
-        has_eager = any(b[1] == tables.EAGER for b in bars)
-        ax.legend(unique.values(), unique.keys(), fontsize=8,
-                  title="hatched: eager\n(compiles each\nprimitive)" if has_eager else "no eager rows here",
-                  title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        from matplotlib.patches import Patch
+
+        drawn = set(_unique_handles(fig)[1])
+        handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
+        if any(b[1] == tables.EAGER for b in bars):
+            handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//",
+                                 label="hatched: eager (compiles each primitive)"))
+        _legend_below(fig, handles, ncol=min(len(handles), 3))
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))
     return paths
@@ -333,9 +348,9 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:
     """trace/lower/compile and execute = the rest of the first call (NaN parts count as 0)."""
     total = float(row[total_col])
-    if all(tables._missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
+    if all(formatting.is_missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
         return {"whole_s": total}  # an older row: only the whole first call is known
-    parts = {k: float(row.get(c)) if not tables._missing(row.get(c)) else 0.0
+    parts = {k: float(row.get(c)) if not formatting.is_missing(row.get(c)) else 0.0
              for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))}
     parts["execute_s"] = max(total - sum(parts.values()), 0.0)
     return parts
@@ -344,34 +359,39 @@ def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, comp
 # ---- growth: time vs size with the exponent ------------------------------------------------
 
 def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band, the growth
-    exponent (least-squares slope of log time over log size) in the legend, its fit dashed."""
+    """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band; from
+    MIN_GROWTH_SIZES sizes on, the growth exponent (least-squares slope of log time over log size) in the
+    legend and its fit dashed; with fewer, the legend says why there is none."""
     points = tables.scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points):
         fig, ax = _figure()
+        fitted = False
         for label, line in lines:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
             slope = tables.growth_exponent(x, y)
-            (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {tables.growth_text(slope)}")
+            growth = (formatting.growth_text(slope) if math.isfinite(slope) else
+                      f"no exponent from {np.unique(x).size} sizes (needs {tables.MIN_GROWTH_SIZES})")
+            (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {growth}")
             low, high = _band(line, y)
             ax.fill_between(x, low, high, color=drawn.get_color(), alpha=0.2, linewidth=0)
             if math.isfinite(slope):
+                fitted = True
                 intercept = np.mean(np.log(y) - slope * np.log(x))
-                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1, color=drawn.get_color(),
-                        alpha=0.7)
+                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
         _loglog(ax, "median time per call", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
                      fontsize=10)
-        ax.legend(title="mode (band: 95% CI; dashed: fit)", fontsize=8, title_fontsize=8)
+        _legend_below(fig, ncol=2, title="band: 95% CI" + ("; dashed: least-squares fit" if fitted else ""),
+                      title_fontsize=8)
         paths.append(_save(fig, out, "scaling", ident, df))
     return paths
 
 
 def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
-    """Per workload/params/dtype/device: compile_s (solid, where measured) and cold first call (dashed) vs size.
+    """Per workload/params/dtype/device: compile_s (circles, where measured) and cold first call (squares) vs size.
 
     The first call stands in for compile time where compile_s is not measured (eager, or a
     runner that only times the first call), and bounds it from above where it is.
@@ -389,13 +409,13 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             if _positive(compile_y).any():
                 (drawn,) = ax.plot(x, compile_y, marker="o", label=f"{label}: compile")
                 colour = drawn.get_color()
-            ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", linestyle="--",
-                    color=colour, label=f"{label}: first call (cold)")
+            ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", color=colour,
+                    label=f"{label}: first call (cold)")
         _loglog(ax, "time", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
         ax.set_title("compile cost: " + _title(ident), fontsize=10)
-        ax.legend(fontsize=8)
+        _legend_below(fig, ncol=2)
         paths.append(_save(fig, out, "compile", ident, df))
     return paths
 
@@ -411,13 +431,13 @@ def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> lis
         return paths
     frame = tables.join_jobs(calls, df)
     params = {c[len("param_"):] for c in tables.param_columns(df)}
-    frame = frame.assign(probe=tables._text(frame, "probe").replace("", "cold"))
+    frame = frame.assign(probe=tables.text_column(frame, "probe").replace("", "cold"))
     for workload, rows in frame.groupby("workload", sort=False):
         probes = [p for p in ("cold", "sequence") if (rows["probe"] == p).any()]
         fig, axes = _figure(width=6.0 * len(probes) + 0.5, ncols=len(probes))
         for ax, probe in zip(axes, probes):
             _calls_panel(ax, rows[rows["probe"] == probe], probe, params)
-        dtypes = [d for d in pd.unique(tables._text(rows, "dtype")) if d]
+        dtypes = [d for d in pd.unique(tables.text_column(rows, "dtype")) if d]
         fig.suptitle(f"per-call latency: {workload}" + (f" | {', '.join(dtypes)}" if dtypes else ""), fontsize=10)
         paths.append(_save(fig, out, "calls", {"workload": workload}, df))
     return paths
@@ -432,21 +452,21 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
     for (job, mode), line in jobs:
         line = line.sort_values("call")
         r = line.iloc[0]
-        static = tables._text_value(r.get(tables.VARIANT))
+        static = formatting.cell_text(r.get(tables.VARIANT))
         if probe == "cold":
-            label = f"{mode}, {tables.params_text(r, static_mark=True) or 'static_argnums=' + (static or '-')}"
+            label = f"{mode}, {formatting.params_text(r, static_mark=True) or 'static_argnums=' + (static or '-')}"
         else:
-            names = sorted({v.split("=", 1)[0] for v in tables._text(line, "variant") if "=" in v} & params)
-            mark = f"{', '.join(names)} {'static' if tables.is_static(static) else 'traced'}: " if names else ""
+            names = sorted({v.split("=", 1)[0] for v in tables.text_column(line, "variant") if "=" in v} & params)
+            mark = f"{', '.join(names)} {'static' if formatting.is_static(static) else 'traced'}: " if names else ""
             label = f"{mode}, {mark}static_argnums={static or '-'}"
-        job_text = f"job {tables._plain(job)}" if not tables._missing(job) else ""
-        ok = line[~tables._flag(line, "status", "error")]
-        err = line[tables._flag(line, "status", "error")]
+        job_text = f"job {formatting.plain(job)}" if not formatting.is_missing(job) else ""
+        ok = line[~tables.has_value(line, "status", "error")]
+        err = line[tables.has_value(line, "status", "error")]
         if probe == "sequence":
-            for c, v in zip(line["call"], tables._text(line, "variant")):
+            for c, v in zip(line["call"], tables.text_column(line, "variant")):
                 ticks.setdefault(int(c), v)
         if len(err):
-            key = (label, tables._tail(err["error_type"].iloc[0]))
+            key = (label, formatting.short_name(err["error_type"].iloc[0]))
             failed.setdefault(key, []).append((job_text, err["call"].to_numpy(float)))
         if ok.empty:
             continue
@@ -459,7 +479,7 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
         ax.plot(x[compiled], y[compiled], linestyle="none", marker="o", markersize=12, markerfacecolor="none",
                 markeredgecolor="red", markeredgewidth=1.5)
         for xi, yi, (_, c) in zip(x[compiled], y[compiled], ok[compiled].iterrows()):
-            reason = tables._text_value(c.get("miss_reason"))
+            reason = formatting.cell_text(c.get("miss_reason"))
             if reason and (xi, reason) not in annotated:
                 annotated.add((xi, reason))
                 ax.annotate(textwrap_short(reason), (xi, yi), textcoords="offset points", xytext=(10, 10),
@@ -494,8 +514,8 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
 
 
 def _compiled_mask(rows: pd.DataFrame) -> np.ndarray:
-    compiled = tables._column(rows, "compiled").map(tables._true).astype(bool).to_numpy()
-    compiles = pd.to_numeric(tables._column(rows, "compiles"), errors="coerce").fillna(0).to_numpy(float) > 0
+    compiled = tables.get_column(rows, "compiled").map(formatting.is_true).astype(bool).to_numpy()
+    compiles = pd.to_numeric(tables.get_column(rows, "compiles"), errors="coerce").fillna(0).to_numpy(float) > 0
     return compiled | compiles
 
 
@@ -525,20 +545,41 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
         return
     keys = tables.case_keys(points, size=False)
     for values, group in points.groupby(keys, dropna=False, sort=False):
-        ident = dict(zip(keys, tables._as_tuple(values)))
+        ident = dict(zip(keys, tables.as_tuple(values)))
         group = tables.with_variant_columns(group)
         cols = [tables.VARIANT, *tables.KNOBS]
         multi = [c for c in cols if group[c].astype("string").nunique(dropna=False) > 1]
         lines = []
         variants = group.groupby(["mode", *cols], dropna=False, sort=False)
-        for (mode, *variant), line in sorted(variants, key=lambda g: (tables._mode_rank(g[0][0]), *map(tables._text_value, g[0][1:]))):
+        ranked = sorted(variants, key=lambda g: (tables.mode_rank(g[0][0]), *map(formatting.cell_text, g[0][1:])))
+        for (mode, *variant), line in ranked:
             line = line.sort_values("size")
             usable = line[np.isfinite(line[value].astype(float)) & (line[value].astype(float) > 0)]
             if usable["size"].nunique() >= 2:
-                extra = [f"{c.replace('_argnums', '')}={tables._text_value(v) or '-'}" for c, v in zip(cols, variant) if c in multi]
+                extra = [f"{c.replace('_argnums', '')}={formatting.cell_text(v) or '-'}"
+                         for c, v in zip(cols, variant) if c in multi]
                 lines.append((" ".join([str(mode), *extra]), usable))
         if lines:
             yield ident, lines
+
+
+def _legend_below(fig, handles=None, labels=None, *, ncol: int | None = None, **kw) -> None:
+    """The figure's legend in a row below the axes (constrained layout makes room), never beside the plot."""
+    if handles is None:
+        handles, labels = _unique_handles(fig)
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol or min(len(handles), 4), fontsize=8,
+               frameon=False, **kw)
+
+
+def _unique_handles(fig) -> tuple[list, list[str]]:
+    """Every labelled artist of the figure's axes, each label once."""
+    unique: dict[str, object] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            unique.setdefault(label, handle)
+    return list(unique.values()), list(unique)
 
 
 def _figure(width: float | None = None, ncols: int | None = None):
@@ -556,7 +597,7 @@ def _seconds_axis(axis) -> None:
     """Tick labels in people's units (100 us, 2 ms) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter
 
-    axis.set_major_formatter(FuncFormatter(lambda v, _: tables.format_seconds(v) if v > 0 else "0"))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: formatting.format_seconds(v) if v > 0 else "0"))
     axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
@@ -596,7 +637,7 @@ def _loglog(ax, ylabel: str, sizes) -> None:
         from matplotlib.ticker import NullLocator
 
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks(ticks, [str(tables._plain(t)) for t in ticks])
+        ax.set_xticks(ticks, [str(formatting.plain(t)) for t in ticks])
         ax.set_xlim(ticks[0] / 1.25, ticks[-1] * 1.6)
 
 
@@ -630,8 +671,8 @@ def _save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: boo
     Old plots are removed before a report draws, so an existing name is a clash within
     this report and gets a ``_2``, ``_3`` suffix instead of being overwritten.
     """
-    knobs = [f"{k.split('_')[0]}-{tables._text_value(ident[k]).strip('[]{}()').replace(' ', '')}" for k in tables.KNOBS
-             if k in ident and tables._text_value(ident[k]) not in ("", "[]", "{}")]
+    knobs = [f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '')}" for k in tables.KNOBS
+             if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}")]
     parts = [kind, ident.get("workload"), _param_slug(ident), *knobs, ident.get("dtype")]
     if size:
         parts.append(ident.get("size"))
@@ -652,44 +693,32 @@ def slug(*parts) -> str:
     """A safe file-name stem: parts joined by ``_``, anything but letters, digits, ``.``, ``_``, ``-`` as ``-``."""
     cleaned = []
     for part in parts:
-        if tables._missing(part) or part == "":
+        if formatting.is_missing(part) or part == "":
             continue
-        text = re.sub(r"[^A-Za-z0-9._-]+", "-", str(tables._plain(part))).strip("-._")
+        text = re.sub(r"[^A-Za-z0-9._-]+", "-", str(formatting.plain(part))).strip("-._")
         if text:
             cleaned.append(text)
     return "_".join(cleaned) or "plot"
 
 
 def _param_slug(ident: dict) -> str:
-    items = [(k[len("param_"):], v) for k, v in ident.items() if k.startswith("param_") and not tables._missing(v)]
-    return "-".join(f"{k}-{tables._plain(v)}" for k, v in items)
+    items = [(k[len("param_"):], v) for k, v in ident.items() if k.startswith("param_") and not formatting.is_missing(v)]
+    return "-".join(f"{k}-{formatting.plain(v)}" for k, v in items)
 
 
 def _show(*values) -> str:
     for value in values:
-        if not tables._missing(value) and str(value):
-            return str(tables._plain(value))
+        if not formatting.is_missing(value) and str(value):
+            return str(formatting.plain(value))
     return ""
 
 
 def _same(series: pd.Series, value) -> pd.Series:
-    if tables._missing(value):
+    if formatting.is_missing(value):
         return series.isna().astype(bool)
     return (series == value).fillna(False).astype(bool)
 
 
-
-
-def _payoff_words(row: pd.Series) -> str:
-    """A point label's pay-off line: ``ahead from call 1``, ``pays off at call 15``, ``ahead until call 3``, ``never pays off``."""
-    v, n, ahead = row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
-    if v == "faster" and not tables._missing(n):
-        if math.isinf(n):
-            return "never pays off"
-        return "ahead from call 1" if n <= 1 else f"pays off at call {int(n)}"
-    if v == "slower" and not tables._missing(ahead) and ahead >= 1:
-        return f"ahead until call {int(ahead)}"
-    return "never pays off"
 
 
 def _label_minor_log_ticks(ax, seconds: bool) -> None:
@@ -707,7 +736,7 @@ def _label_minor_log_ticks(ax, seconds: bool) -> None:
     def minor(v, _):
         mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
         if mantissa in keep:
-            return tables.format_seconds(v) if seconds else f"{v:g}"
+            return formatting.format_seconds(v) if seconds else f"{v:g}"
         return ""
 
     ax.yaxis.set_minor_formatter(FuncFormatter(minor))

@@ -17,14 +17,14 @@ from typing import Sequence
 import pandas as pd
 
 from .results import (
-    CALLS_CSV, REPORT_DIR, SweepState, gather_state, job_result_files, load_results, read_csv, write_atomic,
-    write_csv,
+    CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, gather_state, iter_jobs, load_results, write_atomic, write_csv,
 )
+from .formatting import markdown_table, text_table
+from .report_page import PAGE, page_html
 from .tables import (
     ATTRIBUTION_TERMINAL, ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
-    caveat_summary, compact_view, error_rows, errors_table, markdown_table, memory_table, ok_rows, params_labels,
-    rows_table, scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
-    text_table,
+    caveat_summary, compact_view, error_rows, errors_table, memory_table, ok_rows, params_labels, rows_table,
+    scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
 )
 
 __all__ = [
@@ -71,9 +71,9 @@ def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
     newest = {}
     for base in (outputs / "run", outputs / "multirun"):
         for folder in (base.iterdir() if base.is_dir() else ()):
-            jobs = job_result_files(folder) if folder.is_dir() else []
+            jobs = list(iter_jobs(folder)) if folder.is_dir() else []
             if jobs:
-                newest[folder] = (max(p.stat().st_mtime_ns for p in jobs), folder.name)
+                newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
     return max(newest, key=newest.get) if newest else None
 
 
@@ -103,12 +103,10 @@ def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
     root = path.parent if path.is_file() else path
     if not root.is_dir():
         return None
-    files = sorted(p for p in root.rglob(CALLS_CSV)
-                   if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts))
     frames = []
-    for file in files:
+    for job in iter_jobs(root, marker=CALLS_CSV):
         try:
-            frame = read_csv(file)
+            frame = job.calls
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
             continue
         if not frame.empty:
@@ -140,7 +138,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True
                  source: str | os.PathLike | None = None,
                  frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
                  calls: pd.DataFrame | None = None) -> Path:
-    """Tables as CSV, plots as PNG and summary.md for the rows in df, all into out."""
+    """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
     return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls)[0]
 
 
@@ -148,7 +146,7 @@ def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = Tru
                   source: str | os.PathLike | None = None,
                   frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
                   calls: pd.DataFrame | None = None) -> tuple[Path, list[Path]]:
-    """write_report, also returning every file written (CSVs, PNGs, summary.md)."""
+    """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     frames = report_tables(df, calls) if frames is None else frames
@@ -164,7 +162,16 @@ def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = Tru
         images = make_plots(df, frames["speedup"], out, calls=calls)
     text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
-    return out, [out / "summary.md", *written, *images]
+    title = f"jitexp report: {Path(source).name}" if source is not None else "jitexp report"
+    page = page_html(df, frames["speedup"], _in_kind_order(images), environment_table(df), title=title,
+                     headline=headline(df, state), caveats=caveat_summary(df))
+    _write_text(out / PAGE, page)
+    return out, [out / PAGE, out / "summary.md", *written, *images]
+
+
+def _in_kind_order(images: Sequence[Path]) -> list[Path]:
+    """The pictures in the report's section order (time, speedup, cold start, growth, compile, calls)."""
+    return [p for kind in PLOT_KINDS for p in images if p.name.startswith(kind + "_")]
 
 
 def _remove_old_plots(out: Path) -> None:
@@ -401,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(textwrap.fill(", ".join(names), max(60, shutil.get_terminal_size((100, 24)).columns),
                                 initial_indent=f"  {kind}: ", subsequent_indent="    "))
     print(f"report: {out / 'summary.md'}")
+    print(f"page: {out / PAGE}")
     return 0
 
 
@@ -408,7 +416,7 @@ def _files_by_kind(paths: Sequence[Path]) -> list[tuple[str, list[str]]]:
     """Written files grouped for the terminal: summary, tables, then each kind of plot."""
     groups: dict[str, list[str]] = {}
     for p in paths:
-        kind = "tables" if p.suffix == ".csv" else "summary" if p.suffix == ".md" else p.name.split("_", 1)[0]
+        kind = {".csv": "tables", ".md": "summary", ".html": "page"}.get(p.suffix) or p.name.split("_", 1)[0]
         groups.setdefault(kind, []).append(p.name)
     return list(groups.items())
 

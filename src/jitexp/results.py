@@ -8,8 +8,9 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -150,14 +151,55 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").encode("utf-8")
 
 
-def job_result_files(root: str | os.PathLike) -> list[Path]:
-    """Every job-level results.csv below root: not a gathered one (a folder with jobs below it), not report/."""
+def job_result_files(root: str | os.PathLike, name: str = RESULTS_CSV) -> list[Path]:
+    """Every job-level results.csv (or other job file name) below root: not a gathered one (a folder with
+    jobs below it), not in report/ or a hidden folder."""
     root = Path(root)
-    found = [p for p in root.rglob(RESULTS_CSV)
+    found = [p for p in root.rglob(name)
              if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts)]
     folders = {p.parent for p in found}
     jobs = [p for p in found if not any(f != p.parent and p.parent in f.parents for f in folders)]
     return sorted(jobs, key=_job_sort_key)
+
+
+@dataclass
+class JobFolder:
+    """One job's folder; each of its CSVs is read when first asked for (typed; an empty frame when absent)."""
+
+    path: Path
+
+    def read(self, name: str, *, text: bool = False) -> pd.DataFrame:
+        """The job's CSV called name, typed (or every cell as written with text=True); empty when absent."""
+        file = self.path / name
+        if not file.is_file():
+            return pd.DataFrame()
+        return read_text(file) if text else read_csv(file)
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        """results.csv: one row per case and mode."""
+        return self.read(RESULTS_CSV)
+
+    @cached_property
+    def samples(self) -> pd.DataFrame:
+        """samples.csv: every timed sample."""
+        return self.read(SAMPLES_CSV)
+
+    @cached_property
+    def processes(self) -> pd.DataFrame:
+        """processes.csv: one row per worker process and mode."""
+        return self.read(PROCESSES_CSV)
+
+    @cached_property
+    def calls(self) -> pd.DataFrame:
+        """calls.csv: per-call records of the call probes."""
+        return self.read(CALLS_CSV)
+
+
+def iter_jobs(root: str | os.PathLike, marker: str = RESULTS_CSV) -> Iterator[JobFolder]:
+    """The job folders below root (or root itself when it is one), in job order: folders holding marker."""
+    for path in job_result_files(root, marker):
+        yield JobFolder(path.parent)
 
 
 def _job_sort_key(path: Path) -> tuple:
@@ -293,10 +335,10 @@ def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
     manifest = read_manifest(root)
     state = SweepState(n_jobs=len(manifest) if manifest is not None else None)
     frames = []
-    for path in job_result_files(root):
-        frame = read_text(path)
+    for job in iter_jobs(root):
+        frame = job.read(RESULTS_CSV, text=True)
         if manifest is not None:
-            folder = path.parent.relative_to(root).as_posix()
+            folder = job.path.relative_to(root).as_posix()
             num = int(folder) if folder.isdigit() else _job_num(frame)  # hydra.sweep.subdir may be any name
             if num not in manifest or not (frame.get("overrides", pd.Series([""])) == manifest[num]).all():
                 state.stale.append(folder)

@@ -1,22 +1,25 @@
-"""Pure pandas tables for the report: speedup and break-even, scaling, errors, text rendering.
+"""Pure pandas tables for the report: speedup and break-even, scaling, errors, caveats, views for reading.
 
 Nothing here reads or writes files or prints; every function takes a results frame (the
-columns of ``jitexp.results.COLUMNS``) and returns a frame or a string.
+columns of ``jitexp.results.COLUMNS``) and returns a frame or a list of lines. The words for
+single values (seconds, ratios, verdicts, params) are in formatting.py.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .formatting import (
+    EAGER, NUMPY, cell_text, format_value, is_missing, is_true, payoff_text, plain, short_name, split_reasons,
+    variant_label,
+)
 from .stats import break_even, verdict
 
-EAGER = "eager"
-NUMPY = "numpy"
 MODE_ORDER = ["eager", "jit", "aot", "numpy"]
 VARIANT = "static_argnums"
 KNOBS = ["donate_argnums", "compiler_options"]  # a job's own jit settings: a case of its own when a sweep varies them
@@ -32,6 +35,7 @@ SCALING_COLUMNS = [
     "mode", VARIANT, "n_sizes", "size_min", "size_max",
     "min_size_median_s", "max_size_median_s", "growth_exponent", "first_call_growth_exponent",
 ]
+MIN_GROWTH_SIZES = 3  # a growth exponent needs this many sizes
 ERROR_COLUMNS = [
     "workload", "mode", "size", "dtype", VARIANT, "job_num",
     "error_phase", "error_type", "error_message", "hint",
@@ -51,8 +55,8 @@ def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
 
 def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows that measured something: status ok (or no status column) and a finite median."""
-    ok = _flag(df, "status", "ok") if "status" in df.columns else pd.Series(True, index=df.index)
-    median = pd.to_numeric(_column(df, "median_s"), errors="coerce")
+    ok = has_value(df, "status", "ok") if "status" in df.columns else pd.Series(True, index=df.index)
+    median = pd.to_numeric(get_column(df, "median_s"), errors="coerce")
     return df[ok & np.isfinite(median.astype(float))]
 
 
@@ -60,7 +64,7 @@ def error_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows whose case failed (status error)."""
     if "status" not in df.columns:
         return df.iloc[0:0]
-    return df[_flag(df, "status", "error")]
+    return df[has_value(df, "status", "error")]
 
 
 def aggregate(rows: pd.DataFrame) -> dict:
@@ -71,11 +75,11 @@ def aggregate(rows: pd.DataFrame) -> dict:
     interval; first_call_s and compile_s are medians too.
     """
     return {
-        "median_s": _column(rows, "median_s").median(),
-        "ci95_low_s": _column(rows, "ci95_low_s").min(),
-        "ci95_high_s": _column(rows, "ci95_high_s").max(),
-        "first_call_s": _column(rows, "first_call_s").median(),
-        "compile_s": _column(rows, "compile_s").median(),
+        "median_s": get_column(rows, "median_s").median(),
+        "ci95_low_s": get_column(rows, "ci95_low_s").min(),
+        "ci95_high_s": get_column(rows, "ci95_high_s").max(),
+        "first_call_s": get_column(rows, "first_call_s").median(),
+        "compile_s": get_column(rows, "compile_s").median(),
         "n_rows": len(rows),
     }
 
@@ -95,17 +99,17 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=keys + SPEEDUP_COLUMNS)
     records = []
     for case_values, case in ok.groupby(keys, dropna=False, sort=False):
-        ident = dict(zip(keys, _as_tuple(case_values)))
-        paired_rows = case[_column(case, "speedup").notna()]
-        for _, against in paired_rows.groupby(_text(paired_rows, "baseline_mode"), sort=False):
+        ident = dict(zip(keys, as_tuple(case_values)))
+        paired_rows = case[get_column(case, "speedup").notna()]
+        for _, against in paired_rows.groupby(text_column(paired_rows, "baseline_mode"), sort=False):
             for (mode, variant), rows in _variants(against):
                 records.append({**ident, "mode": mode, VARIANT: variant, **_paired_record(rows, case)})
-        eager = case[_flag(case, "mode", EAGER)]
-        unpaired = case[~_flag(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
+        eager = case[has_value(case, "mode", EAGER)]
+        unpaired = case[~has_value(case, "mode", EAGER) & ~case.index.isin(paired_rows.index)]
         if eager.empty:
             continue
         for (mode, variant), rows in _variants(unpaired):
-            matching = eager[_text(eager, VARIANT) == _text_value(variant)]
+            matching = eager[text_column(eager, VARIANT) == cell_text(variant)]
             base = aggregate(matching if not matching.empty else eager)
             records.append({**ident, "mode": mode, VARIANT: variant, **_unpaired_record(base, aggregate(rows))})
     table = pd.DataFrame.from_records(records, columns=keys + SPEEDUP_COLUMNS)
@@ -116,9 +120,9 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
     """Rows of one compiled mode that carry their job's paired figures, combined."""
     comp = aggregate(rows)
     baseline = str(rows["baseline_mode"].iloc[0])
-    jobs = set(_column(rows, "job_num"))
-    base = aggregate(case[_flag(case, "mode", baseline) & _column(case, "job_num").isin(jobs)])
-    speedup, lo, hi = (_column(rows, c) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
+    jobs = set(get_column(rows, "job_num"))
+    base = aggregate(case[has_value(case, "mode", baseline) & get_column(case, "job_num").isin(jobs)])
+    speedup, lo, hi = (get_column(rows, c) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
     if len(rows) == 1:
         calls, ahead = float(rows["break_even_calls"].iloc[0]), float(rows["ahead_until_calls"].iloc[0])
     else:
@@ -138,7 +142,7 @@ def _unpaired_record(base: dict, comp: dict) -> dict:
     return {
         **_sides(base, comp), "baseline_mode": EAGER, "pairing": "unpaired",
         "speedup": _ratio(base["median_s"], comp["median_s"]), "speedup_ci_low": lo, "speedup_ci_high": hi,
-        "verdict": verdict(lo, hi) if not (_missing(lo) or _missing(hi)) else None,
+        "verdict": verdict(lo, hi) if not (is_missing(lo) or is_missing(hi)) else None,
         "break_even_calls": calls, "ahead_until_calls": ahead,
         "n_eager_rows": base["n_rows"], "n_rows": comp["n_rows"],
     }
@@ -155,80 +159,14 @@ def _sides(base: dict, comp: dict) -> dict:
     }
 
 
-def payoff_text(verdict_: str | None, calls: float, ahead: float, baseline: str = "eager") -> str:
-    """What the cost lines say, worded to agree with the steady-state verdict."""
-    if verdict_ == "faster":
-        if _missing(calls) or math.isinf(calls):
-            return "never pays off"
-        return "ahead from the first call" if calls <= 1 else f"pays off after {int(calls)} calls"
-    if verdict_ == "slower":
-        if not _missing(ahead) and ahead >= 1:
-            return f"ahead for the first {int(ahead)} call{'s' if ahead != 1 else ''} only, then {baseline} wins"
-        return "never pays off"
-    if not _missing(calls) and calls <= 1:
-        return "no steady-state gain; its first call is cheaper"
-    return "no steady-state gain; never pays off"
-
-
-def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float, hi: float, verdict_: str | None) -> str:
-    """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
-    ci = f"(95% CI {_three(lo)}x-{_three(hi)}x)"
-    if verdict_ == "faster":
-        return f"{mode} {_three(speedup)}x faster than {baseline} {ci}"
-    if verdict_ == "slower":
-        return f"{mode} {_three(1 / speedup)}x slower than {baseline} {ci}"
-    return f"{mode} vs {baseline} {_three(speedup)}x: no significant difference {ci}"
-
-
-def job_summary(rows: Sequence[Mapping]) -> str:
-    """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
-    r0 = rows[0]
-    params = " ".join(f"{k[6:]}={_plain(v)}" for k, v in r0.items() if k.startswith("param_"))
-    device = r0.get("device_kind") or r0.get("platform") or ""
-    head = " ".join(str(p) for p in (r0["workload"], params, f"size={_plain(r0['size'])}", r0["dtype"], device) if p)
-    parts, verdicts, notes = [], [], []
-    for row in rows:
-        mode = row["mode"]
-        if row.get("status") != "ok":
-            hint = f" (hint: {row['hint']})" if row.get("hint") else ""
-            parts.append(f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: "
-                         f"{row.get('error_message')}{hint}")
-            continue
-        half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
-        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{half:.0%}")
-        if not _missing(row.get("speedup")):
-            phrase = speedup_phrase(mode, row["baseline_mode"], row["speedup"], row["speedup_ci_low"],
-                                    row["speedup_ci_high"], row["verdict"])
-            if mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
-                verdicts.append(phrase)
-            else:
-                compile_s = row.get("compile_s")
-                compile_part = f", compile {format_seconds(compile_s)}" if _positive(compile_s) else ""
-                payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"],
-                                     row["baseline_mode"])
-                why = f", {row['explanation']}" if not _missing(row.get("explanation")) else ""
-                verdicts.append(f"{phrase}{why}{compile_part}, {payoff}")
-        if not _missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
-            verdicts.append(speedup_phrase(mode, NUMPY, row["speedup_vs_numpy"], row.get("speedup_vs_numpy_ci_low"),
-                                           row.get("speedup_vs_numpy_ci_high"), row.get("verdict_vs_numpy")))
-        if row.get("unstable"):
-            notes.append(f"{mode} unstable: {row['unstable_reason']}")
-    n = max((r.get("n_processes") or 0 for r in rows), default=0)
-    scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
-    text = f"{head}: {', '.join(parts)}"
-    if verdicts:
-        text += " -> " + "; ".join(verdicts)
-    tail = [t for t in [scope, *notes] if t]
-    return text + (f" [{'; '.join(tail)}]" if tail else "")
-
-
 def growth_exponent(sizes: Iterable[float], times: Iterable[float]) -> float:
-    """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under 2 sizes."""
+    """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under MIN_GROWTH_SIZES sizes
+    (two points always fit a line exactly, so a slope from them says nothing about the shape)."""
     s = np.asarray(list(sizes), dtype=float)
     t = np.asarray(list(times), dtype=float)
     keep = np.isfinite(s) & np.isfinite(t) & (s > 0) & (t > 0)
     s, t = s[keep], t[keep]
-    if np.unique(s).size < 2:
+    if np.unique(s).size < MIN_GROWTH_SIZES:
         return math.nan
     return float(np.polyfit(np.log(s), np.log(t), 1)[0])
 
@@ -241,11 +179,11 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
                       "first_call_s", "compile_s", "n_rows"]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
-    ok = ok.assign(mode=_column(ok, "mode"), static_argnums=_column(ok, VARIANT))
+    ok = ok.assign(mode=get_column(ok, "mode"), static_argnums=get_column(ok, VARIANT))
     records = []
     group = keys + ["mode", VARIANT, "size"]
     for values, rows in ok.groupby(group, dropna=False, sort=False):
-        records.append({**dict(zip(group, _as_tuple(values))), **aggregate(rows)})
+        records.append({**dict(zip(group, as_tuple(values))), **aggregate(rows)})
     return _sorted(pd.DataFrame.from_records(records, columns=columns), keys + ["size"])
 
 
@@ -262,7 +200,7 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
         if line["size"].nunique() < 2:
             continue
         records.append({
-            **dict(zip(group, _as_tuple(values))),
+            **dict(zip(group, as_tuple(values))),
             "n_sizes": int(line["size"].nunique()),
             "size_min": line["size"].min(),
             "size_max": line["size"].max(),
@@ -289,8 +227,8 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     table = df.reindex(columns=always + varying).copy()
     table.insert(3, "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
-        table[col] = _column(df, col)
-    errors = [_tail(v) for v in _column(df, "error_type")]
+        table[col] = get_column(df, col)
+    errors = [short_name(v) for v in get_column(df, "error_type")]
     if any(errors):
         table["error"] = errors
     notes = [_notes(row, short=True) for _, row in df.iterrows()]
@@ -304,7 +242,7 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
 def params_labels(df: pd.DataFrame) -> list[str]:
     """Each row's workload params as ``name=value, ...`` (missing params left out)."""
     cols = param_columns(df)
-    return [", ".join(f"{c[len('param_'):]}={_plain(v)}" for c, v in zip(cols, values) if not _missing(v))
+    return [", ".join(f"{c[len('param_'):]}={plain(v)}" for c, v in zip(cols, values) if not is_missing(v))
             for values in df[cols].itertuples(index=False)] if cols else [""] * len(df)
 
 
@@ -315,8 +253,8 @@ def caveats(df: pd.DataFrame) -> list[str]:
         note = _notes(row)
         if note:
             label = str(row.get("workload")) + (f" ({params})" if params else "")
-            label += f" {row.get('mode')} size {_plain(row.get('size'))}"
-            if not _missing(row.get(VARIANT)):
+            label += f" {row.get('mode')} size {plain(row.get('size'))}"
+            if not is_missing(row.get(VARIANT)):
                 label += f" static_argnums={row.get(VARIANT)}"
             lines.append(f"{label}: {note}")
     return lines
@@ -324,13 +262,13 @@ def caveats(df: pd.DataFrame) -> list[str]:
 
 def _notes(row: pd.Series, short: bool = False) -> str:
     notes = []
-    if _true(row.get("unstable")):
+    if is_true(row.get("unstable")):
         reason = row.get("unstable_reason")
-        notes.append(f"unstable ({reason})" if not (short or _missing(reason)) else "unstable")
+        notes.append(f"unstable ({reason})" if not (short or is_missing(reason)) else "unstable")
     compiles = row.get("compiles_during_timing")
-    if not _missing(compiles) and compiles > 0:
+    if not is_missing(compiles) and compiles > 0:
         notes.append(f"{int(compiles)} compile(s) while timed")
-    if not _missing(row.get("matches_eager")) and not bool(row.get("matches_eager")):
+    if not is_missing(row.get("matches_eager")) and not bool(row.get("matches_eager")):
         notes.append("result differs from eager")
     return "; ".join(notes)
 
@@ -374,10 +312,10 @@ def attribution_table(df: pd.DataFrame) -> pd.DataFrame:
     present = [c for c in ("explanation", "eager_ops", "xla_kernels", "jaxpr_eqns") if c in ok.columns]
     if ok.empty or not present:
         return pd.DataFrame(columns=case_keys(df) + columns)
-    compiled = ok[~_flag(ok, "mode", EAGER) & ~_flag(ok, "mode", NUMPY)]
+    compiled = ok[~has_value(ok, "mode", EAGER) & ~has_value(ok, "mode", NUMPY)]
     compiled = compiled[compiled[present].notna().any(axis=1)]
-    eager_b = pd.to_numeric(_column(compiled, "eager_bytes"), errors="coerce").astype(float)
-    fused_b = pd.to_numeric(_column(compiled, "bytes_accessed"), errors="coerce").astype(float)
+    eager_b = pd.to_numeric(get_column(compiled, "eager_bytes"), errors="coerce").astype(float)
+    fused_b = pd.to_numeric(get_column(compiled, "bytes_accessed"), errors="coerce").astype(float)
     compiled = compiled.assign(traffic_cut=(eager_b / fused_b.where(fused_b > 0)))
     return _sorted(_identified(compiled, df, columns), case_keys(df))
 
@@ -397,9 +335,9 @@ def cache_table(df: pd.DataFrame) -> pd.DataFrame:
     ok = ok_rows(df)
     if ok.empty or not {"cache_hit", "cache_cold_first_call_s"} & set(ok.columns):
         return pd.DataFrame(columns=case_keys(df) + CACHE_COLUMNS)
-    rows = ok[_column(ok, "cache_hit").notna() | _column(ok, "cache_cold_first_call_s").notna()]
-    rows = rows.assign(first_call_saved_s=pd.to_numeric(_column(rows, "cache_cold_first_call_s"), errors="coerce")
-                       - pd.to_numeric(_column(rows, "cache_warm_first_call_s"), errors="coerce"))
+    rows = ok[get_column(ok, "cache_hit").notna() | get_column(ok, "cache_cold_first_call_s").notna()]
+    rows = rows.assign(first_call_saved_s=pd.to_numeric(get_column(rows, "cache_cold_first_call_s"), errors="coerce")
+                       - pd.to_numeric(get_column(rows, "cache_warm_first_call_s"), errors="coerce"))
     return _sorted(_identified(rows, df, CACHE_COLUMNS), case_keys(df))
 
 
@@ -408,12 +346,12 @@ def sequence_table(calls: pd.DataFrame | None, df: pd.DataFrame) -> pd.DataFrame
     label per call such as ``n=2 (static)``: which calls compiled and JAX's reason."""
     if calls is None or calls.empty or "probe" not in calls.columns:
         return pd.DataFrame(columns=SEQUENCE_COLUMNS)
-    seq = calls[_text(calls, "probe") == "sequence"]
+    seq = calls[text_column(calls, "probe") == "sequence"]
     if seq.empty:
         return pd.DataFrame(columns=SEQUENCE_COLUMNS)
     seq = join_jobs(seq, df)
     params = {c[len("param_"):] for c in param_columns(df)}
-    seq = seq.assign(label=[variant_label(v, s, params) for v, s in zip(_text(seq, "variant"), _column(seq, VARIANT))])
+    seq = seq.assign(label=[variant_label(v, s, params) for v, s in zip(text_column(seq, "variant"), get_column(seq, VARIANT))])
     return seq.reindex(columns=SEQUENCE_COLUMNS).reset_index(drop=True)
 
 
@@ -430,39 +368,6 @@ def join_jobs(calls: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     return merged.drop(columns=[c for c in merged.columns if c.endswith("_job") or c.startswith("key_")])
 
 
-def variant_label(variant, static_argnums, params: Iterable[str] = ()) -> str:
-    """A probe variant (``n=2``) marked ``(static)`` when it sets a workload param and the job had
-    static_argnums, ``(traced)`` when static_argnums was ``[]``; other variants (size, dtype) as they are.
-
-    The rows do not say which argument a param feeds; jitexp's built-in static argument is always
-    a param's value, so a param under non-empty static_argnums is called static.
-    """
-    text = _text_value(variant)
-    if "=" not in text:
-        return text
-    name = text.split("=", 1)[0].strip()
-    if name not in set(params):
-        return text
-    return f"{text} ({'static' if is_static(static_argnums) else 'traced'})"
-
-
-def is_static(static_argnums) -> bool:
-    """Whether a static_argnums cell names any argument (``[1]``, not ``[]`` or empty)."""
-    text = _text_value(static_argnums).strip()
-    return bool(text) and text not in ("[]", "()", "None")
-
-
-def params_text(row: Mapping, static_mark: bool = False) -> str:
-    """A row's params as ``n=2``; with static_mark ``n=2 (static)`` or ``n=2 (traced)`` (see variant_label)."""
-    items = [(k[len("param_"):], v) for k, v in row.items() if str(k).startswith("param_") and not _missing(v)]
-    if not items:
-        return ""
-    mark = ""
-    if static_mark and VARIANT in row and not _missing(row.get(VARIANT)):
-        mark = " (static)" if is_static(row.get(VARIANT)) else " (traced)"
-    return ", ".join(f"{k}={_plain(v)}" for k, v in items) + mark
-
-
 def caveat_summary(df: pd.DataFrame) -> list[str]:
     """Caveats counted by kind, not repeated per row.
 
@@ -471,29 +376,26 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
     """
     n = len(df)
     lines = []
-    unstable = df[_column(df, "unstable").map(_true).astype(bool)] if n else df
+    unstable = df[get_column(df, "unstable").map(is_true).astype(bool)] if n else df
     if len(unstable):
         kinds: dict[str, int] = {}
-        for reason in _column(unstable, "unstable_reason"):
-            for kind in {reason_kind(r) for r in _REASONS.split(_text_value(reason)) if r.strip()}:
+        for reason in get_column(unstable, "unstable_reason"):
+            for kind in {reason_kind(r) for r in split_reasons(reason)}:
                 kinds[kind] = kinds.get(kind, 0) + 1
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
         lines.append(f"unstable: {len(unstable)} of {n} rows" + (f" ({detail})" if detail else "")
                      + "; reasons per row in results.csv (unstable_reason)" + _examples(unstable, total=n))
-    compiles = pd.to_numeric(_column(df, "compiles_during_timing"), errors="coerce").fillna(0)
+    compiles = pd.to_numeric(get_column(df, "compiles_during_timing"), errors="coerce").fillna(0)
     if (compiles > 0).any():
         lines.append(f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
                      f"({int(compiles.sum())} compile(s)): their steady state was not steady"
                      + _examples(df[compiles > 0]))
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
-        values = _column(df, column)
-        bad = values.notna() & ~values.map(_true).astype(bool)
+        values = get_column(df, column)
+        bad = values.notna() & ~values.map(is_true).astype(bool)
         if bad.any():
             lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad]))
     return lines
-
-
-_REASONS = re.compile(r";\s*(?![^()]*\))")  # "; " between reasons, not inside "(robust cv; limit 10%)"
 
 
 def reason_kind(reason: str) -> str:
@@ -509,102 +411,8 @@ def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None) -> s
     labels = []
     for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
         labels.append(f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
-                      f"size {_plain(row.get('size'))}")
+                      f"size {plain(row.get('size'))}")
     return ": " + "; ".join(labels)
-
-
-def growth_text(exponent: float) -> str:
-    """``time ~ size^2.06`` for a growth exponent; ``-`` when it is missing."""
-    if _missing(exponent) or not math.isfinite(float(exponent)):
-        return "-"
-    return f"time ~ size^{format_value('growth_exponent', exponent)}"
-
-
-# ---- rendering -------------------------------------------------------------------------
-
-def format_seconds(value) -> str:
-    """Seconds for people, three significant digits: ``12.3 ms``, ``45 us``; ``-`` when missing."""
-    if _missing(value):
-        return "-"
-    value = float(value)
-    if math.isinf(value):
-        return "inf"
-    if value == 0:
-        return "0 s"
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if abs(value) >= scale * 0.9995:
-            return f"{_three(value / scale)} {unit}"
-    return f"{_three(value / 1e-9)} ns"
-
-
-def format_bytes(value) -> str:
-    """Bytes for people: ``4.04 MiB``, ``800 B``; ``-`` when missing."""
-    if _missing(value):
-        return "-"
-    value = float(value)
-    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} B"
-
-
-def format_value(column: str, value) -> str:
-    """A cell as text, chosen by column name: seconds, speedups, break-even counts, plain."""
-    if column.endswith("_s"):
-        return format_seconds(value)
-    if _missing(value):
-        return "-"
-    if column in ("speedup", "speedup_ci_low", "speedup_ci_high"):
-        return f"{_three(float(value))}x"
-    if column.endswith("_bytes") or column == "bytes_accessed":
-        return format_bytes(value)
-    if column == "arithmetic_intensity":
-        return f"{float(value):.3g}"
-    if column in ("traffic_cut",):
-        return f"{float(value):.3g}x"
-    if column in ("break_even_calls", "ahead_until_calls"):
-        return "never" if math.isinf(value) else str(int(value))
-    if column.endswith("exponent"):
-        text = f"{float(value):.2f}"
-        return "0.00" if text == "-0.00" else text
-    return str(_plain(value))
-
-
-def render(df: pd.DataFrame, *, width: int | None = None) -> tuple[list[str], list[list[str]]]:
-    """A frame as (headers, rows) of cell strings; cells cut to width characters when given."""
-    headers = [str(c) for c in df.columns]
-    rows = []
-    for values in df.itertuples(index=False):
-        cells = [format_value(c, v).replace("\n", " ") for c, v in zip(headers, values)]
-        if width:
-            cells = [c if len(c) <= width else c[: width - 3] + "..." for c in cells]
-        rows.append(cells)
-    return headers, rows
-
-
-def markdown_table(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured markdown table (pipes escaped), without needing tabulate."""
-    headers, rows = render(df)
-
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-               for c in df.columns]
-    rule = ["---:" if n else "---" for n in numeric]
-    return "\n".join([line(headers), "|" + "|".join(rule) + "|", *map(line, rows)])
-
-
-def text_table(df: pd.DataFrame, *, width: int = 48) -> str:
-    """An aligned plain-text table for the terminal (long cells cut)."""
-    headers, rows = render(df, width=width)
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric)).rstrip()
-
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 
 def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[str] = ("workload", "size", "mode")) -> pd.DataFrame:
@@ -613,7 +421,7 @@ def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[st
     idents = ["workload", "params", "size", "dtype", "device_kind", "mode", VARIANT, *KNOBS]
     view = pd.DataFrame(index=table.index)
     for col in idents:
-        values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else _column(table, col)
+        values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else get_column(table, col)
         if col in always or (values_.notna().any() and values_.astype("string").nunique(dropna=False) > 1):
             view[col] = values_
     for col in values:
@@ -638,9 +446,9 @@ def attribution_details(attribution: pd.DataFrame) -> list[str]:
     """``elementwise_chain size 10000 jit: fusion-bound: eager moves 4.04 MiB ...``, one line per row."""
     lines = []
     for (_, row), params in zip(attribution.iterrows(), params_labels(attribution)):
-        if _missing(row.get("explanation_detail")):
+        if is_missing(row.get("explanation_detail")):
             continue
-        label = f"{row['workload']}{' (' + params + ')' if params else ''} size {_plain(row['size'])} {row['mode']}"
+        label = f"{row['workload']}{' (' + params + ')' if params else ''} size {plain(row['size'])} {row['mode']}"
         lines.append(f"{label}: {row.get('explanation')}: {row['explanation_detail']}")
     return lines
 
@@ -648,7 +456,7 @@ def attribution_details(attribution: pd.DataFrame) -> list[str]:
 def sequence_view(sequence: pd.DataFrame) -> pd.DataFrame:
     """The retrace probe for reading: job, mode, static_argnums, call, label, compiled, why."""
     view = sequence.reindex(columns=SEQUENCE_VIEW).copy()
-    view["error_type"] = [_tail(v) for v in view["error_type"]]
+    view["error_type"] = [short_name(v) for v in view["error_type"]]
     keep = [c for c in view.columns if c in ("call", "label") or (view[c].notna() & (view[c].astype("string") != "")).any()]
     return view.loc[:, keep]
 
@@ -667,7 +475,7 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     for col in ("eager_median_s", "median_s", "speedup"):
         view[col] = speedup[col]
     view["speedup_ci95"] = [
-        "-" if _missing(lo) and _missing(hi) else f"{format_value('speedup', lo)} - {format_value('speedup', hi)}"
+        "-" if is_missing(lo) and is_missing(hi) else f"{format_value('speedup', lo)} - {format_value('speedup', hi)}"
         for lo, hi in zip(speedup["speedup_ci_low"], speedup["speedup_ci_high"])]
     view["verdict"] = speedup["verdict"]
     view["pairing"] = speedup["pairing"]
@@ -681,14 +489,14 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
 
 def _variants(compiled: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
     """Compiled rows split by (mode, static_argnums), modes in jit, aot, other order (jit's knobs are case keys)."""
-    frame = compiled.assign(static_argnums=_column(compiled, VARIANT))
+    frame = compiled.assign(static_argnums=get_column(compiled, VARIANT))
     groups = list(frame.groupby(["mode", VARIANT], dropna=False, sort=False))
-    return sorted(groups, key=lambda g: (_mode_rank(g[0][0]), _text_value(g[0][1])))
+    return sorted(groups, key=lambda g: (mode_rank(g[0][0]), cell_text(g[0][1])))
 
 
 def with_variant_columns(df: pd.DataFrame) -> pd.DataFrame:
     """df with static_argnums and the knob columns present (missing ones empty), so old CSVs group alike."""
-    return df.assign(**{c: _column(df, c).astype("object").where(_column(df, c).notna(), None)
+    return df.assign(**{c: get_column(df, c).astype("object").where(get_column(df, c).notna(), None)
                         for c in [VARIANT, *KNOBS]})
 
 
@@ -696,75 +504,40 @@ def _sorted(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     if table.empty:
         return table.reset_index(drop=True)
     order = [k for k in keys if k in table.columns]
-    rank = table["mode"].map(_mode_rank) if "mode" in table.columns else 0
+    rank = table["mode"].map(mode_rank) if "mode" in table.columns else 0
     table = table.assign(_rank=rank)
     table = table.sort_values(order + ["_rank"], kind="stable", na_position="last")
     return table.drop(columns="_rank").reset_index(drop=True)
 
 
-def _mode_rank(mode) -> int:
+def mode_rank(mode: object) -> int:
+    """A mode's place in the report's order (eager, jit, aot, numpy, then others)."""
     return MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER)
 
 
-def _column(df: pd.DataFrame, name: str) -> pd.Series:
+def get_column(df: pd.DataFrame, name: str) -> pd.Series:
+    """df[name], or a column of NaN when an older CSV lacks it."""
     if name in df.columns:
         return df[name]
     return pd.Series(np.nan, index=df.index, dtype=float)
 
 
-def _flag(df: pd.DataFrame, column: str, value: str) -> pd.Series:
-    return (_text(df, column) == value).astype(bool)
+def has_value(df: pd.DataFrame, column: str, value: str) -> pd.Series:
+    """Which rows hold value in column (as text; False where the column is missing)."""
+    return (text_column(df, column) == value).astype(bool)
 
 
-def _text(df: pd.DataFrame, column: str) -> pd.Series:
-    return _column(df, column).astype("string").fillna("")
-
-
-def _text_value(value) -> str:
-    return "" if _missing(value) else str(value)
+def text_column(df: pd.DataFrame, column: str) -> pd.Series:
+    """A column as strings, missing cells as ""."""
+    return get_column(df, column).astype("string").fillna("")
 
 
 def _ratio(num: float, den: float) -> float:
-    if _missing(num) or _missing(den) or den <= 0:
+    if is_missing(num) or is_missing(den) or den <= 0:
         return math.nan
     return float(num) / float(den)
 
 
-def _as_tuple(values) -> tuple:
+def as_tuple(values: object) -> tuple:
+    """A groupby key as a tuple (pandas gives a bare value for one key)."""
     return values if isinstance(values, tuple) else (values,)
-
-
-def _missing(value) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _positive(value) -> bool:
-    return not _missing(value) and float(value) > 0
-
-
-def _true(value) -> bool:
-    return not _missing(value) and bool(value)
-
-
-def _plain(value):
-    """Integral floats as ints (CSV round-trips turn 3 into 3.0 next to NaN)."""
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def _three(value: float) -> str:
-    text = f"{value:.3g}"
-    return text if "e" not in text else f"{value:.0f}"
-
-
-def _tail(value) -> str:
-    return "" if _missing(value) else str(value).rsplit(".", 1)[-1]
-

@@ -1,0 +1,319 @@
+"""Pure value-to-text for everything that prints: seconds, bytes, ratios, tables, verdict and pay-off phrases.
+
+Nothing here reads files or knows a results frame's grouping; tables.py builds the frames,
+this module words them. Missing values (None, NaN, pd.NA) read as ``-`` unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+NUMPY = "numpy"
+EAGER = "eager"
+STATIC_ARGNUMS = "static_argnums"
+
+# ---- missing values and plain numbers ----------------------------------------------------
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN or pd.NA (a value pandas would call missing); lists and other objects are not."""
+    if value is None or value is pd.NA:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def is_true(value: Any) -> bool:
+    """A flag cell that is present and true (a missing flag is not true)."""
+    return not is_missing(value) and bool(value)
+
+
+def is_positive(value: Any) -> bool:
+    """A number that is present and above zero."""
+    return not is_missing(value) and float(value) > 0
+
+
+def plain(value: Any) -> Any:
+    """Integral floats as ints (CSV round-trips turn 3 into 3.0 next to NaN), NumPy scalars as Python ones."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def cell_text(value: Any) -> str:
+    """A cell as text, ``""`` when it is missing."""
+    return "" if is_missing(value) else str(value)
+
+
+def short_name(qualified: Any) -> str:
+    """The last dotted part of a class name: ``jax.errors.TracerBoolConversionError`` -> ``TracerBoolConversionError``."""
+    return "" if is_missing(qualified) else str(qualified).rsplit(".", 1)[-1]
+
+
+def three_digits(value: float) -> str:
+    """Three significant digits without exponent notation: ``1.94``, ``12.3``, ``4567``."""
+    text = f"{value:.3g}"
+    return text if "e" not in text else f"{value:.0f}"
+
+
+# ---- units -------------------------------------------------------------------------------
+
+
+def format_seconds(value: Any) -> str:
+    """Seconds for people, three significant digits: ``12.3 ms``, ``45 us``; ``-`` when missing."""
+    if is_missing(value):
+        return "-"
+    value = float(value)
+    if math.isinf(value):
+        return "inf"
+    if value == 0:
+        return "0 s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if abs(value) >= scale * 0.9995:
+            return f"{three_digits(value / scale)} {unit}"
+    return f"{three_digits(value / 1e-9)} ns"
+
+
+def format_bytes(value: Any) -> str:
+    """Bytes for people: ``4.04 MiB``, ``800 B``; ``-`` when missing."""
+    if is_missing(value):
+        return "-"
+    value = float(value)
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def format_ratio(value: Any) -> str:
+    """A speedup or ratio: ``1.94x``; ``-`` when missing."""
+    return "-" if is_missing(value) else f"{three_digits(float(value))}x"
+
+
+def format_percent(fraction: float) -> str:
+    """A fraction as a whole percentage: ``0.034`` -> ``3%``."""
+    return f"{fraction:.0%}"
+
+
+def format_value(column: str, value: Any) -> str:
+    """A cell as text, chosen by column name: seconds, speedups, bytes, break-even counts, plain."""
+    if column.endswith("_s"):
+        return format_seconds(value)
+    if is_missing(value):
+        return "-"
+    if column in ("speedup", "speedup_ci_low", "speedup_ci_high"):
+        return format_ratio(value)
+    if column.endswith("_bytes") or column == "bytes_accessed":
+        return format_bytes(value)
+    if column == "arithmetic_intensity":
+        return f"{float(value):.3g}"
+    if column in ("traffic_cut",):
+        return f"{float(value):.3g}x"
+    if column in ("break_even_calls", "ahead_until_calls"):
+        return "never" if math.isinf(value) else str(int(value))
+    if column.endswith("exponent"):
+        text = f"{float(value):.2f}"
+        return "0.00" if text == "-0.00" else text
+    return str(plain(value))
+
+
+def growth_text(exponent: float) -> str:
+    """``time ~ size^2.06`` for a growth exponent; ``-`` when it is missing."""
+    if is_missing(exponent) or not math.isfinite(float(exponent)):
+        return "-"
+    return f"time ~ size^{format_value('growth_exponent', exponent)}"
+
+
+def display_path(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> str:
+    """A path relative to the current directory when it lies under it (``outputs/run/...``), else as given."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path(cwd or os.getcwd()).resolve()))
+    except ValueError:
+        return str(path)
+
+
+# ---- tables ------------------------------------------------------------------------------
+
+
+def render(df: pd.DataFrame, *, width: int | None = None) -> tuple[list[str], list[list[str]]]:
+    """A frame as (headers, rows) of cell strings; cells cut to width characters when given."""
+    headers = [str(c) for c in df.columns]
+    rows = []
+    for values in df.itertuples(index=False):
+        cells = [format_value(c, v).replace("\n", " ") for c, v in zip(headers, values)]
+        if width:
+            cells = [c if len(c) <= width else c[: width - 3] + "..." for c in cells]
+        rows.append(cells)
+    return headers, rows
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured markdown table (pipes escaped), without needing tabulate."""
+    headers, rows = render(df)
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+               for c in df.columns]
+    rule = ["---:" if n else "---" for n in numeric]
+    return "\n".join([line(headers), "|" + "|".join(rule) + "|", *map(line, rows)])
+
+
+def text_table(df: pd.DataFrame, *, width: int = 48) -> str:
+    """An aligned plain-text table for the terminal (long cells cut)."""
+    headers, rows = render(df, width=width)
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric)).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
+
+
+# ---- params and jit's knobs ----------------------------------------------------------------
+
+
+def is_static(static_argnums: Any) -> bool:
+    """Whether a static_argnums cell names any argument (``[1]``, not ``[]`` or empty)."""
+    text = cell_text(static_argnums).strip()
+    return bool(text) and text not in ("[]", "()", "None")
+
+
+def params_text(row: Mapping, static_mark: bool = False) -> str:
+    """A row's params as ``n=2``; with static_mark ``n=2 (static)`` or ``n=2 (traced)`` (see variant_label)."""
+    items = [(k[len("param_"):], v) for k, v in row.items() if str(k).startswith("param_") and not is_missing(v)]
+    if not items:
+        return ""
+    mark = ""
+    if static_mark and STATIC_ARGNUMS in row and not is_missing(row.get(STATIC_ARGNUMS)):
+        mark = " (static)" if is_static(row.get(STATIC_ARGNUMS)) else " (traced)"
+    return ", ".join(f"{k}={plain(v)}" for k, v in items) + mark
+
+
+def variant_label(variant: Any, static_argnums: Any, params: Iterable[str] = ()) -> str:
+    """A probe variant (``n=2``) marked ``(static)`` when it sets a workload param and the job had
+    static_argnums, ``(traced)`` when static_argnums was ``[]``; other variants (size, dtype) as they are.
+
+    The rows do not say which argument a param feeds; jitexp's built-in static argument is always
+    a param's value, so a param under non-empty static_argnums is called static.
+    """
+    text = cell_text(variant)
+    if "=" not in text:
+        return text
+    name = text.split("=", 1)[0].strip()
+    if name not in set(params):
+        return text
+    return f"{text} ({'static' if is_static(static_argnums) else 'traced'})"
+
+
+# ---- verdicts, pay-off and the job's one line --------------------------------------------
+
+
+def payoff_text(verdict_: str | None, calls: float, ahead: float, baseline: str = "eager") -> str:
+    """What the cost lines say, worded to agree with the steady-state verdict."""
+    if verdict_ == "faster":
+        if is_missing(calls) or math.isinf(calls):
+            return "never pays off"
+        return "ahead from the first call" if calls <= 1 else f"pays off after {int(calls)} calls"
+    if verdict_ == "slower":
+        if not is_missing(ahead) and ahead >= 1:
+            return f"ahead for the first {int(ahead)} call{'s' if ahead != 1 else ''} only, then {baseline} wins"
+        return "never pays off"
+    if not is_missing(calls) and calls <= 1:
+        return "no steady-state gain; its first call is cheaper"
+    return "no steady-state gain; never pays off"
+
+
+def payoff_words(verdict_: str | None, calls: float, ahead: float) -> str:
+    """The short pay-off for a picture's point label: ``ahead from call 1``, ``pays off at call 15``,
+    ``ahead until call 3``, ``never pays off``."""
+    if verdict_ == "faster" and not is_missing(calls):
+        if math.isinf(calls):
+            return "never pays off"
+        return "ahead from call 1" if calls <= 1 else f"pays off at call {int(calls)}"
+    if verdict_ == "slower" and not is_missing(ahead) and ahead >= 1:
+        return f"ahead until call {int(ahead)}"
+    return "never pays off"
+
+
+def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float, hi: float, verdict_: str | None) -> str:
+    """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
+    ci = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x)"
+    if verdict_ == "faster":
+        return f"{mode} {three_digits(speedup)}x faster than {baseline} {ci}"
+    if verdict_ == "slower":
+        return f"{mode} {three_digits(1 / speedup)}x slower than {baseline} {ci}"
+    return f"{mode} vs {baseline} {three_digits(speedup)}x: no significant difference {ci}"
+
+
+_REASONS = re.compile(r";\s*(?![^()]*\))")  # "; " between reasons, not inside "(robust cv; limit 10%)"
+
+
+def split_reasons(text: Any) -> list[str]:
+    """An unstable_reason cell as its separate reasons (``; `` between them, not inside parentheses)."""
+    return [r.strip() for r in _REASONS.split(cell_text(text)) if r.strip()]
+
+
+def unstable_clause(rows: Sequence[Mapping]) -> str:
+    """``unstable (eager, jit): 3 reasons, see results.csv unstable_reason``; ``""`` when every row is stable."""
+    unstable = [r for r in rows if is_true(r.get("unstable"))]
+    if not unstable:
+        return ""
+    n = sum(max(len(split_reasons(r.get("unstable_reason"))), 1) for r in unstable)
+    modes = ", ".join(str(r.get("mode")) for r in unstable)
+    return f"unstable ({modes}): {n} reason{'s' if n != 1 else ''}, see results.csv unstable_reason"
+
+
+def job_summary(rows: Sequence[Mapping]) -> str:
+    """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
+    r0 = rows[0]
+    params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
+    device = r0.get("device_kind") or r0.get("platform") or ""
+    head = " ".join(str(p) for p in (r0["workload"], params, f"size={plain(r0['size'])}", r0["dtype"], device) if p)
+    parts, verdicts = [], []
+    for row in rows:
+        mode = row["mode"]
+        if row.get("status") != "ok":
+            hint = f" (hint: {row['hint']})" if row.get("hint") else ""
+            parts.append(f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: "
+                         f"{row.get('error_message')}{hint}")
+            continue
+        half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
+        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}")
+        if not is_missing(row.get("speedup")):
+            phrase = speedup_phrase(mode, row["baseline_mode"], row["speedup"], row["speedup_ci_low"],
+                                    row["speedup_ci_high"], row["verdict"])
+            if mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
+                verdicts.append(phrase)
+            else:
+                compile_s = row.get("compile_s")
+                compile_part = f", compile {format_seconds(compile_s)}" if is_positive(compile_s) else ""
+                payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"],
+                                     row["baseline_mode"])
+                why = f", {row['explanation']}" if not is_missing(row.get("explanation")) else ""
+                verdicts.append(f"{phrase}{why}{compile_part}, {payoff}")
+        if not is_missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
+            verdicts.append(speedup_phrase(mode, NUMPY, row["speedup_vs_numpy"], row.get("speedup_vs_numpy_ci_low"),
+                                           row.get("speedup_vs_numpy_ci_high"), row.get("verdict_vs_numpy")))
+    n = max((r.get("n_processes") or 0 for r in rows), default=0)
+    scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
+    notes = [unstable_clause(rows)]
+    text = f"{head}: {', '.join(parts)}"
+    if verdicts:
+        text += " -> " + "; ".join(verdicts)
+    tail = [t for t in [scope, *notes] if t]
+    return text + (f" [{'; '.join(tail)}]" if tail else "")

@@ -1,0 +1,97 @@
+"""report/index.html: one self-contained page, checked as text and in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jitexp import report
+from test_report import error, frame, ok, write_sweep
+
+PAIRED = dict(baseline_mode="eager", speedup_ci_low=2.2, speedup_ci_high=2.8, verdict="faster",
+              break_even_calls=15.0, ahead_until_calls=float("inf"))
+
+
+def page_rows() -> list[dict]:
+    """Three cases: two paired jit-vs-eager jobs at two sizes (one explained), one whose jit failed."""
+    rows = []
+    for size, job in ((100, 0), (200, 1)):
+        rows += [ok("square", "eager", size, 4e-4, 4e-2, job_num=job),
+                 ok("square", "jit", size, 1.6e-4, 3e-2, job_num=job, speedup=2.5, explanation="fusion-bound",
+                    **PAIRED)]
+    rows += [ok("cond", "eager", 10, 2e-5, 1e-3, job_num=2), error("cond", "jit", 10, job_num=2)]
+    return rows
+
+
+def test_index_html_has_the_verdicts_first_every_picture_inline_and_the_environment(tmp_path, capsys):
+    sweep = write_sweep(tmp_path / "sweep", page_rows(), gather=False)
+    assert report.main([str(sweep), "-q"]) == 0
+    page = sweep / "report" / "index.html"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"page: {page}"
+    text = page.read_text()
+    assert text.index("<h2>Verdicts</h2>") < text.index("<h2>Pictures</h2>") < text.index("<h2>Environment</h2>")
+    verdicts = text.split("<h2>Verdicts</h2>")[1].split("</table>")[0]
+    assert verdicts.count("<tr><td>") == 3  # one row per case
+    assert "2.5x (2.2x-2.8x)" in verdicts and "pays off after 15 calls" in verdicts and "fusion-bound" in verdicts
+    assert "jit failed: TracerBoolConversionError" in verdicts and "use jax.lax.cond" in verdicts
+    pngs = sorted(p.name for p in page.parent.glob("*.png"))
+    assert text.count('<img src="data:image/png;base64,') == len(pngs) > 0
+    assert all(f"<figcaption>{name}: " in text for name in pngs)
+    assert not re.search(r"(src|href)=\"(https?:|//)", text) and "<script" not in text  # nothing fetched, no JS
+    assert "TestCPU" in text.split("<h2>Environment</h2>")[1]
+
+
+def test_index_html_without_plots_is_the_tables(tmp_path):
+    run = tmp_path / "run"
+    report.write_report(frame(page_rows()[:2]), run, plots=False)
+    text = (run / "index.html").read_text()
+    assert "<h2>Pictures</h2>" not in text and text.count("<tr><td>") >= 2
+
+
+CHECK = """<script>
+window.addEventListener("load", () => {
+  const images = [...document.images];
+  const loaded = images.filter((i) => i.complete && i.naturalWidth > 0).length;
+  const rows = document.querySelector("table tbody").rows.length;
+  document.body.setAttribute("data-check", `images=${images.length} loaded=${loaded} rows=${rows}`);
+});
+</script>"""
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def headless(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it as root)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+             f"--user-data-dir={profile}", "--virtual-time-budget=10000"]
+    try:
+        proc = subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"chromium cannot start here: {exc}")
+    if proc.returncode != 0 and not proc.stdout:
+        pytest.skip(f"chromium cannot start here: {proc.stderr.strip().splitlines()[-1:]}")
+    return proc
+
+
+def test_index_html_in_headless_chromium_loads_every_image_and_one_row_per_case(tmp_path):
+    sweep = write_sweep(tmp_path / "sweep", page_rows(), gather=False)
+    out = report.make_report(sweep)
+    page = out / "index.html"
+    n_images = page.read_text().count("<img ")
+    checked = tmp_path / "checked.html"  # the page plus a probe script; the page itself has none
+    checked.write_text(page.read_text().replace("</body>", CHECK + "</body>"))
+    dom = headless(["--dump-dom", checked.as_uri()], tmp_path / "profile").stdout
+    match = re.search(r'data-check="images=(\d+) loaded=(\d+) rows=(\d+)"', dom)
+    assert match, dom[-2000:]
+    assert (int(match[1]), int(match[2]), int(match[3])) == (n_images, n_images, 3)
+    shot = tmp_path / "page.png"
+    headless([f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri()], tmp_path / "profile")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

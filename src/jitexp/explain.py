@@ -3,11 +3,14 @@
 The rules, in order (docs/measurement.md has the reasoning):
 - dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time;
   jit replaces those dispatches with one call.
-- one big kernel either way: eager dispatches at most BIG_KERNEL_OPS ops, or the work runs
-  at COMPUTE_INTENSITY flops per byte or more, so the time is in kernels eager runs as well.
+- one big kernel either way: the measured speedup is at most SMALL_GAIN, and eager dispatches at
+  most BIG_KERNEL_OPS ops or the work runs at COMPUTE_INTENSITY flops per byte or more: the time
+  is in kernels eager runs as well. A row jit made clearly faster is never labelled so: its gain
+  came from somewhere, and the rules below name where.
 - fusion-bound: fusion cuts the memory traffic from eager_bytes to bytes_accessed by
   FUSION_TRAFFIC times or more.
 - mixed: none of these dominates.
+A row whose figures are missing gets `unexplained`, and the detail says which figure and why.
 """
 
 from __future__ import annotations
@@ -20,29 +23,34 @@ from .formatting import format_bytes, format_seconds
 DISPATCH_SHARE = 0.5
 BIG_KERNEL_OPS = 2
 COMPUTE_INTENSITY = 10.0  # flops per byte: above it a CPU core or GPU is compute-, not memory-bound
+SMALL_GAIN = 1.25  # at most this speedup is "little to gain"
 FUSION_TRAFFIC = 2.0
+LABELS = ("dispatch-bound", "one big kernel either way", "fusion-bound", "mixed", "unexplained")
 
 
 def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
-    """explanation and explanation_detail for a compiled row against its job's eager row; {} when figures are missing."""
+    """explanation and explanation_detail for a compiled row against its job's eager row."""
     ops, per_op = _num(row, "eager_ops"), _num(row, "op_dispatch_s")
     eager_s, own_s = _num(eager, "median_s"), _num(row, "median_s")
-    if any(math.isnan(v) for v in (ops, per_op, eager_s, own_s)) or eager_s <= 0:
-        return {}
+    missing = _missing(row, {"eager_ops": ops, "op_dispatch_s": per_op, "eager median_s": eager_s, "median_s": own_s})
+    if missing or eager_s <= 0:
+        return {"explanation": "unexplained", "explanation_detail": missing or "eager's median is not positive"}
     kernels, fusions = _num(row, "xla_kernels"), _num(row, "xla_fusions")
     eager_bytes, fused_bytes = _num(row, "eager_bytes"), _num(row, "bytes_accessed")
     intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
     share = ops * per_op / eager_s
+    speedup = eager_s / own_s if own_s > 0 else math.inf
     traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan
     runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
     if share >= DISPATCH_SHARE:
         label = "dispatch-bound"
         detail = (f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
                   f"{share:.0%} of its {format_seconds(eager_s)}; {runs}")
-    elif ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY:
+    elif speedup <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
         label = "one big kernel either way"
         detail = (f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "
-                  f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's {format_seconds(eager_s)}")
+                  f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's "
+                  f"{format_seconds(eager_s)}, and {row['mode']} gains {speedup:.2f}x")
     elif traffic >= FUSION_TRAFFIC:
         label = "fusion-bound"
         detail = (f"eager moves {format_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
@@ -50,8 +58,17 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     else:
         label = "mixed"
         detail = (f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
-                  f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte")
+                  f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte; {speedup:.2f}x")
     return {"explanation": label, "explanation_detail": detail}
+
+
+def _missing(row: Mapping[str, Any], figures: Mapping[str, float]) -> str:
+    """Why a figure the rules need is missing ("" when none is)."""
+    absent = [name for name, value in figures.items() if math.isnan(value)]
+    if not absent:
+        return ""
+    reason = row.get("attribution_error") if "eager_ops" in absent else None
+    return f"no {', '.join(absent)}" + (f": {reason}" if isinstance(reason, str) and reason else "")
 
 
 def _num(row: Mapping[str, Any], key: str) -> float:

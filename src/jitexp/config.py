@@ -49,6 +49,7 @@ class WorkloadConfig:
     kwargs: Dict[str, Any] = field(default_factory=dict)  # keyword arguments (YAML values), beside setup's
     static_argnums: List[int] = field(default_factory=list)
     static_argnames: List[str] = field(default_factory=list)
+    donate_argnums: List[int] = field(default_factory=list)  # what a real loop donates: used when mode.donate_argnums is null
     # a training loop: {output position: argument position}; each timed call takes the previous call's outputs
     carry: Dict[int, int] = field(default_factory=dict)
     jit_fn: str = "jax.jit"  # the jit transformation jit and aot apply (equinox.filter_jit, flax.nnx.jit)
@@ -73,8 +74,9 @@ class ModeConfig:
     numpy: bool = False  # the workload's NumPy twin (workload.numpy_fn) on host arrays
     static_argnums: Optional[List[int]] = None  # null: the workload's default
     static_argnames: Optional[List[str]] = None  # null: the workload's default
-    # jit/aot: arguments whose buffers XLA may reuse for an output of the same shape and dtype
-    donate_argnums: List[int] = field(default_factory=list)
+    # jit/aot: arguments whose buffers XLA may reuse for an output of the same shape and dtype;
+    # null: the workload's own donate_argnums ([] for most)
+    donate_argnums: Optional[List[int]] = field(default_factory=list)
     donate_argnames: List[str] = field(default_factory=list)
     compiler_options: Dict[str, Any] = field(default_factory=dict)  # XLA options for jit/aot compiles
     jit_fn: Optional[str] = None  # null: the workload's (jax.jit unless it says otherwise)
@@ -147,6 +149,12 @@ class ExperimentConfig:
         return tuple(self.workload.static_argnames if chosen is None else chosen)
 
     @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The donated positions in force: the mode's list, else (null) the workload's declared ones."""
+        chosen = self.mode.donate_argnums
+        return tuple(self.workload.donate_argnums if chosen is None else chosen)
+
+    @property
     def jit_fn(self) -> str:
         """The jit transformation in force: the mode's override, else the workload's."""
         return self.mode.jit_fn or self.workload.jit_fn
@@ -216,7 +224,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         arg = cfg.workload.args[i]
         if "value" not in arg:
             raise ConfigError(which, list(statics), f"argument {i} is an array; only literal {{value: ...}} arguments can be static")
-    donated = cfg.mode.donate_argnums
+    donated = cfg.donate_argnums
     arrays = [i for i, a in enumerate(cfg.workload.args) if "value" not in a and i not in {s % n_args for s in statics}]
     if any(i not in arrays for i in donated):
         raise ConfigError("mode.donate_argnums", list(donated), f"positions of traced array arguments: {arrays}")
@@ -496,7 +504,7 @@ JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_ar
 def jit_options_in_force(cfg: ExperimentConfig) -> dict[str, Any]:
     """The jit options the job sets (empty ones left out): what jit_fn is called with."""
     values = {"static_argnums": list(cfg.static_argnums), "static_argnames": list(cfg.static_argnames),
-              "donate_argnums": list(cfg.mode.donate_argnums), "donate_argnames": list(cfg.mode.donate_argnames),
+              "donate_argnums": list(cfg.donate_argnums), "donate_argnames": list(cfg.mode.donate_argnames),
               "compiler_options": dict(cfg.mode.compiler_options)}
     return {k: v for k, v in values.items() if v}
 

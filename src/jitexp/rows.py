@@ -279,7 +279,7 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
     """The columns that say which case a row is (mode filled per row)."""
     row = _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
                     cfg.workload.params, cfg.seed, job_num, overrides)
-    row.update(jit_options(cfg.mode.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn,
+    row.update(jit_options(cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn,
                            cfg.mode.donate_argnames))
     return row
 
@@ -321,7 +321,8 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
         row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
                         pick("seed"), job_num, overrides)
         names = pick("mode.static_argnames")
-        row.update(jit_options(pick("mode.donate_argnums"), pick("mode.compiler_options"),
+        donated = pick("mode.donate_argnums")
+        row.update(jit_options(donated if donated is not None else pick("workload.donate_argnums"), pick("mode.compiler_options"),
                                names if names is not None else pick("workload.static_argnames"),
                                pick("mode.jit_fn") or pick("workload.jit_fn"), pick("mode.donate_argnames")))
         row.update(failed)

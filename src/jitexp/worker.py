@@ -87,7 +87,7 @@ def measure_process(task: Task) -> ProcessResult:
             result.setup_s = result.setup_s if result.setup_s is not None else seconds
             return workloads.Workload(
                 job.workload_name, fn, args, job.static_argnums, numpy_fn,
-                workloads.to_host(args) if numpy_fn else (), tuple(job.mode.donate_argnums),
+                workloads.to_host(args) if numpy_fn else (), job.donate_argnums,
                 dict(job.mode.compiler_options), kwargs, workloads.to_host(kwargs) if numpy_fn else {},
                 job.static_argnames, tuple(job.mode.donate_argnames), jit_fn, dict(job.workload.carry))
 

@@ -166,8 +166,31 @@ def negative_sum(x: Any) -> Any:
     return np.sum(x[x < 0])
 
 
+# --- the model workloads (jitexp.models) ----------------------------------------------------------
+
+
+def _layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean(np.square(x - mean), axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + np.asarray(eps, x.dtype)) * scale + bias
+
+
+def transformer_block(params: dict[str, Any], x: Any) -> np.ndarray:
+    """Twin of models.transformer_block: pre-LN self-attention and gelu MLP, each with its residual."""
+    p = {name: {k: host(v) for k, v in group.items()} for name, group in params.items()}
+    x = host(x)
+    a, m = p["attn"], p["mlp"]
+    n = _layer_norm(x, p["ln1"]["scale"], p["ln1"]["bias"])
+    q, k, v = (np.einsum("bsd,dhk->bhsk", n, a[w]) for w in ("wq", "wk", "wv"))
+    scores = np.einsum("bhqk,bhsk->bhqs", q, k) / np.sqrt(np.asarray(q.shape[-1], q.dtype))
+    heads = np.einsum("bhqs,bhsk->bqhk", softmax(scores), v)
+    h = x + np.einsum("bqhk,hkd->bqd", heads, a["wo"])
+    u = _gelu(_layer_norm(h, p["ln2"]["scale"], p["ln2"]["bias"]) @ m["w1"] + m["b1"])
+    return h + u @ m["w2"] + m["b2"]
+
+
 __all__ = [
     "host", "compute_heavy", "conditional", "apply_n_times", "add_one", "matmul", "elementwise_chain",
     "softmax_cross_entropy", "many_small_ops", "softmax", "attention", "mlp", "grad_mlp", "recurrence",
-    "batched_matvec", "grow_while", "negative_sum",
+    "batched_matvec", "grow_while", "negative_sum", "transformer_block",
 ]

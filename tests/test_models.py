@@ -327,3 +327,23 @@ def test_cloudpickle_round_trips_every_setup_output_and_pickle_the_plain_pytrees
         assert leaves_equal(cloudpickle.loads(cloudpickle.dumps(args)), args), name
     for name in ("mlp_train_step", "transformer_block", "rng_dropout"):
         assert leaves_equal(pickle.loads(pickle.dumps(build(name))), build(name)), name
+
+
+def test_models_scan_runs_every_model_in_eager_jit_and_aot_with_and_without_donation(tmp_path):
+    # needs engine: the preset through the installed command, one size, timing=quick (10 jobs)
+    from conftest import read, run_cli
+
+    out = tmp_path / "scan"
+    proc = run_cli(["experiment=models_scan", "timing=quick", "size=16", f"hydra.sweep.dir={out}"], cwd=tmp_path,
+                   timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["workload", "mode", "error_message"]]
+    assert set(rows["workload"]) == set(MODELS) and len(rows) == 5 * 2 * 3
+    compiled = rows[rows["mode"] != "eager"]
+    assert compiled["matches_eager"].astype(str).eq("True").all()
+    assert compiled["explanation"].notna().all() and (compiled["explanation"] != "unexplained").all()
+    donated = compiled[compiled["donate_argnums"] != "[]"]
+    assert set(donated["workload"]) == {"mlp_train_step", "nnx_train_step", "rng_dropout"}
+    assert donated["donation"].str.contains("donated").all()
+    assert set(compiled.loc[compiled["workload"] == "eqx_mlp_grad", "jit_fn"]) == {"equinox.filter_jit"}

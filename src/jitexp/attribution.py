@@ -90,7 +90,8 @@ def _nbytes(aval: Any) -> int:
     shape, dtype = getattr(aval, "shape", None), getattr(aval, "dtype", None)
     if shape is None or dtype is None:
         return 0
-    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    itemsize = getattr(dtype, "itemsize", None)  # JAX's extended dtypes (typed PRNG keys) carry their own
+    return int(np.prod(shape, dtype=np.int64)) * (itemsize if isinstance(itemsize, int) else np.dtype(dtype).itemsize)
 
 
 def hlo_counts(hlo_text: str) -> dict:

@@ -129,10 +129,14 @@ class Carry:
                     else "; nothing donated (mode.donate_argnums donates the carried buffers)")
             return f"carried: {pairs}{tail}"
         reused = sorted(self.source or {})
-        unusable = [i for i in self.donated if i not in reused]
+        objects = [i for i in self.donated if i not in reused and not isinstance(self.args[i], jax.Array)]
+        unusable = [i for i in self.donated if i not in reused and i not in objects]
         parts = []
         if reused:
             parts.append(f"argument(s) {reused} donated; each call takes the previous call's output as its input")
+        if objects:
+            parts.append(f"argument(s) {objects} donated as they are, not arrays: the same objects are passed each "
+                         "call (nnx.jit writes their new state back; for other pytrees set workload.carry)")
         if unusable:
             parts.append(f"argument(s) {unusable} not donated: no output has the same shape and dtype")
         return "; ".join(parts)
@@ -163,6 +167,8 @@ def check_carry(carry: dict[int, int], args: list, out: Any) -> None:
 def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int, int]:
     taken: dict[int, int] = {}
     for position, x in zip(positions, inputs):
+        if not isinstance(x, jax.Array):  # a pytree or object: only a carry map says which output replaces it
+            continue
         for k, leaf in enumerate(leaves):
             if k not in taken.values() and getattr(leaf, "shape", None) == x.shape and leaf.dtype == x.dtype:
                 taken[position] = k

@@ -148,7 +148,8 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         enter_phase("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = enter_phase if _conn is not None else None  # trace -> lower -> compile -> execute
         try:
-            c = cold_call(donor(own) if mode in ("jit", "aot") else own, mode, max(task.calls, 1))
+            shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
+            c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue

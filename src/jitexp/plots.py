@@ -671,8 +671,8 @@ def _save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: boo
     Old plots are removed before a report draws, so an existing name is a clash within
     this report and gets a ``_2``, ``_3`` suffix instead of being overwritten.
     """
-    knobs = [f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '')}" for k in tables.KNOBS
-             if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}")]
+    knobs = [f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '').replace(chr(39), '')}"
+             for k in tables.KNOBS if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}", "jax.jit")]
     parts = [kind, ident.get("workload"), _param_slug(ident), *knobs, ident.get("dtype")]
     if size:
         parts.append(ident.get("size"))

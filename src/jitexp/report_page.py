@@ -133,7 +133,7 @@ def _key(row: pd.Series, keys: list[str]) -> tuple:
 
 def _case(row: pd.Series, keys: list[str]) -> str:
     params = params_text(row)
-    knobs = [f"{k}={row.get(k)}" for k in KNOBS if k in keys and cell_text(row.get(k)) not in ("", "[]", "{}")]
+    knobs = [f"{k}={row.get(k)}" for k in KNOBS if k in keys and cell_text(row.get(k)) not in ("", "[]", "{}", "jax.jit")]
     parts = [str(row.get("workload")), params, *knobs,
              f"size {plain(row.get('size'))}" if not is_missing(row.get("size")) else "", cell_text(row.get("dtype"))]
     return " ".join(p for p in parts if p)

@@ -18,11 +18,13 @@ from .formatting import (
     EAGER, NUMPY, cell_text, format_value, is_missing, is_true, payoff_text, plain, short_name, split_reasons,
     variant_label,
 )
+from .config import MODES
 from .stats import break_even, verdict
 
-MODE_ORDER = ["eager", "jit", "aot", "numpy"]
+MODE_ORDER = list(MODES)
 VARIANT = "static_argnums"
-KNOBS = ["donate_argnums", "compiler_options"]  # a job's own jit settings: a case of its own when a sweep varies them
+# a job's own jit settings: a case of its own when a sweep varies them
+KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
 
 SPEEDUP_COLUMNS = [
     "mode", VARIANT,

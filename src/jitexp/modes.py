@@ -102,15 +102,17 @@ class Carry:
                  drop: set[int] | None = None, note: str = "") -> None:
         self.fn, self.args, self.kwargs = fn, list(args), kwargs
         self.carry, self.donated, self.drop, self.note = dict(carry), donated, drop or set(), note
+        self.pairs = tuple(self.carry.items())
         self.source: dict[int, int] | None = None  # donated position -> output leaf index (no carry map)
 
     def __call__(self) -> Any:
-        out = self.fn(*(a for i, a in enumerate(self.args) if i not in self.drop), **self.kwargs)
-        if self.carry:
+        args = self.args if not self.drop else [a for i, a in enumerate(self.args) if i not in self.drop]
+        out = self.fn(*args, **self.kwargs)
+        if self.pairs:
             if self.source is None:
                 check_carry(self.carry, self.args, out)
                 self.source = {}
-            for k, i in self.carry.items():
+            for k, i in self.pairs:
                 self.args[i] = out[k]
             return out
         leaves = jax.tree.leaves(out)

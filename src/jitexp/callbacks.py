@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -23,7 +23,8 @@ class GatherResults(Callback):
         from .results import write_manifest
 
         root = Path(config.hydra.sweep.dir)
-        jobs = sweep_jobs(config.hydra.sweeper, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+        overrides = cast(list, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+        jobs = sweep_jobs(config.hydra.sweeper, overrides)
         current.clear()
         current.update(root=root, fail_on_error=bool(config.get("fail_on_error", False)), ended=False)
         if jobs is not None:

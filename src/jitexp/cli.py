@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -33,7 +34,7 @@ def _job(cfg: DictConfig) -> None:
     multirun = hc.mode == RunMode.MULTIRUN
     job_num = int(hc.job.num) if multirun else 0
     # unresolved: an override may itself hold ${...} (workload.args=[{shape:[${size}]}])
-    overrides = job_overrides(OmegaConf.to_container(hc.overrides.task, resolve=False))
+    overrides = job_overrides(cast(list, OmegaConf.to_container(hc.overrides.task, resolve=False)))
     out_dir = Path(hc.runtime.output_dir)
     digest = config_hash(cfg)
     if cfg.get("resume") and is_complete(out_dir, digest, job_num, overrides):
@@ -73,7 +74,7 @@ def _job(cfg: DictConfig) -> None:
 def _answer(line: str) -> None:
     """The job's one-line answer: plain on stdout, and a log record in the job's log file only."""
     print(line, flush=True)
-    record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, None, None)
+    record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, (), None)
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.FileHandler):
             handler.handle(record)
@@ -85,6 +86,7 @@ def config_hash(cfg: DictConfig) -> str:
     import json
 
     data = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(data, dict)
     for key in ("resume", "fail_on_error"):
         data.pop(key, None)
     return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]

@@ -55,7 +55,7 @@ def load_side(path: str | Path) -> Side:
         frames.append(rows)
         samples, procs = job.samples, job.processes
         for mode in rows["mode"].dropna().unique():
-            entry = {"steady": [], "first_call": [], "compile": []}
+            entry: dict[str, list] = {"steady": [], "first_call": [], "compile": []}
             if not samples.empty:
                 for _, group in samples[samples["mode"] == mode].groupby("process"):
                     entry["steady"].append(group["per_call_s"].to_numpy(float))

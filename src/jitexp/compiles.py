@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Callable
+from collections import Counter, defaultdict
+from typing import Any, Callable
 
 TRACE = "/jax/core/compile/jaxpr_trace_duration"
 LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -18,7 +18,7 @@ NEXT_PHASE = {TRACE: "lower", LOWER: "compile", BACKEND_COMPILE: "execute"}
 on_event: Callable[[str], None] | None = None  # told the phase that follows each compile event
 
 
-def _listener(event: str, duration_secs: float, **kwargs) -> None:
+def _listener(event: str, duration_secs: float, **kwargs: Any) -> None:
     if event in COMPILE_EVENTS:
         for counter in _active:
             counter.events[event] += 1
@@ -49,8 +49,8 @@ class CompileCounter:
     """`with CompileCounter() as c: ...`: compiles seen inside the block and each phase's seconds."""
 
     def __init__(self) -> None:
-        self.events: Counter = Counter()
-        self.seconds: Counter = Counter()
+        self.events: Counter[str] = Counter()
+        self.seconds: dict[str, float] = defaultdict(float)
 
     @property
     def count(self) -> int:

@@ -388,12 +388,12 @@ _NEEDS = {
 }
 
 
-def from_dict(cfg: DictConfig | dict) -> ExperimentConfig:
+def from_dict(cfg: DictConfig | Mapping) -> ExperimentConfig:
     """A composed (Dict)Config as a validated ExperimentConfig, interpolations resolved."""
     return validate(to_config(cfg))
 
 
-def to_config(cfg: DictConfig | dict) -> ExperimentConfig:
+def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     """A composed (Dict)Config as an ExperimentConfig, not validated: for a config the preflight has checked.
 
     Normalises one thing: a job selecting numpy among other modes for a workload without a

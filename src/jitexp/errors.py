@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 
@@ -39,7 +39,7 @@ class phase:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         if exc is not None and interrupted(exc):
             raise KeyboardInterrupt from exc
         if exc is not None and isinstance(exc, Exception) and not isinstance(exc, PhaseError):

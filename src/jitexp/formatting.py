@@ -61,8 +61,9 @@ def short_name(qualified: Any) -> str:
     return "" if is_missing(qualified) else str(qualified).rsplit(".", 1)[-1]
 
 
-def three_digits(value: float) -> str:
+def three_digits(value: float | None) -> str:
     """Three significant digits without exponent notation: ``1.94``, ``12.3``, ``4567``."""
+    value = float("nan") if value is None else value
     text = f"{value:.3g}"
     return text if "e" not in text else f"{value:.0f}"
 
@@ -250,7 +251,8 @@ def payoff_words(verdict_: str | None, calls: float, ahead: float) -> str:
     return "never pays off"
 
 
-def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float, hi: float, verdict_: str | None) -> str:
+def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None,
+                   verdict_: str | None) -> str:
     """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
     ci = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x)"
     if verdict_ == "faster":

@@ -38,7 +38,7 @@ def captured() -> Iterator[list[str]]:
     handler, propagate = _Collect(), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
-    previous = jax.config.jax_explain_cache_misses
+    previous = getattr(jax.config, "jax_explain_cache_misses")
     jax.config.update("jax_explain_cache_misses", True)
     try:
         yield handler.messages

@@ -53,9 +53,10 @@ def make_call(w: Workload, mode: str) -> Call:
     arguments make it a Carry: each call takes the previous call's outputs.
     """
     if mode == "numpy":
-        return partial(w.numpy_fn, *w.host_args, **w.host_kwargs)  # type: ignore[misc]
+        assert w.numpy_fn is not None
+        return partial(w.numpy_fn, *w.host_args, **w.host_kwargs)
     if mode == "eager":
-        fn, args, kwargs, drop = w.fn, w.args, w.kwargs, set()
+        fn, args, kwargs, drop = w.fn, w.args, w.kwargs, set[int]()
     else:
         jitted = w.jitted()
         if mode == "jit":
@@ -156,7 +157,7 @@ def check_carry(carry: dict[int, int], args: list, out: Any) -> None:
     for k, i in carry.items():
         want = jax.tree_util.tree_flatten_with_path(args[i])
         got = jax.tree_util.tree_flatten_with_path(out[k])
-        if want[1] != got[1]:
+        if str(want[1]) != str(got[1]):
             raise CarryError("execute", f"carried output {k} has another structure than argument {i}: "
                                         f"{got[1]} against {want[1]}")
         for (path, a), (_, b) in zip(want[0], got[0]):

@@ -25,7 +25,7 @@ UNSTABLE_MARKER = "D"  # a diamond: the row is flagged unstable (fill still says
 PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
           ("compile_s", "compile", "#C44E52"), ("execute_s", "execute", "#8C8C8C"),
           ("whole_s", "first call (parts not recorded)", "#CCB974")]
-NICE_MANTISSAS = [
+NICE_MANTISSAS: list[list[float]] = [
     [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
     [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
     [1, 1.5, 2, 3, 4, 5, 7],
@@ -184,7 +184,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
     """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
     modes side by side per case, each point labelled with the speedup, its CI and the verdict; a
     second panel against NumPy when the job measured a NumPy twin."""
-    paths = []
+    paths: list[Path] = []
     if speedup.empty and "speedup_vs_numpy" not in df.columns:
         return paths
     numpy_rows = tables.ok_rows(df)
@@ -212,7 +212,7 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     width = min(0.45, 0.9 / max(len(modes), 1))
     low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
     verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
-    values = []
+    values: list[tuple[float, float, float, int]] = []
     baselines = set()
     for gi, (label, case) in enumerate(groups):
         for mi, mode in enumerate(modes):
@@ -426,7 +426,7 @@ def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> lis
     """Per workload: per-call latency of the cold probe (first calls, one line per job) and of the
     sequence probe (argument variants such as ``n=2 (static)``), compiled calls ringed in red and
     labelled with JAX's reason; failed calls as x."""
-    paths = []
+    paths: list[Path] = []
     if calls is None or calls.empty or "call_s" not in calls.columns:
         return paths
     frame = tables.join_jobs(calls, df)
@@ -487,10 +487,10 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
                             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     for k, ((label, kind), jobs_) in enumerate(failed.items()):
         xs = np.unique(np.concatenate([c for _, c in jobs_]))
-        names = ", ".join(j for j, _ in jobs_ if j)
+        jobs_text = ", ".join(j for j, _ in jobs_ if j)
         ax.plot(xs, [0.06 + 0.07 * k] * len(xs), linestyle="none", marker="x", markersize=8,
                 color=f"C{(colour_i + k) % 10}", transform=ax.get_xaxis_transform(),
-                label=f"{label} ({names}): every call failed, {kind}")
+                label=f"{label} ({jobs_text}): every call failed, {kind}")
     ax.set_yscale("log")
     _seconds_axis(ax.yaxis)
     ax.set_xlabel("call" + (" and its argument variant" if probe == "sequence" else ""))
@@ -603,12 +603,12 @@ def _seconds_axis(axis) -> None:
 
 def _pad_log_limits(ax, rows: pd.DataFrame, columns, bottom_room: float = 1.6) -> None:
     """Log y limits around every finite positive value (and the CIs), with room below for failure marks."""
-    values = []
+    found: list[np.ndarray] = []
     for col in ("median_s", *columns):
         if col in rows.columns:
             v = pd.to_numeric(rows[col], errors="coerce").to_numpy(float)
-            values.append(v[np.isfinite(v) & (v > 0)])
-    values = np.concatenate(values) if values else np.array([])
+            found.append(v[np.isfinite(v) & (v > 0)])
+    values = np.concatenate(found) if found else np.array([])
     if values.size:
         low, high = values.min(), values.max()
         span = max(high / low, 1.0)

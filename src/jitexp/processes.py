@@ -136,7 +136,7 @@ def _release_forkserver() -> None:
             os.close(fd)
         except OSError:
             pass
-        server._forkserver_alive_fd = None
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
 def _die_with_parent() -> None:

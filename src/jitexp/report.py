@@ -74,7 +74,7 @@ def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
             jobs = list(iter_jobs(folder)) if folder.is_dir() else []
             if jobs:
                 newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
-    return max(newest, key=newest.get) if newest else None
+    return max(newest, key=lambda folder: newest[folder]) if newest else None
 
 
 def load(path: str | os.PathLike) -> pd.DataFrame:

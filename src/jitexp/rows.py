@@ -75,7 +75,7 @@ def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple
         return m in r.modes and r.modes[m].sampled
 
     live = [m for m in modes if sampled and all(has(r, m) for r in sampled)]
-    groups = [np.column_stack([r.modes[m].samples_s for m in live]) for r in sampled] if live else []
+    groups = [np.column_stack([np.asarray(r.modes[m].samples_s) for m in live]) for r in sampled] if live else []
     return live, groups
 
 
@@ -262,7 +262,7 @@ def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
 
 def sequence_rows(results: Mapping[str, ProcessResult], key: dict) -> list[dict]:
     """calls.csv rows of the retrace probe: each mode's calls, or one error record when its worker failed."""
-    out = []
+    out: list[dict] = []
     for mode, result in results.items():
         failed: dict[str, Any] = {}
         if result.error is not None:
@@ -314,7 +314,7 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     statics = pick("mode.static_argnums")
     statics = statics if statics is not None else pick("workload.static_argnums")
     name = pick("workload.name") or str(pick("workload.fn") or "").rsplit(".", 1)[-1]
-    modes = [m for m in MODES if pick(f"mode.{m}")] or [None]
+    modes: list[str | None] = [m for m in MODES if pick(f"mode.{m}")] or [None]
     failed = Failure("config", qualified_name(type(error)), str(error), f"fix {error.key}").as_row()
     rows = []
     for mode in modes:

@@ -43,12 +43,11 @@ def kernels():
     x0 = jnp.ones(1, jnp.float32)
     x1 = jnp.ones(1000, jnp.float32)
     x2 = jnp.ones((128, 128), jnp.float32)
+    one, chain, heavy = jax.jit(add_one), jax.jit(elementwise_chain), jax.jit(compute_heavy)
     return [
-        ("x+1 (size 1)", Workload("add_one", add_one, (x0,), ()), lambda n, f=jax.jit(add_one): plain(f, x0, n)),
-        ("elementwise_chain 1e3", Workload("chain", elementwise_chain, (x1,), ()),
-         lambda n, f=jax.jit(elementwise_chain): plain(f, x1, n)),
-        ("compute_heavy 128", Workload("heavy", compute_heavy, (x2, x2), ()),
-         lambda n, f=jax.jit(compute_heavy): plain2(f, x2, x2, n)),
+        ("x+1 (size 1)", Workload("add_one", add_one, (x0,), ()), lambda n: plain(one, x0, n)),
+        ("elementwise_chain 1e3", Workload("chain", elementwise_chain, (x1,), ()), lambda n: plain(chain, x1, n)),
+        ("compute_heavy 128", Workload("heavy", compute_heavy, (x2, x2), ()), lambda n: plain2(heavy, x2, x2, n)),
     ]
 
 

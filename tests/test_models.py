@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import pickle
 import warnings
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import pytest
@@ -34,7 +34,7 @@ CARRIED = ["mlp_train_step", "rng_dropout"]
 SIZE = 8
 
 
-@lru_cache(maxsize=None)
+@cache
 def spec(name: str) -> dict:
     """conf/workload/<name>.yaml as a plain dict (loaded with OmegaConf, not composed by the engine)."""
     path = resources.files("jitexp.conf").joinpath("workload", f"{name}.yaml")

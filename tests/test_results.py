@@ -9,7 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitexp.results import (
-    CALLS_CSV, RESULTS_CSV, SAMPLES_CSV, gather, iter_jobs, load_results, read_text, to_frame, write_csv,
+    CALLS_CSV,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    gather,
+    iter_jobs,
+    load_results,
+    read_text,
+    to_frame,
+    write_csv,
 )
 
 # Any text a CSV can hold: no NUL (C strings) and no lone surrogates (not UTF-8).

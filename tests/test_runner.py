@@ -64,7 +64,7 @@ def test_default_job_pairs_eager_and_jit():
     cold = {(p["process"], p["mode"]): p["cold_position"] for p in result.processes}
     assert cold == {(0, "eager"): 0, (0, "jit"): 1, (1, "jit"): 0, (1, "eager"): 1}  # rotated per process
     with pytest.raises(ValueError, match="by_mode"):
-        result.row
+        _ = result.row
 
 
 def test_in_process_jobs_clear_caches_so_every_job_compiles_cold():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import jax
@@ -31,7 +31,7 @@ FAILS_UNDER_JIT = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def config(name: str, *overrides: str):
     """The composed config of a workload at size 8 (composed once: Hydra takes ~0.2 s a compose)."""
     return compose([f"workload={name}", "size=8", *overrides])

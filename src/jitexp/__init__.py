@@ -26,16 +26,17 @@ _LAZY = {
 }
 
 __all__ = [
-    "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig",
-    "ConfigError", "Inputs", *_LAZY,
+    "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig", "ConfigError", "Inputs",
+    "load_results", "run", "JobResult", "compose", "speedup_table", "errors_table", "scaling_table",
+    "make_report", "format_sweep_summary", "compare",
 ]
 
 if TYPE_CHECKING:
-    from .preflight import compose
     from .comparison import compare
+    from .preflight import compose
+    from .records import JobResult
     from .report import format_sweep_summary, make_report
     from .results import load_results
-    from .records import JobResult
     from .runner import run
     from .tables import errors_table, scaling_table, speedup_table
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import jax
 import numpy as np

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 TRACE = "/jax/core/compile/jaxpr_trace_duration"
 LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -12,7 +13,7 @@ COMPILE_EVENTS = (TRACE, LOWER, BACKEND_COMPILE)
 CACHE_HITS = "/jax/compilation_cache/cache_hits"  # persistent (disk) cache, per compile request
 CACHE_MISSES = "/jax/compilation_cache/cache_misses"
 
-_active: list["CompileCounter"] = []
+_active: list[CompileCounter] = []
 _installed = False
 NEXT_PHASE = {TRACE: "lower", LOWER: "compile", BACKEND_COMPILE: "execute"}
 on_event: Callable[[str], None] | None = None  # told the phase that follows each compile event
@@ -61,7 +62,7 @@ class CompileCounter:
         return {"trace_s": self.seconds[TRACE], "lower_s": self.seconds[LOWER],
                 "compile_s": self.seconds[BACKEND_COMPILE]}
 
-    def __enter__(self) -> "CompileCounter":
+    def __enter__(self) -> CompileCounter:
         _install()
         _active.append(self)
         return self

@@ -16,7 +16,8 @@ A row whose figures are missing gets `unexplained`, and the detail says which fi
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .formatting import format_bytes, format_seconds
 

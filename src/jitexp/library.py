@@ -9,7 +9,8 @@ and recompile on every eager call and measure that instead of the loop.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp

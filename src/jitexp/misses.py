@@ -9,8 +9,8 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 import jax
 
@@ -38,7 +38,7 @@ def captured() -> Iterator[list[str]]:
     handler, propagate = _Collect(), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
-    previous = getattr(jax.config, "jax_explain_cache_misses")
+    previous = jax.config.jax_explain_cache_misses
     jax.config.update("jax_explain_cache_misses", True)
     try:
         yield handler.messages

@@ -50,7 +50,7 @@ def _classification_batch(rng: np.random.Generator, batch: int, features: int, c
 # --- mlp_train_step: a params-dict MLP and optax.adam -----------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def adam(learning_rate: float) -> optax.GradientTransformation:
     """optax.adam(learning_rate), one per learning rate: the step reaches it without closing over arrays."""
     return optax.adam(learning_rate)

@@ -114,7 +114,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         fig, ax = _figure(width=max(7.0, 2.8 + 0.9 * len(groups) * len(modes)))
         labelled, failures = set(), []
         show_values = len(groups) * len(modes) <= 24
-        for gi, (label, case) in enumerate(groups):
+        for gi, (_label, case) in enumerate(groups):
             for mi, mode in enumerate(modes):
                 x = gi + (mi - (len(modes) - 1) / 2) * width
                 mrows = case[tables.has_value(case, "mode", mode)]
@@ -189,7 +189,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         return paths
     numpy_rows = tables.ok_rows(df)
     numpy_rows = numpy_rows[tables.get_column(numpy_rows, "speedup_vs_numpy").notna()]
-    for ident, rows in figure_groups(df):
+    for ident, _rows in figure_groups(df):
         mine = _match(speedup, ident)
         theirs = _match(numpy_rows, ident)
         if mine.empty and theirs.empty:
@@ -214,7 +214,7 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
     values: list[tuple[float, float, float, int]] = []
     baselines = set()
-    for gi, (label, case) in enumerate(groups):
+    for gi, (_label, case) in enumerate(groups):
         for mi, mode in enumerate(modes):
             rows = case[tables.has_value(case, "mode", mode)]
             if rows.empty:
@@ -295,7 +295,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             continue
         groups = case_groups(ok)
         bars = []  # (group index, label, parts {phase: seconds}, total)
-        for gi, (label, case) in enumerate(groups):
+        for gi, (_label, case) in enumerate(groups):
             for mode in _modes(case):
                 mrows = case[tables.has_value(case, "mode", mode)]
                 r = mrows.iloc[0]

@@ -14,13 +14,13 @@ driver reads, and reports each phase it enters, so a timeout or a crash names th
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
 import sys
 import tempfile
 import time
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -8,8 +8,9 @@ builds `Task`s, workers return `ProcessResult`s, `rows` turns them into a `JobRe
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .config import ExperimentConfig
 from .errors import Failure

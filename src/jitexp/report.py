@@ -11,20 +11,46 @@ import os
 import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
-from .results import (
-    CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, gather_state, iter_jobs, load_results, write_atomic, write_csv,
-)
 from .formatting import markdown_table, text_table
 from .report_page import PAGE, page_html
+from .results import (
+    CALLS_CSV,
+    REPORT_DIR,
+    RESULTS_CSV,
+    SweepState,
+    gather_state,
+    iter_jobs,
+    load_results,
+    write_atomic,
+    write_csv,
+)
 from .tables import (
-    ATTRIBUTION_TERMINAL, ATTRIBUTION_VIEW, CACHE_VIEW, MEMORY_VIEW, attribution_details, attribution_table, cache_table,
-    caveat_summary, compact_view, error_rows, errors_table, memory_table, ok_rows, params_labels, rows_table,
-    scaling_points, scaling_table, sequence_table, sequence_view, speedup_table, speedup_view,
+    ATTRIBUTION_TERMINAL,
+    ATTRIBUTION_VIEW,
+    CACHE_VIEW,
+    MEMORY_VIEW,
+    attribution_details,
+    attribution_table,
+    cache_table,
+    caveat_summary,
+    compact_view,
+    error_rows,
+    errors_table,
+    memory_table,
+    ok_rows,
+    params_labels,
+    rows_table,
+    scaling_points,
+    scaling_table,
+    sequence_table,
+    sequence_view,
+    speedup_table,
+    speedup_view,
 )
 
 __all__ = [

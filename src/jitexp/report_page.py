@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
 from .formatting import (
-    cell_text, format_ratio, is_missing, params_text, payoff_text, plain, render, short_name,
+    cell_text,
+    format_ratio,
+    is_missing,
+    params_text,
+    payoff_text,
+    plain,
+    render,
+    short_name,
 )
 from .tables import KNOBS, VARIANT, case_keys, error_rows, get_column, ok_rows
 

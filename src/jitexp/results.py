@@ -7,10 +7,10 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
 
 import pandas as pd
 

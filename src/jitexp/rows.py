@@ -7,7 +7,8 @@ no Hydra (except `config_error_result`, which reads the composed config it is gi
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -12,8 +12,8 @@ import dataclasses
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from .config import ExperimentConfig, from_dict, input_bytes
 from .env import available_memory, load_avg

@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .config import MODES
 from .formatting import (
-    EAGER, NUMPY, cell_text, format_value, is_missing, is_true, payoff_text, plain, short_name, split_reasons,
+    EAGER,
+    NUMPY,
+    cell_text,
+    format_value,
+    is_missing,
+    is_true,
+    payoff_text,
+    plain,
+    short_name,
+    split_reasons,
     variant_label,
 )
-from .config import MODES
 from .stats import break_even, verdict
 
 MODE_ORDER = list(MODES)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import gc
 import math
 import time
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -81,8 +82,8 @@ def rotation(modes: list[str], shift: int) -> list[str]:
     return modes[k:] + modes[:k]
 
 
-def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], policy: "TimingConfig", *,
-                   shift: int = 0, sampling: Callable[[str], ContextManager] | None = None) -> Rounds:
+def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], policy: TimingConfig, *,
+                   shift: int = 0, sampling: Callable[[str], AbstractContextManager] | None = None) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
     A round takes one sample of every mode, in an order rotated by one each round (and by

@@ -10,7 +10,8 @@ casts both sides to float64 and applies the job dtype's tolerance. Other dtypes 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

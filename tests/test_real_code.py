@@ -179,3 +179,14 @@ def test_equinox_modules_need_filter_jit_and_get_it(tmp_path):
         assert row["status"] == "ok" and row["jit_fn"] == "equinox.filter_jit", row
     jit = filtered.by_mode("jit")
     assert jit["matches_eager"] is True and jit["eager_ops"] > 0 and jit["xla_kernels"] > 0
+
+
+def test_a_models_workload_without_its_extra_names_the_extra(monkeypatch):
+    from jitexp.config import import_fn
+
+    monkeypatch.setitem(sys.modules, "equinox", None)  # `import equinox` now fails as if it were not installed
+    monkeypatch.delitem(sys.modules, "jitexp.models", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        import_fn("jitexp.models.eqx_mlp_grad")
+    assert str(caught.value).endswith('it needs the models extra: pip install "jitexp[models]"')
+    assert "\n" not in str(caught.value)

@@ -121,7 +121,7 @@ def accuracy(tmp: Path) -> bool:
     print(f"\n{'case':28} {'jitexp':>10} {'hand x8':>10} {'ratio':>6} {'target':>8} {'CI covers':>9}  ok")
     print(f"{'mlp_train_step ' + str(ACCURACY_SIZE) + ' jit carried':28} {ours * 1e6:8.1f}us {reference * 1e6:8.1f}us "
           f"{ratio:6.3f} {'1+-0.05':>8} {covers:>5} of 2  {'yes' if ok else 'NO'}")
-    print(f"  jitexp runs {[round(r['median_s'] * 1e6, 1) for r in medians]} us, "
+    print(f"  jitexp runs {[round(float(r['median_s']) * 1e6, 1) for r in medians]} us, "
           f"hand loops {[round(v * 1e6, 1) for v in loops]} us")
     return ok
 

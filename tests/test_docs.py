@@ -96,3 +96,13 @@ def test_every_config_key_is_documented_once():
     documented = Counter(name for cells in rows for name in top_level_code(cells[0])[:1])
     assert all(len(top_level_code(cells[0])) == 1 for cells in rows), "one key per row"
     assert_exactly_once(documented, [*schema_keys(), *GROUPS_NOT_IN_SCHEMA], "docs/configuration.md")
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run ends with the README's test command, so CI's exit code is that command's."""
+    root = DOCS.parent
+    ci_last = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
+    readme = next(line for line in (root / "README.md").read_text().splitlines()
+                  if line.startswith("python3 -m venv .venv") and "[test" in line)
+    assert readme.endswith(" && " + ci_last), (readme, ci_last)
+    assert "-m serial" in ci_last and '-m "not serial"' in ci_last

@@ -63,6 +63,7 @@ def test_sweep_gathers_every_job_and_prints_a_summary(tmp_path):
     assert "jit" in proc.stdout and "results.csv" in proc.stdout
 
 
+@pytest.mark.serial  # compares two jobs' first-call times
 def test_identical_jobs_both_compile_cold(tmp_path):
     _, out = sweep(["mode=jit", "seed=0,1", "size=32", "calls=2"], tmp_path)
     gathered = read(out / "results.csv")

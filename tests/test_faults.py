@@ -14,6 +14,8 @@ import pytest
 
 from conftest import command, read, run_cli
 
+pytestmark = pytest.mark.serial  # timeouts, Ctrl-C to a process group, SIGKILL: alone on the machine
+
 FAULTS = '''
 import ctypes, os, sys, time
 import jax

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -10,7 +11,7 @@ from conftest import run_cli
 from jitexp.helptext import describe
 
 
-def options(group: str) -> list[str]:
+def options_of(group: str) -> list[str]:
     folder = resources.files("jitexp.conf").joinpath(group)
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
@@ -23,7 +24,7 @@ def test_help_describes_jitexp_every_group_option_keys_examples_and_the_report(t
     assert page.startswith("jitexp: what does jax.jit do to your function")
     for group in ("workload", "mode", "device", "timing", "experiment"):
         assert f"\n{group}:\n" in page
-        for option in options(group):
+        for option in options_of(group):
             line = next(ln for ln in page.splitlines() if ln.strip().split(" ")[0].rstrip("*") == option)
             assert len(line.split()) > 2, f"{group}/{option} has no description: {line!r}"
     assert "dot -> sin -> log(|.|+1e-6) -> sum" in page  # compute_heavy's description: key
@@ -69,3 +70,49 @@ def test_help_and_cfg_import_neither_jax_nor_pandas_nor_numpy(tmp_path):
     for flags in (["--help"], ["--cfg", "job"], ["--version"], ["size=abc"]):
         proc = subprocess.run([sys.executable, "-c", code, *flags], cwd=tmp_path, capture_output=True, text=True)
         assert "LIGHT" in proc.stdout, (flags, proc.stderr[-2000:])
+
+
+SENTENCE_END = re.compile(r"(?<!\.\.)[.?!][)\]\"'`]*$")  # an ellipsis is not an end
+
+
+def described_options(page: str) -> dict[str, str]:
+    """Every option of the help's group, key and flag sections: name -> description (wrapped lines joined).
+
+    A section runs from its `== ... ==` title to the next blank line; a group option is
+    `  name[*]  text`, its continuation lines indented deeper; a key or flag is `name  text`.
+    """
+    options: dict[str, str] = {}
+    section, group, last = "", "", ""
+    for line in page.splitlines():
+        if line.startswith("== "):
+            section = line if ("Config groups" in line or "Keys" in line or "Flags" in line) else ""
+            continue
+        if not line.strip():
+            section = ""
+        elif section.startswith("== Config groups") and not line.startswith(" "):
+            group = line.rstrip(":")
+        elif section.startswith("== Config groups") and line.startswith("   "):
+            options[last] += " " + line.strip()
+        elif section:
+            name, text = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+            last = f"{group}={name.rstrip('*')}" if section.startswith("== Config groups") else name
+            options[last] = text
+    return options
+
+
+def test_every_options_description_in_help_ends_a_sentence(tmp_path):
+    proc = run_cli(["--help"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    options = described_options(proc.stdout)
+    expected = {f"{g}={o}" for g in ("workload", "mode", "device", "timing", "experiment") for o in options_of(g)}
+    assert expected <= set(options), expected - set(options)
+    assert {"size", "compilation_cache_dir", "device.index", "-m, --multirun", "--hydra-help"} <= set(options)
+    unfinished = {name: text for name, text in options.items() if not SENTENCE_END.search(text)}
+    assert not unfinished, unfinished
+    assert options["experiment=compilation_cache"].endswith("reads it back (cache_* columns).")
+
+
+def test_a_description_is_the_first_sentence_even_over_several_comment_lines():
+    text = "# @package _global_\n# What it saves: a cold call writes the\n# program, a warm one reads it (e.g. a hit). More.\n"
+    assert describe(text) == "What it saves: a cold call writes the program, a warm one reads it (e.g. a hit)."
+    assert describe("# No full stop here\n#\n# A second paragraph.\n") == "No full stop here"

@@ -74,6 +74,7 @@ def test_in_process_jobs_clear_caches_so_every_job_compiles_cold():
         assert result.row["isolate"] == "none" and result.row["ci_scope"] == "within_process"
 
 
+@pytest.mark.serial  # timing.timeout_s=1 must fire in the hang, not earlier on a loaded machine
 def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
     (tmp_path / "faulty.py").write_text("import os, time\n"
                                         "def die(x):\n    os._exit(3)\n"

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import read, run_cli
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.serial]  # a cluster's jobs time things
 
 
 def slurm_answers() -> bool:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import gc
 import time
 
+import pytest
+
 from jitexp.config import TimingConfig as Policy
 from jitexp.timing import calibrate, dispatch_times, measure_rounds, rotation, time_calls
+
+pytestmark = pytest.mark.serial  # sleeps and budgets: stop reasons and durations depend on a quiet machine
 
 
 def measure(call, policy, block, **kw):

@@ -246,7 +246,8 @@ def _validate_inputs(cfg: ExperimentConfig) -> None:
     jit_key = "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"
     if not _import_path(cfg.jit_fn):
         raise ConfigError(jit_key, cfg.jit_fn, "an import path like jax.jit, equinox.filter_jit or flax.nnx.jit")
-    for key, names in (("workload.kwargs", list(w.kwargs)), ("static_argnames", list(cfg.static_argnames)),
+    names_key = "mode.static_argnames" if cfg.mode.static_argnames is not None else "workload.static_argnames"
+    for key, names in (("workload.kwargs", list(w.kwargs)), (names_key, list(cfg.static_argnames)),
                        ("mode.donate_argnames", list(cfg.mode.donate_argnames))):
         bad = [n for n in names if not (isinstance(n, str) and n.isidentifier())]
         if bad:
@@ -275,7 +276,10 @@ def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
         return
     unknown = sorted(set(arg) - set(ARRAY_KEYS))
     if unknown:
-        raise ConfigError(f"{key}.{unknown[0]}", arg[unknown[0]], "array keys: " + ", ".join(ARRAY_KEYS) + " (or a literal {value: ...})")
+        close = difflib.get_close_matches(unknown[0], ARRAY_KEYS, n=1, cutoff=0.6)
+        guess = f"did you mean {key}.{close[0]}? " if close else ""
+        raise ConfigError(f"{key}.{unknown[0]}", arg[unknown[0]],
+                          guess + "array keys: " + ", ".join(ARRAY_KEYS) + " (or a literal {value: ...})")
     shape = arg.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise ConfigError(f"{key}.shape", shape, "a list of non-negative ints, e.g. [${size}, ${size}]")

@@ -11,14 +11,14 @@ PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 
 
 class ConfigError(ValueError):
-    """A user mistake in the config: names the key, the bad value and the valid choices."""
+    """A user mistake in the config: names the key, the bad value and the valid choices (and the file, if one set it)."""
 
-    def __init__(self, key: str, value: object, expected: str | Iterable[str]):
+    def __init__(self, key: str, value: object, expected: str | Iterable[str], source: str | None = None):
         if not isinstance(expected, str):
             expected = "valid choices: " + ", ".join(str(c) for c in expected)
-        self.key, self.value, self.expected = key, value, expected
+        self.key, self.value, self.expected, self.source = key, value, expected, source
         shown = f"{key}={value!r} is invalid" if value is not None else f"{key} is invalid"
-        super().__init__(f"{shown}; {expected}")
+        super().__init__(f"{source + ': ' if source else ''}{shown}; {expected}")
 
 
 class PhaseError(Exception):

@@ -91,12 +91,29 @@ def groups_text() -> str:
         for option in options:
             mark = "*" if option in picked else " "
             text = describe(_option_text(repository, f"{group}/{option}"))
-            lines.append(f"  {(option + mark).ljust(width)}  {text}".rstrip())
+            lines.extend(_wrapped(f"  {(option + mark).ljust(width)}  ", text))
     return "\n".join(lines).replace("$", "$$")
 
 
+HELP_WIDTH = 120
+
+
+def _wrapped(head: str, text: str) -> list[str]:
+    """`head` then `text`, wrapped at HELP_WIDTH with continuation lines indented under the text."""
+    import textwrap
+
+    width = max(HELP_WIDTH - len(head), 40)
+    parts = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+    return [(head if i == 0 else " " * len(head)) + part for i, part in enumerate(parts)]
+
+
 def describe(text: str) -> str:
-    """An option file's one-line description: its `description:` key, else its first `#` comment."""
+    """An option file's description: its `description:` key, else the first sentence of its leading `#` comment.
+
+    The sentence may run over several comment lines; it ends at `.`, `?` or `!` before a space
+    (not after `e.g`, `i.e`, `vs`, `cf`), else with the comment's first paragraph (up to a bare `#`
+    or a non-comment line).
+    """
     match = re.search(r"^description:\s*(.+?)\s*$", text, re.MULTILINE)
     if match:
         import yaml
@@ -104,16 +121,27 @@ def describe(text: str) -> str:
         value = yaml.safe_load(match.group(1))
         if isinstance(value, str) and value.strip():
             return value.strip()
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("#"):
-            if line:
+    paragraph = " ".join(_first_comment_paragraph(text))
+    sentence = re.match(_SENTENCE, paragraph)
+    return sentence.group(1) if sentence else paragraph
+
+
+_SENTENCE = r"(.+?(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[.?!][)\]\"'`]*)(?=\s|$)"
+
+
+def _first_comment_paragraph(text: str) -> list[str]:
+    """The lines of the first `#` comment paragraph at the top of a file (`# @package` lines skipped)."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        comment = line.lstrip("#").strip()
+        if not line.startswith("#") or (not comment and lines):
+            if line or lines:
                 break
             continue
-        comment = line.lstrip("#").strip()
         if comment and not comment.startswith("@package"):
-            return comment
-    return ""
+            lines.append(comment)
+    return lines
 
 
 def _option_text(repository: Any, path: str) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
+from omegaconf import Container, DictConfig, OmegaConf
+from omegaconf.errors import (ConfigAttributeError, ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException,
+                              ValidationError)
 
 from .config import CONFIG_MODULE, ExperimentConfig, check_arity, jit_options_in_force, check_param_types, expected_type, from_dict, unknown_key, writable_dir
 from .errors import ConfigError, first_line
@@ -205,15 +207,23 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
             check_param_types(_option_params(hydra, workload), params)
         exp = from_dict(OmegaConf.create(task))
     except ConfigError as error:
-        raise _with_override_value(error, parsed) from error
-    if arity:
-        w = exp.workload
-        key = (w.fn, w.numpy_fn, w.setup, repr(w.args), tuple(w.kwargs), tuple(w.params), exp.static_argnames,
-               tuple(exp.mode.donate_argnames), exp.jit_fn, repr(sorted(jit_options_in_force(exp))), exp.mode.names)
-        if key not in arity_cache:
-            check_arity(exp)
-            arity_cache[key] = True
+        raise _located(hydra, _with_override_value(error, parsed), parsed) from error
+    try:
+        if arity:
+            _check_arity_once(exp, arity_cache)
+    except ConfigError as error:
+        raise _located(hydra, error, parsed) from error
     return exp
+
+
+def _check_arity_once(exp: ExperimentConfig, arity_cache: dict) -> None:
+    """check_arity, once per distinct set of functions and call shapes in a sweep."""
+    w = exp.workload
+    key = (w.fn, w.numpy_fn, w.setup, repr(w.args), tuple(w.kwargs), tuple(w.params), exp.static_argnames,
+           tuple(exp.mode.donate_argnames), exp.jit_fn, repr(sorted(jit_options_in_force(exp))), exp.mode.names)
+    if key not in arity_cache:
+        check_arity(exp)
+        arity_cache[key] = True
 
 
 def _option_params(hydra: Any, workload: str | None) -> dict:
@@ -247,7 +257,145 @@ def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
     if error.value is not None:
         return error
     value = _override_value(parsed, error.key)
-    return error if value is None else ConfigError(error.key, value, error.expected)
+    return error if value is None else ConfigError(error.key, value, error.expected, error.source)
+
+
+# ---- mistakes inside config files: the same line as on the command line, naming the file ----
+
+_COMPOSING = re.compile(r"In '(?P<path>[^']+)': \w+ raised while composing config:")
+_ABSENT = object()
+
+
+def _in_file(exc: Exception, hydra: Any) -> ConfigError | None:
+    """A key or value Hydra refused while merging a config file, worded as on the command line, naming the file."""
+    match = _COMPOSING.match(str(exc))
+    cause = exc.__context__  # Hydra re-raises the OmegaConf error without chaining it as the cause
+    if match is None or not isinstance(cause, OmegaConfBaseException) or not cause.full_key:
+        return None
+    key, path = cause.full_key, match["path"]
+    if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
+        parent = cause.parent_node
+        known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
+        error = unknown_key(key, _file_value(hydra, path, key), known)
+    elif isinstance(cause, ValidationError):
+        error = ConfigError(key, cause.value, expected_type(re.sub(r"\[\d+\]$", "", key)))
+    else:
+        error = ConfigError(key, cause.value, first_line(cause))
+    return ConfigError(error.key, error.value, error.expected, _file_of(hydra, path) or path)
+
+
+def _not_yaml(exc: Exception) -> ConfigError | None:
+    """A config file that does not parse: `file:line:column`, what the parser expected, where the construct began."""
+    import yaml
+
+    mark = getattr(exc, "problem_mark", None)
+    if not isinstance(exc, yaml.MarkedYAMLError) or mark is None:
+        return None
+    name = os.path.relpath(mark.name) if not os.path.relpath(mark.name).startswith(os.pardir) else mark.name
+    group, option = os.path.basename(os.path.dirname(mark.name)), os.path.splitext(os.path.basename(mark.name))[0]
+    began = f" ({exc.context} from line {exc.context_mark.line + 1})" if exc.context and exc.context_mark else ""
+    return ConfigError(group or "config", option, f"not valid YAML: {exc.problem}{began}",
+                       f"{name}:{mark.line + 1}:{mark.column + 1}")
+
+
+def _located(hydra: Any, error: ConfigError, parsed: list[Any]) -> ConfigError:
+    """The mistake with the user's file that set its key named, unless the command line set the key."""
+    if error.source or _on_command_line(hydra, parsed, error.key):
+        return error
+    path = _setting_config(hydra, parsed, error.key)
+    source = _file_of(hydra, path) if path else None
+    return ConfigError(error.key, error.value, error.expected, source) if source else error
+
+
+def _on_command_line(hydra: Any, parsed: list[Any], key: str) -> bool:
+    """Whether an override (not a group choice) sets `key` or a node above it."""
+    repository = hydra.config_loader.repository
+    for o in parsed:
+        name = o.key_or_group
+        if o.is_hydra_override() or repository.group_exists(name):
+            continue
+        if key == name or key.startswith((name + ".", name + "[")):
+            return True
+    return False
+
+
+def _setting_config(hydra: Any, parsed: list[Any], key: str) -> str | None:
+    """The config path (`workload/typo`) of the last file in the defaults list that sets `key`, else its parent node.
+
+    A key no file sets (a workload file without `fn`) is blamed on the last file that sets the
+    node above it: the workload's own file, or an experiment's `workload:` section.
+    """
+    from hydra.types import RunMode
+
+    loader = hydra.config_loader
+    try:
+        defaults = loader.compute_defaults_list(CONFIG_NAME, [o.input_line for o in parsed], RunMode.RUN).defaults
+    except Exception:
+        return None
+    files = [d for d in defaults if d.config_path and not (d.package or "").startswith("hydra")
+             and _scheme(hydra, d.config_path) in ("file", "pkg")]
+    loaded = {d.config_path: loader.repository.load_config(d.config_path) for d in files}
+    parts = re.sub(r"\[\d+\]", "", key).split(".")
+    for end in range(len(parts), 0, -1):
+        node = ".".join(parts[:end])
+        for d in reversed(files):
+            rel = _relative(node, d.package or "")
+            config = loaded[d.config_path]
+            if rel is not None and config is not None and _sets(config.config, rel):
+                return d.config_path
+    return None
+
+
+def _relative(key: str, package: str) -> str | None:
+    """`key` inside a file of `package` (`workload.fn` in package `workload` is `fn`); None when outside it."""
+    if not package:
+        return key
+    if key == package:
+        return ""
+    return key[len(package) + 1:] if key.startswith(package + ".") else None
+
+
+def _sets(cfg: Any, rel: str) -> bool:
+    """Whether a loaded file gives the key a value (`???` is none)."""
+    if not rel:
+        return True
+    try:
+        return OmegaConf.select(cfg, rel, default=_ABSENT, throw_on_missing=True,
+                                throw_on_resolution_failure=False) is not _ABSENT
+    except MissingMandatoryValue:
+        return False
+
+
+def _file_value(hydra: Any, path: str, key: str) -> Any:
+    """What the file at config path `path` writes for `key` (under whatever package), as plain data."""
+    loaded = hydra.config_loader.repository.load_config(path)
+    parts = key.split(".")
+    for i in range(len(parts)):
+        rel = ".".join(parts[i:])
+        if loaded is not None and _sets(loaded.config, rel):
+            value = OmegaConf.select(loaded.config, rel, throw_on_missing=False, throw_on_resolution_failure=False)
+            return OmegaConf.to_container(value) if isinstance(value, Container) else value
+    return None
+
+
+def _scheme(hydra: Any, path: str) -> str | None:
+    """Where a config comes from: `file` (a user's --config-dir), `pkg` (jitexp's own), `structured` (the schema)."""
+    for source in hydra.config_loader.repository.get_sources():
+        if source.is_config(path):
+            return str(source.scheme())
+    return None
+
+
+def _file_of(hydra: Any, path: str) -> str | None:
+    """The user's file behind config path `path`, relative to the cwd when under it; None for jitexp's own configs."""
+    for source in hydra.config_loader.repository.get_sources():
+        if source.is_config(path):
+            if source.scheme() != "file":
+                return None
+            name = os.path.join(source.path, f"{path}.yaml")
+            rel = os.path.relpath(name)
+            return name if rel.startswith(os.pardir) else rel
+    return None
 
 
 OPEN_MAPPINGS = ("mode.compiler_options.", "workload.kwargs.", "workload.carry.")  # keys a user adds to; workload.params are declared by the workload
@@ -273,6 +421,9 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         return ConfigError("config", option, first_line(exc))
     if isinstance(exc, SearchPathException):
         return ConfigError("--config-dir", None, first_line(exc))
+    in_file = _in_file(exc, hydra) or _not_yaml(exc)
+    if in_file is not None:
+        return in_file
     cause = exc.__cause__
     if isinstance(cause, OmegaConfBaseException) and cause.full_key:
         key = cause.full_key

@@ -77,6 +77,7 @@ PROCESS_COLUMNS = [
     "job_num", "workload", "mode", "size", "process", "cold_position", *COLD_FIELDS, "rounds", "number", "median_s",
     "compiles_during_timing", "stop_reason",
 ]
+JOB_LIST_COLUMNS = ["job_num", "overrides"]  # a sweep's jobs.csv
 CALL_COLUMNS = [
     "job_num", "workload", "mode", "size", "probe", "call", "variant", "status", "call_s", "compiles", "compiled",
     "trace_s", "compile_s", "miss_reason", "hint", "error_phase", "error_type", "error_message",
@@ -319,7 +320,7 @@ def job_overrides(overrides: Sequence[str]) -> str:
 def write_manifest(root: str | os.PathLike, jobs: Sequence[Sequence[str]]) -> Path:
     """jobs.csv: every job of the sweep in order, with its overrides, before any job runs."""
     rows = [{"job_num": i, "overrides": job_overrides(job)} for i, job in enumerate(jobs)]
-    return write_csv(pd.DataFrame(rows, columns=["job_num", "overrides"]), Path(root) / JOBS_CSV)
+    return write_csv(pd.DataFrame(rows, columns=JOB_LIST_COLUMNS), Path(root) / JOBS_CSV)
 
 
 def read_manifest(root: str | os.PathLike) -> dict[int, str] | None:

@@ -12,7 +12,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli
 from jitexp import ConfigError, preflight

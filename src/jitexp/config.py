@@ -16,7 +16,7 @@ import tempfile
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, cast
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -264,7 +264,7 @@ def _validate_inputs(cfg: ExperimentConfig) -> None:
 
 
 def _import_path(path: str | None) -> bool:
-    return bool(path) and path.count(".") >= 1 and all(part.isidentifier() for part in path.split("."))
+    return path is not None and path.count(".") >= 1 and all(part.isidentifier() for part in path.split("."))
 
 
 def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
@@ -403,7 +403,7 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     Normalises one thing: a job selecting numpy among other modes for a workload without a
     NumPy twin measures the others (a sweep over workloads measures numpy where a twin exists).
     """
-    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(cfg)
+    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
     _unknown_keys(OmegaConf.to_container(node, resolve=False))
     if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(node.workload, "args"):
         node = node.copy()
@@ -416,7 +416,7 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
         if not isinstance(item, DictConfig):
             raise ConfigError(f"sequence[{i}]", item, _SEQUENCE_FORM)
     try:
-        exp = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg))
+        exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg)))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
         message = str(exc).strip().splitlines()[0]
@@ -455,7 +455,7 @@ def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
             elif name != "python_scalars":
                 raise unknown_key(f"{key}.{name}", value, [*exp.workload.params, *SEQUENCE_KEYS])
         try:
-            variant = from_dict(OmegaConf.merge(node, changes))
+            variant = from_dict(cast(DictConfig, OmegaConf.merge(node, changes)))
         except ConfigError as error:
             raise ConfigError(f"{key}.{error.key.rpartition('.')[2]}", error.value, error.expected) from None
         scalars = item.get("python_scalars", [])
@@ -546,7 +546,7 @@ def check_arity(cfg: ExperimentConfig) -> None:
                                   f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); take **kw to ignore some") from None
     signature = _signature(fn)
     if signature is not None and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
-        for key, names in (("static_argnames", cfg.static_argnames), ("mode.donate_argnames", cfg.mode.donate_argnames)):
+        for key, names in (("static_argnames", list(cfg.static_argnames)), ("mode.donate_argnames", cfg.mode.donate_argnames)):
             unknown = [n for n in names if n not in signature.parameters]
             if unknown:
                 which = key if key.startswith("mode.") else (

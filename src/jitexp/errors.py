@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 

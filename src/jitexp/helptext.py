@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 GROUP_ORDER = ("workload", "mode", "device", "timing", "experiment")
 
@@ -73,7 +74,7 @@ def groups_text() -> str:
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
-    repository = GlobalHydra.instance().config_loader().repository  # the loader's own copies it per call
+    repository = GlobalHydra.instance().config_loader().repository  # type: ignore[attr-defined]  # the loader's own copies it per call
     chosen: dict[str, Any] = {}
     if HydraConfig.initialized():
         chosen = dict(HydraConfig.get().runtime.choices)
@@ -146,8 +147,8 @@ def _first_comment_paragraph(text: str) -> list[str]:
 
 def _option_text(repository: Any, path: str) -> str:
     """The raw text of an option file from the first source that has it (comments kept)."""
-    from importlib import resources
     import os
+    from importlib import resources
 
     for source in repository.get_sources():
         if not source.is_config(path):

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 import jax
 
+from .env import jax_flag
+
 LOGGER = "jax._src.interpreters.partial_eval"
 WEAK_TYPE_HINT = ("a Python scalar is weakly typed and traces apart from a typed one: pass jnp.float32(x) "
                   "(or the array's dtype), or make the argument static")
@@ -38,7 +40,7 @@ def captured() -> Iterator[list[str]]:
     handler, propagate = _Collect(), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
-    previous = jax.config.jax_explain_cache_misses
+    previous = jax_flag("jax_explain_cache_misses")
     jax.config.update("jax_explain_cache_misses", True)
     try:
         yield handler.messages

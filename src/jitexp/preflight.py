@@ -11,14 +11,30 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, cast
 
 from omegaconf import Container, DictConfig, OmegaConf
-from omegaconf.errors import (ConfigAttributeError, ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException,
-                              ValidationError)
+from omegaconf.errors import (
+    ConfigAttributeError,
+    ConfigKeyError,
+    MissingMandatoryValue,
+    OmegaConfBaseException,
+    ValidationError,
+)
 
-from .config import CONFIG_MODULE, ExperimentConfig, check_arity, jit_options_in_force, check_param_types, expected_type, from_dict, unknown_key, writable_dir
+from .config import (
+    CONFIG_MODULE,
+    ExperimentConfig,
+    check_arity,
+    check_param_types,
+    expected_type,
+    from_dict,
+    jit_options_in_force,
+    unknown_key,
+    writable_dir,
+)
 from .errors import ConfigError, first_line
 
 CONFIG_NAME = "config"
@@ -53,8 +69,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
     from hydra._internal.utils import get_args_parser
 
     parser = get_args_parser()
-    parser.exit = _no_exit  # type: ignore[method-assign]  # a bad flag is Hydra's to report
-    parser.error = _no_exit  # type: ignore[method-assign]
+    parser.exit = _no_exit  # type: ignore[method-assign,assignment]  # a bad flag is Hydra's to report
+    parser.error = _no_exit  # type: ignore[method-assign,assignment]
     try:
         return parser.parse_args(list(argv))
     except _ArgparseExit:
@@ -200,11 +216,11 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
         params = OmegaConf.to_container(cfg.workload.params, resolve=True)
     except OmegaConfBaseException:  # an interpolation that does not resolve: from_dict names it
         params = None
-    task = OmegaConf.to_container(cfg, resolve=False)
+    task = cast(dict, OmegaConf.to_container(cfg, resolve=False))
     task.pop("hydra", None)
     try:
         if isinstance(params, dict):
-            check_param_types(_option_params(hydra, workload), params)
+            check_param_types(_option_params(hydra, workload), cast(dict, params))
         exp = from_dict(OmegaConf.create(task))
     except ConfigError as error:
         raise _located(hydra, _with_override_value(error, parsed), parsed) from error
@@ -433,7 +449,7 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             if key.startswith(OPEN_MAPPINGS) and isinstance(parent, DictConfig) and not len(parent):
                 # an open mapping: Hydra adds entries with a leading +
                 return ConfigError(key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}")
-            known = [k for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
+            known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
             return unknown_key(key, value, known)
         if isinstance(cause, ValidationError):
             return ConfigError(key, value, expected_type(key))

@@ -62,8 +62,11 @@ def setup(workload: str, size: int):
 
 def jitexp_run(workload: str, size: int, folder: Path) -> tuple[pd.Series, float]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "jitexp", f"workload={workload}", f"size={size}", "mode=jit",
-                           f"hydra.run.dir={folder}"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitexp", f"workload={workload}", f"size={size}", "mode=jit", f"hydra.run.dir={folder}"],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     return pd.read_csv(folder / "results.csv").iloc[0], time.perf_counter() - start
@@ -76,11 +79,27 @@ def plain_process(workload: str, size: int) -> float:
 
 
 def pyperf_run(workload: str, size: int, out: Path) -> tuple[float, float]:
-    setup_code = f"import sys; sys.path.insert(0, {str(HERE)!r}); from accuracy import setup; " \
-                 f"f, args = setup({workload!r}, {size}); f(*args).block_until_ready()"
+    setup_code = (
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); from accuracy import setup; "
+        f"f, args = setup({workload!r}, {size}); f(*args).block_until_ready()"
+    )
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--quiet", "-o", str(out), "-s", setup_code,
-                           "f(*args).block_until_ready()"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyperf",
+            "timeit",
+            "--quiet",
+            "-o",
+            str(out),
+            "-s",
+            setup_code,
+            "f(*args).block_until_ready()",
+        ],
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return float("nan"), wall
@@ -108,20 +127,39 @@ def main() -> None:
             covers = sum(r["ci95_low_s"] <= reference <= r["ci95_high_s"] for r, _ in runs)
             ours = float(np.median(medians))
             jit_wall = float(np.mean([w for _, w in runs]))
-            perf, perf_wall = (float("nan"), float("nan")) if args.no_pyperf else pyperf_run(name, size, Path(tmp) / f"{name}.json")
-            lines.append((name, size, ours, reference, covers, len(runs), perf, jit_wall, perf_wall,
-                          json.dumps([round(m * 1e6, 2) for m in medians]), [round(p * 1e6, 2) for p in plain]))
+            perf, perf_wall = (
+                (float("nan"), float("nan")) if args.no_pyperf else pyperf_run(name, size, Path(tmp) / f"{name}.json")
+            )
+            lines.append(
+                (
+                    name,
+                    size,
+                    ours,
+                    reference,
+                    covers,
+                    len(runs),
+                    perf,
+                    jit_wall,
+                    perf_wall,
+                    json.dumps([round(m * 1e6, 2) for m in medians]),
+                    [round(p * 1e6, 2) for p in plain],
+                )
+            )
             print(f"{name} {size}: jitexp runs {lines[-1][9]} us, plain processes {lines[-1][10]} us")
-    print(f"\n{'kernel':22} {'jitexp':>10} {'plain x8':>10} {'ratio':>6} {'target':>8} {'CI covers':>9} "
-          f"{'pyperf':>10} {'ratio':>6} {'wall jitexp':>11} {'wall pyperf':>11} {'ratio':>6} {'target':>6}  ok")
+    print(
+        f"\n{'kernel':22} {'jitexp':>10} {'plain x8':>10} {'ratio':>6} {'target':>8} {'CI covers':>9} "
+        f"{'pyperf':>10} {'ratio':>6} {'wall jitexp':>11} {'wall pyperf':>11} {'ratio':>6} {'target':>6}  ok"
+    )
     failures = 0
     for name, size, ours, ref, covers, n, perf, jw, pw, _, _ in lines:
         ratio, wall_ratio = ours / ref, jw / pw
         ok = abs(ratio - 1) <= 0.05 and (not np.isfinite(wall_ratio) or wall_ratio <= 1 / 3)
         failures += not ok
-        print(f"{name + ' ' + str(size):22} {ours * 1e6:8.2f}us {ref * 1e6:8.2f}us {ratio:6.3f} {'1+-0.05':>8} "
-              f"{covers:>5} of {n} {perf * 1e6:8.2f}us {ours / perf:6.3f} {jw:10.1f}s {pw:10.1f}s {wall_ratio:6.2f} "
-              f"{'<=0.33':>6}  {'yes' if ok else 'NO'}")
+        print(
+            f"{name + ' ' + str(size):22} {ours * 1e6:8.2f}us {ref * 1e6:8.2f}us {ratio:6.3f} {'1+-0.05':>8} "
+            f"{covers:>5} of {n} {perf * 1e6:8.2f}us {ours / perf:6.3f} {jw:10.1f}s {pw:10.1f}s {wall_ratio:6.2f} "
+            f"{'<=0.33':>6}  {'yes' if ok else 'NO'}"
+        )
     print(f"\n{failures} kernel(s) outside the targets")
 
 

@@ -75,7 +75,9 @@ def main() -> None:
         ratio = ma / mb
         ok = ratio <= TARGET
         failures += not ok
-        print(f"{name:24} {ma * 1e6:8.2f}us {mb * 1e6:8.2f}us {ratio:7.3f} {'<=' + str(TARGET):>7}  {'yes' if ok else 'NO'}")
+        print(
+            f"{name:24} {ma * 1e6:8.2f}us {mb * 1e6:8.2f}us {ratio:7.3f} {'<=' + str(TARGET):>7}  {'yes' if ok else 'NO'}"
+        )
     print(f"\n{failures} kernel(s) outside the target")
 
 

@@ -71,8 +71,9 @@ def hand_step(size: int):
 
 
 def jitexp_job(folder: Path, *overrides: str) -> pd.DataFrame:
-    proc = subprocess.run([sys.executable, "-m", "jitexp", *overrides, f"hydra.run.dir={folder}"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitexp", *overrides, f"hydra.run.dir={folder}"], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     return pd.read_csv(folder / "results.csv")
@@ -80,8 +81,10 @@ def jitexp_job(folder: Path, *overrides: str) -> pd.DataFrame:
 
 def step_table(sizes: list[int], tmp: Path) -> None:
     """Table 1: per-step times, speedups, compile and break-even of the two model workloads."""
-    print(f"{'workload':16} {'size':>5} {'eager':>10} {'jit':>10} {'jit+donate':>10} {'speedup (95% CI)':>24} "
-          f"{'donate/jit':>10} {'compile':>9} {'break-even':>10}")
+    print(
+        f"{'workload':16} {'size':>5} {'eager':>10} {'jit':>10} {'jit+donate':>10} {'speedup (95% CI)':>24} "
+        f"{'donate/jit':>10} {'compile':>9} {'break-even':>10}"
+    )
     for workload in ("mlp_train_step", "eqx_mlp_grad"):
         for size in sizes:
             base = ["timing=default", f"workload={workload}", f"size={size}"]
@@ -95,8 +98,10 @@ def step_table(sizes: list[int], tmp: Path) -> None:
                 ratio = f"{d.loc['jit', 'speedup'] / rows.loc['jit', 'speedup']:10.3f}"
             jit = rows.loc["jit"]
             ci = f"{jit['speedup']:.1f}x ({jit['speedup_ci_low']:.1f}-{jit['speedup_ci_high']:.1f})"
-            print(f"{workload:16} {size:5d} {rows.loc['eager', 'median_s'] * 1e6:8.1f}us {jit['median_s'] * 1e6:8.1f}us "
-                  f"{donated:>10} {ci:>24} {ratio:>10} {jit['compile_s'] * 1e3:7.0f}ms {jit['break_even_calls']:10.0f}")
+            print(
+                f"{workload:16} {size:5d} {rows.loc['eager', 'median_s'] * 1e6:8.1f}us {jit['median_s'] * 1e6:8.1f}us "
+                f"{donated:>10} {ci:>24} {ratio:>10} {jit['compile_s'] * 1e3:7.0f}ms {jit['break_even_calls']:10.0f}"
+            )
 
 
 def hand_loop_process(size: int) -> float:
@@ -109,8 +114,9 @@ def accuracy(tmp: Path) -> bool:
     """Table 2: the carried jit step by jitexp against 8 hand-loop processes, interleaved."""
     medians, loops = [], []
     for half in range(2):
-        row = jitexp_job(tmp / f"acc_{half}", "timing=default", "workload=mlp_train_step", f"size={ACCURACY_SIZE}",
-                         "mode=jit").iloc[0]
+        row = jitexp_job(
+            tmp / f"acc_{half}", "timing=default", "workload=mlp_train_step", f"size={ACCURACY_SIZE}", "mode=jit"
+        ).iloc[0]
         medians.append(row)
         loops += [hand_loop_process(ACCURACY_SIZE) for _ in range(4)]
     reference = float(np.median(loops))
@@ -119,10 +125,14 @@ def accuracy(tmp: Path) -> bool:
     ratio = ours / reference
     ok = abs(ratio - 1) <= 0.05
     print(f"\n{'case':28} {'jitexp':>10} {'hand x8':>10} {'ratio':>6} {'target':>8} {'CI covers':>9}  ok")
-    print(f"{'mlp_train_step ' + str(ACCURACY_SIZE) + ' jit carried':28} {ours * 1e6:8.1f}us {reference * 1e6:8.1f}us "
-          f"{ratio:6.3f} {'1+-0.05':>8} {covers:>5} of 2  {'yes' if ok else 'NO'}")
-    print(f"  jitexp runs {[round(float(r['median_s']) * 1e6, 1) for r in medians]} us, "
-          f"hand loops {[round(v * 1e6, 1) for v in loops]} us")
+    print(
+        f"{'mlp_train_step ' + str(ACCURACY_SIZE) + ' jit carried':28} {ours * 1e6:8.1f}us {reference * 1e6:8.1f}us "
+        f"{ratio:6.3f} {'1+-0.05':>8} {covers:>5} of 2  {'yes' if ok else 'NO'}"
+    )
+    print(
+        f"  jitexp runs {[round(float(r['median_s']) * 1e6, 1) for r in medians]} us, "
+        f"hand loops {[round(v * 1e6, 1) for v in loops]} us"
+    )
     return ok
 
 
@@ -137,8 +147,13 @@ def overhead(samples: int) -> bool:
 
     step, args = hand_step(TINY_SIZE)
     fn = import_fn("jitexp.models.mlp_train_step")
-    w = Workload("mlp_train_step", fn, tuple(jax.tree.map(lambda a: a.copy() if isinstance(a, jax.Array) else a, args)),
-                 (3,), carry={0: 0, 1: 1})
+    w = Workload(
+        "mlp_train_step",
+        fn,
+        tuple(jax.tree.map(lambda a: a.copy() if isinstance(a, jax.Array) else a, args)),
+        (3,),
+        carry={0: 0, 1: 1},
+    )
     call = make_call(w, "jit")
     block = block_for(call())
     params, opt_state, batch, lr = args
@@ -160,8 +175,10 @@ def overhead(samples: int) -> bool:
     ratio = float(np.median(a) / np.median(b))
     ok = ratio <= 1.05
     print(f"\n{'case':28} {'jitexp path':>11} {'hand loop':>10} {'ratio':>6} {'target':>7}  ok")
-    print(f"{'mlp_train_step ' + str(TINY_SIZE) + ' carried':28} {np.median(a) * 1e6:9.1f}us {np.median(b) * 1e6:8.1f}us "
-          f"{ratio:6.3f} {'<=1.05':>7}  {'yes' if ok else 'NO'}")
+    print(
+        f"{'mlp_train_step ' + str(TINY_SIZE) + ' carried':28} {np.median(a) * 1e6:9.1f}us {np.median(b) * 1e6:8.1f}us "
+        f"{ratio:6.3f} {'<=1.05':>7}  {'yes' if ok else 'NO'}"
+    )
     return ok
 
 

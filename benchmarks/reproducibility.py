@@ -35,8 +35,11 @@ def jitexp_command() -> list[str]:
 
 def run_once(overrides: list[str], timing: str, folder: Path) -> tuple[pd.Series, float]:
     start = time.perf_counter()
-    proc = subprocess.run([*jitexp_command(), "experiment=seed_speedup", *overrides, f"timing={timing}",
-                           f"hydra.run.dir={folder}"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [*jitexp_command(), "experiment=seed_speedup", *overrides, f"timing={timing}", f"hydra.run.dir={folder}"],
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"jitexp failed:\n{proc.stderr[-2000:]}")
@@ -50,8 +53,10 @@ def main() -> None:
     parser.add_argument("--timing", default="default")
     args = parser.parse_args()
     need = args.runs - 1 if args.runs >= 5 else args.runs
-    print(f"{args.runs} separate invocations per case, timing={args.timing}, "
-          f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"{args.runs} separate invocations per case, timing={args.timing}, "
+        f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.2f}\n"
+    )
     summary = []
     with tempfile.TemporaryDirectory() as tmp:
         for case, overrides in CASES.items():
@@ -59,9 +64,11 @@ def main() -> None:
             for i in range(args.runs):
                 row, wall = run_once(overrides, args.timing, Path(tmp) / f"{len(summary)}_{i}")
                 rows.append(row)
-                print(f"{case:36} run {i + 1}: {row['speedup']:.3f}x  CI {row['speedup_ci_low']:.3f}-"
-                      f"{row['speedup_ci_high']:.3f}  {row['verdict']:26} jit median {row['median_s'] * 1e3:.3f} ms, "
-                      f"{int(row['n_processes'])} processes, {wall:.1f} s")
+                print(
+                    f"{case:36} run {i + 1}: {row['speedup']:.3f}x  CI {row['speedup_ci_low']:.3f}-"
+                    f"{row['speedup_ci_high']:.3f}  {row['verdict']:26} jit median {row['median_s'] * 1e3:.3f} ms, "
+                    f"{int(row['n_processes'])} processes, {wall:.1f} s"
+                )
             speedups = np.array([r["speedup"] for r in rows])
             middle = float(np.median(speedups))
             inside = sum(r["speedup_ci_low"] <= middle <= r["speedup_ci_high"] for r in rows)
@@ -74,8 +81,10 @@ def main() -> None:
     for case, middle, inside, flips, common in summary:
         ok = inside >= need and flips == 0
         failures += not ok
-        print(f"{case:36} {middle:6.3f}x {inside:>12} of {args.runs} {'>=' + str(need):>7} {flips:>14} {'0':>7}  "
-              f"{'yes' if ok else 'NO'}  ({common})")
+        print(
+            f"{case:36} {middle:6.3f}x {inside:>12} of {args.runs} {'>=' + str(need):>7} {flips:>14} {'0':>7}  "
+            f"{'yes' if ok else 'NO'}  ({common})"
+        )
     print(f"\n{failures} case(s) outside the target")
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 TARGET = 1.3
 
-MINIMAL_APP = '''\
+MINIMAL_APP = """\
 import hydra
 from omegaconf import DictConfig
 
@@ -33,7 +33,7 @@ def app(cfg: DictConfig) -> None:
 
 if __name__ == "__main__":
     app()
-'''
+"""
 
 
 def wall_time(cmd: list[str], cwd: str) -> float:

@@ -33,8 +33,19 @@ def rss_mb(pid: int) -> float | None:
 
 
 def run(isolate: str, jobs: int, folder: Path) -> dict:
-    args = [sys.executable, "-m", "jitexp", "-m", "workload=add_one", "size=1", "mode=jit", "timing=quick",
-            f"seed=range(0,{jobs})", f"isolate={isolate}", f"hydra.sweep.dir={folder}"]
+    args = [
+        sys.executable,
+        "-m",
+        "jitexp",
+        "-m",
+        "workload=add_one",
+        "size=1",
+        "mode=jit",
+        "timing=quick",
+        f"seed=range(0,{jobs})",
+        f"isolate={isolate}",
+        f"hydra.sweep.dir={folder}",
+    ]
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     samples = []  # (jobs done, rss MB)
@@ -48,10 +59,15 @@ def run(isolate: str, jobs: int, folder: Path) -> dict:
         raise SystemExit(proc.stderr.read()[-2000:])
     rows = pd.read_csv(folder / "results.csv")
     after_ten = [rss for done, rss in samples if done >= 10]
-    return {"isolate": isolate, "jobs": jobs, "wall_s": wall, "measure_s": rows["measure_s"].sum(),
-            "overhead_s": (wall - rows["measure_s"].sum()) / jobs,
-            "rss_start_mb": after_ten[0] if after_ten else float("nan"),
-            "rss_growth_mb": (max(after_ten) - after_ten[0]) if after_ten else float("nan")}
+    return {
+        "isolate": isolate,
+        "jobs": jobs,
+        "wall_s": wall,
+        "measure_s": rows["measure_s"].sum(),
+        "overhead_s": (wall - rows["measure_s"].sum()) / jobs,
+        "rss_start_mb": after_ten[0] if after_ten else float("nan"),
+        "rss_growth_mb": (max(after_ten) - after_ten[0]) if after_ten else float("nan"),
+    }
 
 
 def main() -> None:
@@ -63,16 +79,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for isolate in ("none", "process"):
             results.append(run(isolate, args.jobs, Path(tmp) / isolate))
-    print(f"{'isolate':8} {'wall':>8} {'measuring':>10} {'overhead/job':>13} {'target':>7} "
-          f"{'RSS at job 10':>14} {'RSS growth':>11} {'target':>7}  ok")
+    print(
+        f"{'isolate':8} {'wall':>8} {'measuring':>10} {'overhead/job':>13} {'target':>7} "
+        f"{'RSS at job 10':>14} {'RSS growth':>11} {'target':>7}  ok"
+    )
     failures = 0
     for r in results:
         target = 0.5 if r["isolate"] == "process" else None
         ok = (target is None or r["overhead_s"] <= target) and r["rss_growth_mb"] <= 100
         failures += not ok
-        print(f"{r['isolate']:8} {r['wall_s']:7.1f}s {r['measure_s']:9.1f}s {r['overhead_s']:12.3f}s "
-              f"{'<=0.5s' if target else '-':>7} {r['rss_start_mb']:12.0f}MB {r['rss_growth_mb']:9.1f}MB "
-              f"{'<=100MB':>7}  {'yes' if ok else 'NO'}")
+        print(
+            f"{r['isolate']:8} {r['wall_s']:7.1f}s {r['measure_s']:9.1f}s {r['overhead_s']:12.3f}s "
+            f"{'<=0.5s' if target else '-':>7} {r['rss_start_mb']:12.0f}MB {r['rss_growth_mb']:9.1f}MB "
+            f"{'<=100MB':>7}  {'yes' if ok else 'NO'}"
+        )
     print(f"\n{failures} row(s) outside the targets")
 
 

@@ -24,8 +24,7 @@ def command(name: str) -> str:
 def run_cli(args: list[str], cwd: Path, name: str = "jitexp", timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("PYTHONPATH", None)  # test the installed package, not the source tree
-    return subprocess.run([command(name), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run([command(name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def sweep(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path]:

@@ -25,7 +25,9 @@ def test_elementwise_chain_is_49_eager_ops_and_one_fused_kernel():
 def test_compute_heavy_is_six_ops_and_three_kernels():
     x = jnp.ones((64, 64), jnp.float32)
     assert {k: counts(workloads.compute_heavy, x, x)[k] for k in ("eager_ops", "xla_kernels")} == {
-        "eager_ops": 6, "xla_kernels": 3}
+        "eager_ops": 6,
+        "xla_kernels": 3,
+    }
 
 
 def test_a_python_loop_unrolls_and_a_lax_loop_is_one_eager_dispatch_with_its_body_in_the_hlo():
@@ -48,21 +50,38 @@ def test_unreadable_hlo_degrades_to_no_columns():
     assert quietly(jaxpr_counts, workloads.conditional, (jnp.ones(3), jnp.float32(1)), ()) == {}  # fails to trace
 
 
-ROW = {"mode": "jit", "median_s": 1e-4, "eager_ops": 49, "op_dispatch_s": 5e-6, "xla_kernels": 1,
-       "xla_fusions": 1, "eager_bytes": 400_000, "bytes_accessed": 8_000, "arithmetic_intensity": 5.0, "flops": 40_000}
+ROW = {
+    "mode": "jit",
+    "median_s": 1e-4,
+    "eager_ops": 49,
+    "op_dispatch_s": 5e-6,
+    "xla_kernels": 1,
+    "xla_fusions": 1,
+    "eager_bytes": 400_000,
+    "bytes_accessed": 8_000,
+    "arithmetic_intensity": 5.0,
+    "flops": 40_000,
+}
 
 
-@pytest.mark.parametrize("eager_s, changes, label", [
-    (4e-4, {}, "dispatch-bound"),  # 49 x 5 us = 245 us of 400 us
-    (4e-3, {}, "fusion-bound"),  # dispatch 6%, traffic 50x less
-    (1.1e-4, {"eager_ops": 1, "eager_bytes": 8_000}, "one big kernel either way"),  # 1.1x
-    (1.2e-4, {"eager_ops": 6, "arithmetic_intensity": 80.0}, "one big kernel either way"),  # 1.2x, 80 flops/byte
-    (4e-3, {"eager_bytes": 12_000}, "mixed"),
-    # the reported contradictions: a high intensity with a large measured gain is not "one big kernel"
-    (8e-4, {"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 16_000}, "fusion-bound"),  # 8x, 2x less traffic
-    (8e-4, {"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 9_000}, "mixed"),  # 8x, no traffic cut
-    (4e-3, {"eager_ops": 1, "eager_bytes": 8_000}, "mixed"),  # one op, yet 40x: not "either way"
-])
+@pytest.mark.parametrize(
+    "eager_s, changes, label",
+    [
+        (4e-4, {}, "dispatch-bound"),  # 49 x 5 us = 245 us of 400 us
+        (4e-3, {}, "fusion-bound"),  # dispatch 6%, traffic 50x less
+        (1.1e-4, {"eager_ops": 1, "eager_bytes": 8_000}, "one big kernel either way"),  # 1.1x
+        (1.2e-4, {"eager_ops": 6, "arithmetic_intensity": 80.0}, "one big kernel either way"),  # 1.2x, 80 flops/byte
+        (4e-3, {"eager_bytes": 12_000}, "mixed"),
+        # the reported contradictions: a high intensity with a large measured gain is not "one big kernel"
+        (
+            8e-4,
+            {"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 16_000},
+            "fusion-bound",
+        ),  # 8x, 2x less traffic
+        (8e-4, {"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 9_000}, "mixed"),  # 8x, no traffic cut
+        (4e-3, {"eager_ops": 1, "eager_bytes": 8_000}, "mixed"),  # one op, yet 40x: not "either way"
+    ],
+)
 def test_explanation_rules(eager_s, changes, label):
     out = explain({"mode": "eager", "median_s": eager_s}, {**ROW, **changes})
     assert out["explanation"] == label
@@ -73,17 +92,26 @@ def test_explanation_shows_its_numbers_and_needs_them():
     detail = explain({"median_s": 4e-4}, ROW)["explanation_detail"]
     assert "49 ops x 5 us = 245 us, 61% of its 400 us" in detail and "1 kernel" in detail
     assert explain({"median_s": 4e-4}, {**ROW, "eager_ops": None}) == {
-        "explanation": "unexplained", "explanation_detail": "no eager_ops"}
-    keyed = explain({"median_s": 4e-4}, {**ROW, "eager_ops": None, "attribution_error": "could not trace (TypeError: x)"})
+        "explanation": "unexplained",
+        "explanation_detail": "no eager_ops",
+    }
+    keyed = explain(
+        {"median_s": 4e-4}, {**ROW, "eager_ops": None, "attribution_error": "could not trace (TypeError: x)"}
+    )
     assert keyed["explanation_detail"] == "no eager_ops: could not trace (TypeError: x)"
 
 
 def test_the_label_never_moves_towards_one_big_kernel_as_the_speedup_grows():
     order = {"one big kernel either way": 0, "mixed": 1, "fusion-bound": 1, "dispatch-bound": 2}
-    for changes in ({"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 16_000},
-                    {"eager_ops": 1, "eager_bytes": 8_000}, {"eager_ops": 6, "arithmetic_intensity": 80.0}):
-        labels = [explain({"median_s": 4e-3}, {**ROW, **changes, "median_s": 4e-3 / speedup})["explanation"]
-                  for speedup in (0.5, 1.0, 1.2, 1.3, 2, 5, 10, 50)]
+    for changes in (
+        {"eager_ops": 6, "arithmetic_intensity": 30.0, "eager_bytes": 16_000},
+        {"eager_ops": 1, "eager_bytes": 8_000},
+        {"eager_ops": 6, "arithmetic_intensity": 80.0},
+    ):
+        labels = [
+            explain({"median_s": 4e-3}, {**ROW, **changes, "median_s": 4e-3 / speedup})["explanation"]
+            for speedup in (0.5, 1.0, 1.2, 1.3, 2, 5, 10, 50)
+        ]
         ranks = [order[label] for label in labels]
         assert ranks == sorted(ranks), labels
         assert labels[-3:].count("one big kernel either way") == 0

@@ -45,8 +45,9 @@ def test_default_output_dir_and_python_dash_m(tmp_path):
     assert (jobs[0].parent / "report" / "summary.md").is_file()
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "jitexp", "--cfg", "job", "size=5"], cwd=tmp_path,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitexp", "--cfg", "job", "size=5"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "size: 5" in proc.stdout
 
 
@@ -76,9 +77,11 @@ def test_identical_jobs_both_compile_cold(tmp_path):
 
 
 def test_help_and_cfg_do_not_import_jax(tmp_path):
-    code = ("import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "assert 'jax' not in sys.modules, 'jax imported'\nprint('NOJAX')")
+    code = (
+        "import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'jax' not in sys.modules, 'jax imported'\nprint('NOJAX')"
+    )
     import subprocess
 
     for flags in (["--help"], ["--cfg", "job", "workload=apply_n_times"]):
@@ -116,10 +119,21 @@ def test_user_config_dir_adds_a_workload(tmp_path):
     conf.mkdir(parents=True)
     (conf / "double.yaml").write_text(
         "name: double\nfn: jitexp.workloads.matmul\nargs:\n"
-        "  - {shape: ['${size}', 3]}\n  - {shape: [3, 2], init: ones}\nstatic_argnums: []\nparams: {}\n")
+        "  - {shape: ['${size}', 3]}\n  - {shape: [3, 2], init: ones}\nstatic_argnums: []\nparams: {}\n"
+    )
     out = tmp_path / "job"
-    proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "workload=double", "mode=jit", "size=4", "timing=quick",
-                    f"hydra.run.dir={out}"], cwd=tmp_path)
+    proc = run_cli(
+        [
+            "--config-dir",
+            str(tmp_path / "myconf"),
+            "workload=double",
+            "mode=jit",
+            "size=4",
+            "timing=quick",
+            f"hydra.run.dir={out}",
+        ],
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     row = read(out / "results.csv").iloc[0]
     assert row["workload"] == "double" and row["status"] == "ok"
@@ -142,8 +156,11 @@ def test_textbook_speedup(tmp_path):
     assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit" and speedup.loc[0, "pairing"] == "paired"
     assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["jit", "speedup"], rel=1e-9)
     assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["eager", "median_s"] / df.loc["jit", "median_s"], rel=1e-9)
-    for name in ("time_compute_heavy_float32.png", "speedup_compute_heavy_float32.png",
-                 "coldstart_compute_heavy_float32.png"):
+    for name in (
+        "time_compute_heavy_float32.png",
+        "speedup_compute_heavy_float32.png",
+        "coldstart_compute_heavy_float32.png",
+    ):
         assert (out / "report" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert name in (out / "report" / "summary.md").read_text()
         assert name in report.stdout  # jitexp-report lists the files it wrote
@@ -174,8 +191,12 @@ def test_textbook_static_args(tmp_path):
     calls = pd.concat([read(p).assign(job=p.parent.name) for p in out.glob("*/calls.csv")])
     cold = calls[calls["probe"] == "cold"]
     assert set(cold[cold["call"] == 1]["compiles"]) == {1}  # one compile per static value...
-    assert set(cold[cold["call"] > 1]["compiles"]) == {0}   # ...then cached
+    assert set(cold[cold["call"] > 1]["compiles"]) == {0}  # ...then cached
     probe = calls[(calls["probe"] == "sequence") & (calls["status"] == "ok")]  # n = 2, 3, 2 in a fresh worker
     assert probe.groupby("job")["compiled"].apply(list).tolist() == [[True, True, False]] * 2
-    assert (calls[(calls["probe"] == "sequence") & (calls["status"] == "error")]["error_type"]
-            .str.endswith("TracerIntegerConversionError").sum() == 6)  # traced n: every call fails
+    assert (
+        calls[(calls["probe"] == "sequence") & (calls["status"] == "error")]["error_type"]
+        .str.endswith("TracerIntegerConversionError")
+        .sum()
+        == 6
+    )  # traced n: every call fails

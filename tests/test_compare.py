@@ -12,28 +12,74 @@ from conftest import run_cli
 from jitexp.comparison import change_verdict, compare, load_side, main
 from jitexp.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv
 
-ENV = {"jax_version": "0.10.2", "jaxlib_version": "0.10.2", "cpu_model": "TestCPU", "hostname": "h",
-       "platform": "cpu", "device_kind": "cpu", "dtype": "float32", "static_argnums": "[]", "status": "ok"}
+ENV = {
+    "jax_version": "0.10.2",
+    "jaxlib_version": "0.10.2",
+    "cpu_model": "TestCPU",
+    "hostname": "h",
+    "platform": "cpu",
+    "device_kind": "cpu",
+    "dtype": "float32",
+    "static_argnums": "[]",
+    "status": "ok",
+}
 
 
-def fake_run(root: Path, cases: dict[str, float], *, seed: int, noise: float = 0.02, processes: int = 8,
-             jax_version: str = "0.10.2") -> Path:
+def fake_run(
+    root: Path,
+    cases: dict[str, float],
+    *,
+    seed: int,
+    noise: float = 0.02,
+    processes: int = 8,
+    jax_version: str = "0.10.2",
+) -> Path:
     """A sweep folder with one job per case: per-process samples around the given median (seconds)."""
     rng = np.random.default_rng(seed)
     for num, (workload, median) in enumerate(cases.items()):
         folder = root / str(num)
-        rows = [{**ENV, "jax_version": jax_version, "workload": workload, "mode": "jit", "size": 64, "job_num": num,
-                 "median_s": median}]
+        rows = [
+            {
+                **ENV,
+                "jax_version": jax_version,
+                "workload": workload,
+                "mode": "jit",
+                "size": 64,
+                "job_num": num,
+                "median_s": median,
+            }
+        ]
         samples, procs = [], []
         for p in range(processes):
             shift = rng.lognormal(0, noise)  # between-process spread
             for r, value in enumerate(median * shift * rng.lognormal(0, noise / 2, 15)):
-                samples.append({"job_num": num, "workload": workload, "mode": "jit", "size": 64, "process": p,
-                                "round": r, "number": 10, "per_call_s": value})
+                samples.append(
+                    {
+                        "job_num": num,
+                        "workload": workload,
+                        "mode": "jit",
+                        "size": 64,
+                        "process": p,
+                        "round": r,
+                        "number": 10,
+                        "per_call_s": value,
+                    }
+                )
             compile_s = 0.03 * rng.lognormal(0, noise)
-            procs.append({"job_num": num, "workload": workload, "mode": "jit", "size": 64, "process": p,
-                          "first_call_s": compile_s + 0.01, "compile_s": compile_s, "trace_s": 0.0, "lower_s": 0.0,
-                          "execute_s": 0.01})
+            procs.append(
+                {
+                    "job_num": num,
+                    "workload": workload,
+                    "mode": "jit",
+                    "size": 64,
+                    "process": p,
+                    "first_call_s": compile_s + 0.01,
+                    "compile_s": compile_s,
+                    "trace_s": 0.0,
+                    "lower_s": 0.0,
+                    "execute_s": 0.01,
+                }
+            )
         write_csv(pd.DataFrame(rows), folder / RESULTS_CSV)
         write_csv(pd.DataFrame(samples, columns=SAMPLE_COLUMNS), folder / "samples.csv")
         write_csv(pd.DataFrame(procs).reindex(columns=PROCESS_COLUMNS), folder / "processes.csv")
@@ -84,13 +130,24 @@ def test_eager_base_against_jit_new_end_to_end(tmp_path):
     runs = {}
     for mode in ("eager", "jit"):
         out = tmp_path / mode
-        proc = run_cli([f"mode={mode}", "workload=elementwise_chain", "size=10000", "timing=quick", "timing.processes=5",
-                        "timing.max_processes=5", "timing.min_sample_time_s=0.005",
-                        f"hydra.run.dir={out}"], cwd=tmp_path)
+        proc = run_cli(
+            [
+                f"mode={mode}",
+                "workload=elementwise_chain",
+                "size=10000",
+                "timing=quick",
+                "timing.processes=5",
+                "timing.max_processes=5",
+                "timing.min_sample_time_s=0.005",
+                f"hydra.run.dir={out}",
+            ],
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         runs[mode] = out
-    proc = run_cli([str(runs["eager"]), str(runs["jit"]), "--ignore", "mode", "--no-plot"], cwd=tmp_path,
-                   name="jitexp-compare")
+    proc = run_cli(
+        [str(runs["eager"]), str(runs["jit"]), "--ignore", "mode", "--no-plot"], cwd=tmp_path, name="jitexp-compare"
+    )
     assert proc.returncode == 0, proc.stderr  # faster is no failure
     table = pd.read_csv(runs["jit"] / "compare" / "compare.csv").set_index("metric")
     for metric in ("steady", "first_call"):  # the verdict follows ratio and p-value (timings themselves vary with load)

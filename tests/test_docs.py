@@ -28,7 +28,7 @@ def table_rows(text: str, header: str) -> list[list[str]]:
     lines = text.splitlines()
     assert lines.count(header) == 1, f"one table headed {header!r}"
     rows = []
-    for line in lines[lines.index(header) + 2:]:
+    for line in lines[lines.index(header) + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
@@ -42,7 +42,7 @@ def top_level_code(cell: str) -> list[str]:
         if cell[i] == "`":
             end = cell.index("`", i + 1)
             if depth == 0:
-                names.append(cell[i + 1:end])
+                names.append(cell[i + 1 : end])
             i = end + 1
             continue
         depth += {"(": 1, ")": -1}.get(cell[i], 0)
@@ -67,12 +67,15 @@ def test_every_results_csv_column_is_documented_once():
     assert_exactly_once(documented, [*results.COLUMNS, "param_<name>"], "results.csv")
 
 
-@pytest.mark.parametrize("name, columns", [
-    ("samples.csv", results.SAMPLE_COLUMNS),
-    ("processes.csv", results.PROCESS_COLUMNS),
-    ("calls.csv", results.CALL_COLUMNS),
-    ("jobs.csv", results.JOB_LIST_COLUMNS),
-])
+@pytest.mark.parametrize(
+    "name, columns",
+    [
+        ("samples.csv", results.SAMPLE_COLUMNS),
+        ("processes.csv", results.PROCESS_COLUMNS),
+        ("calls.csv", results.CALL_COLUMNS),
+        ("jobs.csv", results.JOB_LIST_COLUMNS),
+    ],
+)
 def test_every_column_of_the_other_csvs_is_documented_once(name, columns):
     rows = table_rows((DOCS / "results.md").read_text(), "| file | columns |")
     [cells] = [cells for cells in rows if top_level_code(cells[0]) == [name]]
@@ -102,7 +105,10 @@ def test_ci_runs_the_readmes_test_command():
     """.ci/run ends with the README's test command, so CI's exit code is that command's."""
     root = DOCS.parent
     ci_last = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
-    readme = next(line for line in (root / "README.md").read_text().splitlines()
-                  if line.startswith("python3 -m venv .venv") and "[test" in line)
+    readme = next(
+        line
+        for line in (root / "README.md").read_text().splitlines()
+        if line.startswith("python3 -m venv .venv") and "[test" in line
+    )
     assert readme.endswith(" && " + ci_last), (readme, ci_last)
     assert "-m serial" in ci_last and '-m "not serial"' in ci_last

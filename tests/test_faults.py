@@ -16,7 +16,7 @@ from conftest import command, read, run_cli
 
 pytestmark = pytest.mark.serial  # timeouts, Ctrl-C to a process group, SIGKILL: alone on the machine
 
-FAULTS = '''
+FAULTS = """
 import ctypes, os, sys, time
 import jax
 import jax.numpy as jnp
@@ -53,7 +53,7 @@ def segfaults(x):
 
 def exits(x):
     sys.exit(3)
-'''
+"""
 BASE = ["mode=jit", "timing=quick", "workload=custom", "workload.args=[{shape:[4]}]"]
 
 
@@ -68,9 +68,17 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen:
     env.pop("PYTHONPATH", None)
     # Ctrl-C as from a terminal: a shell's background job (`cmd &`) inherits SIGINT ignored, and
     # so would jitexp; restore the default before exec, as an interactive shell does.
-    restore = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
-    return subprocess.Popen([sys.executable, "-c", restore, command("jitexp"), *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", restore, command("jitexp"), *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for(path: Path, timeout: float = 60.0) -> None:
@@ -140,8 +148,9 @@ def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
     assert first.returncode == 0, first.stderr[-2000:]
     stamp = (out / "0" / "samples.csv").stat().st_mtime_ns
     median = read(out / "0" / "results.csv").loc[0, "median_s"]
-    again = run_cli(["-m", *BASE, "size=4,8,16,32", "workload.fn=faults.ok", "resume=true", f"hydra.sweep.dir={out}"],
-                    cwd=faults)  # the same jobs spelled in another order: same config, so skipped
+    again = run_cli(
+        ["-m", *BASE, "size=4,8,16,32", "workload.fn=faults.ok", "resume=true", f"hydra.sweep.dir={out}"], cwd=faults
+    )  # the same jobs spelled in another order: same config, so skipped
     assert again.returncode == 0, again.stderr[-2000:]
     log = again.stdout + again.stderr
     assert "job #0" in log and "already complete" in log and log.count("already complete") == 3
@@ -156,8 +165,10 @@ def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
 
 def test_job_folders_with_names_of_their_own_are_gathered(faults):
     out = faults / "sweep"
-    proc = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=4,8", f"hydra.sweep.dir={out}",
-                    "hydra.sweep.subdir=size_${size}"], cwd=faults)
+    proc = run_cli(
+        ["-m", *BASE, "workload.fn=faults.ok", "size=4,8", f"hydra.sweep.dir={out}", "hydra.sweep.subdir=size_${size}"],
+        cwd=faults,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(read(out / "results.csv")["size"]) == [4, 8] and "2 jobs: 2 rows" in proc.stdout
 
@@ -185,12 +196,16 @@ def test_callback_errors_keep_their_cause_and_a_ctrl_c_inside_one_is_an_interrup
     class JaxRuntimeError(Exception):
         pass
 
-    wrapped = JaxRuntimeError("INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):\n"
-                              '  File "x.py", line 3, in cb\nValueError: bad value: 7')
+    wrapped = JaxRuntimeError(
+        "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in cb\nValueError: bad value: 7'
+    )
     assert callback_cause(wrapped) == ("ValueError", "ValueError: bad value: 7")
     assert first_line(wrapped) == "ValueError: bad value: 7" and "callback" in hint_for(wrapped)
-    ctrl_c = JaxRuntimeError("INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):\n"
-                             '  File "x.py", line 3, in cb\nKeyboardInterrupt')
+    ctrl_c = JaxRuntimeError(
+        "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in cb\nKeyboardInterrupt'
+    )
     assert interrupted(ctrl_c) and not interrupted(wrapped) and not interrupted(ValueError("plain"))
 
 
@@ -199,12 +214,17 @@ def test_report_on_a_killed_sweep_without_gather_lists_rows_of_this_sweep_only(t
 
     root = tmp_path / "sweep"
     write_manifest(root, [["size=1"], ["size=2"]])
-    write_csv(pd.DataFrame([{"workload": "w", "mode": "jit", "size": 1, "status": "ok", "overrides": "size=1"}]),
-              root / "0" / "results.csv")
-    write_csv(pd.DataFrame([{"workload": "w", "mode": "jit", "size": 9, "status": "ok", "overrides": "size=9"}]),
-              root / "1" / "results.csv")
+    write_csv(
+        pd.DataFrame([{"workload": "w", "mode": "jit", "size": 1, "status": "ok", "overrides": "size=1"}]),
+        root / "0" / "results.csv",
+    )
+    write_csv(
+        pd.DataFrame([{"workload": "w", "mode": "jit", "size": 9, "status": "ok", "overrides": "size=9"}]),
+        root / "1" / "results.csv",
+    )
     frame, state = gather_state(root)
     assert list(frame["size"]) == [1]
     assert state.missing == [(1, "size=2")] and state.stale == ["1"]
-    assert state.describe(len(frame)) == ("2 jobs: 1 row, 1 never finished: #1 size=2; "
-                                          "left out (not jobs of this sweep): 1")
+    assert state.describe(len(frame)) == (
+        "2 jobs: 1 row, 1 never finished: #1 size=2; left out (not jobs of this sweep): 1"
+    )

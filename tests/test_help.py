@@ -28,8 +28,20 @@ def test_help_describes_jitexp_every_group_option_keys_examples_and_the_report(t
             line = next(ln for ln in page.splitlines() if ln.strip().split(" ")[0].rstrip("*") == option)
             assert len(line.split()) > 2, f"{group}/{option} has no description: {line!r}"
     assert "dot -> sin -> log(|.|+1e-6) -> sum" in page  # compute_heavy's description: key
-    for key in ("size", "dtype", "seed", "calls", "check", "isolate", "compilation_cache_dir",
-                "cpu_async_dispatch", "mode.static_argnums", "workload.params", "timing.", "device.index"):
+    for key in (
+        "size",
+        "dtype",
+        "seed",
+        "calls",
+        "check",
+        "isolate",
+        "compilation_cache_dir",
+        "cpu_async_dispatch",
+        "mode.static_argnums",
+        "workload.params",
+        "timing.",
+        "device.index",
+    ):
         assert f"\n{key}" in page
     examples = page.split("== Examples ==")[1].split("==")[0]
     assert sum(ln.startswith("jitexp ") for ln in examples.splitlines()) >= 5
@@ -39,8 +51,10 @@ def test_help_describes_jitexp_every_group_option_keys_examples_and_the_report(t
 def test_help_lists_a_users_own_workload_and_current_values(tmp_path):
     conf = tmp_path / "myconf" / "workload"
     conf.mkdir(parents=True)
-    (conf / "double.yaml").write_text("# Two matmuls in a row, my own.\nname: double\nfn: jitexp.workloads.matmul\n"
-                                      "args: [{shape: [2, 2]}, {shape: [2, 2]}]\n")
+    (conf / "double.yaml").write_text(
+        "# Two matmuls in a row, my own.\nname: double\nfn: jitexp.workloads.matmul\n"
+        "args: [{shape: [2, 2]}, {shape: [2, 2]}]\n"
+    )
     proc = run_cli(["--config-dir", str(tmp_path / "myconf"), "--help", "size=77", "workload=double"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "double*" in proc.stdout and "Two matmuls in a row, my own." in proc.stdout
@@ -49,7 +63,7 @@ def test_help_lists_a_users_own_workload_and_current_values(tmp_path):
 
 def test_describe_prefers_the_description_key_then_the_first_comment():
     assert describe("# @package _global_\n# A preset.\n# more\nsize: 3\n") == "A preset."
-    assert describe("# comment\nname: x\ndescription: \"the key: wins\"\n") == "the key: wins"
+    assert describe('# comment\nname: x\ndescription: "the key: wins"\n') == "the key: wins"
     assert describe("name: x\n") == ""
 
 
@@ -58,15 +72,18 @@ def test_version_is_jitexps_with_jax_and_jaxlib(tmp_path):
 
     proc = run_cli(["--version"], cwd=tmp_path)
     assert proc.returncode == 0
-    assert proc.stdout.strip() == (f"jitexp {metadata.version('jitexp')} (jax {metadata.version('jax')}, "
-                                   f"jaxlib {metadata.version('jaxlib')})")
+    assert proc.stdout.strip() == (
+        f"jitexp {metadata.version('jitexp')} (jax {metadata.version('jax')}, jaxlib {metadata.version('jaxlib')})"
+    )
 
 
 def test_help_and_cfg_import_neither_jax_nor_pandas_nor_numpy(tmp_path):
-    code = ("import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('jax', 'pandas', 'numpy') if m in sys.modules]\n"
-            "assert not heavy, heavy\nprint('LIGHT')")
+    code = (
+        "import sys; from jitexp.cli import main; sys.argv = ['jitexp', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('jax', 'pandas', 'numpy') if m in sys.modules]\n"
+        "assert not heavy, heavy\nprint('LIGHT')"
+    )
     for flags in (["--help"], ["--cfg", "job"], ["--version"], ["size=abc"]):
         proc = subprocess.run([sys.executable, "-c", code, *flags], cwd=tmp_path, capture_output=True, text=True)
         assert "LIGHT" in proc.stdout, (flags, proc.stderr[-2000:])

@@ -87,8 +87,10 @@ def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["8", "16", "abc", "1.5", "0", "24"]), min_size=1, max_size=4),
-       st.lists(st.sampled_from(["jit", "eager", "jitt"]), min_size=1, max_size=2, unique=True))
+@given(
+    st.lists(st.sampled_from(["8", "16", "abc", "1.5", "0", "24"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["jit", "eager", "jitt"]), min_size=1, max_size=2, unique=True),
+)
 def test_a_sweep_with_one_bad_value_is_refused_before_any_job(sizes, modes):
     argv = ["-m", f"size={','.join(sizes)}", f"mode={','.join(modes)}", "workload=matmul"]
     bad_sizes = {s for s in sizes if s in ("abc", "1.5", "0")}
@@ -133,22 +135,48 @@ MISTAKES = [
     (["-m", "size=8", "hydra.sweep.dir=/proc/x/y"], "hydra.sweep.dir='/proc/x/y' is invalid; cannot write"),
     (["compilation_cache_dir=/proc/x"], "compilation_cache_dir='/proc/x' is invalid; cannot write in /proc"),
     (["timing.target_rel_ci=3"], "timing.target_rel_ci=3.0 is invalid; must lie in (0, 1)"),
-    (["timing.processes=4", "timing.max_processes=2"], "timing.max_processes=2 is invalid; must be >= timing.processes"),
-    (["workload=custom", "workload.fn=jitexp.workloads.matmul"], "workload.args is invalid; needs the function's arguments"),
-    (["workload=custom", "workload.fn=nosuchmodule.fn", "workload.args=[{shape:[2]}]"],
-     "workload.fn='nosuchmodule.fn' is invalid; importing 'nosuchmodule' failed: ModuleNotFoundError"),
-    (["workload=custom", "workload.fn=jitexp.workloads.matmul", "workload.args=[{shape:[2,2]}]"],
-     "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)"),
+    (
+        ["timing.processes=4", "timing.max_processes=2"],
+        "timing.max_processes=2 is invalid; must be >= timing.processes",
+    ),
+    (
+        ["workload=custom", "workload.fn=jitexp.workloads.matmul"],
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    (
+        ["workload=custom", "workload.fn=nosuchmodule.fn", "workload.args=[{shape:[2]}]"],
+        "workload.fn='nosuchmodule.fn' is invalid; importing 'nosuchmodule' failed: ModuleNotFoundError",
+    ),
+    (
+        ["workload=custom", "workload.fn=jitexp.workloads.matmul", "workload.args=[{shape:[2,2]}]"],
+        "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)",
+    ),
     (["workload=apply_n_times", "workload.params.n=-3"], "workload.params.n=-3 is invalid; must be >= 0"),
-    (["workload=apply_n_times", "workload.params.n=abc"], "workload.params.n='abc' is invalid; must be an integer like its default (3)"),
-    (["workload=conditional", "workload.params.threshold=high"], "workload.params.threshold='high' is invalid; must be a number"),
+    (
+        ["workload=apply_n_times", "workload.params.n=abc"],
+        "workload.params.n='abc' is invalid; must be an integer like its default (3)",
+    ),
+    (
+        ["workload=conditional", "workload.params.threshold=high"],
+        "workload.params.threshold='high' is invalid; must be a number",
+    ),
     (["workload.params.n=3"], "workload.params.n='3' is invalid; no such key; workload.params has none"),
-    (["mode.compiler_options.xla_cpu_enable_fast_math=true"],
-     "is invalid; a new entry needs a leading +: +mode.compiler_options.xla_cpu_enable_fast_math=True"),
-    (["workload=apply_n_times", "mode.donate_argnums=[1]"],
-     "mode.donate_argnums=[1] is invalid; positions of traced array arguments: [0]"),
-    (["workload=apply_n_times", "sequence=[{m: 2}]"], "sequence[0].m=2 is invalid; no such key; sequence[0] has dtype, n"),
-    (["workload=apply_n_times", "mode.static_argnums=[5]"], "mode.static_argnums=[5] is invalid; indices must lie in [0, 2)"),
+    (
+        ["mode.compiler_options.xla_cpu_enable_fast_math=true"],
+        "is invalid; a new entry needs a leading +: +mode.compiler_options.xla_cpu_enable_fast_math=True",
+    ),
+    (
+        ["workload=apply_n_times", "mode.donate_argnums=[1]"],
+        "mode.donate_argnums=[1] is invalid; positions of traced array arguments: [0]",
+    ),
+    (
+        ["workload=apply_n_times", "sequence=[{m: 2}]"],
+        "sequence[0].m=2 is invalid; no such key; sequence[0] has dtype, n",
+    ),
+    (
+        ["workload=apply_n_times", "mode.static_argnums=[5]"],
+        "mode.static_argnums=[5] is invalid; indices must lie in [0, 2)",
+    ),
     (["workload.args.0.init=gaussian"], "workload.args[0].init='gaussian' is invalid; valid choices: normal,"),
     (["hydra/launcher=nope"], "hydra/launcher='nope' is invalid; valid choices: basic"),
     (["--config-dir", "/no/such/dir", "workload=x"], "--config-dir='/no/such/dir' is invalid; no such directory"),
@@ -168,8 +196,13 @@ def test_mistakes_through_the_command_are_one_line_and_exit_2(tmp_path):
     failures = []
     for argv, expected, proc in results:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        ok = (proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("jitexp: error: ")
-              and expected in lines[0] and not proc.stdout.strip())
+        ok = (
+            proc.returncode == 2
+            and len(lines) == 1
+            and lines[0].startswith("jitexp: error: ")
+            and expected in lines[0]
+            and not proc.stdout.strip()
+        )
         if not ok:
             failures.append(f"{argv}: rc={proc.returncode} stderr={proc.stderr[-600:]!r}")
     assert not failures, "\n".join(failures)
@@ -182,8 +215,9 @@ def test_full_error_still_shows_everything(tmp_path):
 
     env = {**os.environ, "HYDRA_FULL_ERROR": "1"}
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-m", "jitexp", "size=abc"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitexp", "size=abc"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode != 0
     assert "Traceback" in proc.stderr and "ValidationError" in proc.stderr  # Hydra's own error, chained
     assert "size='abc' is invalid" in proc.stderr
@@ -194,16 +228,20 @@ def test_a_bad_sweep_point_is_refused_before_the_sweep_starts(tmp_path):
     proc = run_cli(["-m", "size=8", "dtype=float32,float128", "timing=quick", f"hydra.sweep.dir={out}"], cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"]
+        "jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"
+    ]
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ["--cfg", "job", "workload=apply_n_times"],
-    ["--cfg", "job", "experiment=size_scaling"],
-    ["--info", "defaults"],
-    ["--help"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--cfg", "job", "workload=apply_n_times"],
+        ["--cfg", "job", "experiment=size_scaling"],
+        ["--info", "defaults"],
+        ["--help"],
+    ],
+)
 def test_flags_that_run_nothing_are_left_to_hydra(argv):
     assert preflight.check(argv) == []
 
@@ -225,39 +263,63 @@ GLOBAL = "# @package _global_\n"
 
 # (group, kind) -> (the user's file conf/<group>/mine.yaml, text the one line must hold after "<file>: ")
 IN_FILES = {
-    ("workload", "unknown key"): (MATMUL + "statc_argnums: [0]\n",
-                                  "workload.statc_argnums=[0] is invalid; no such key; did you mean workload.static_argnums?"),
-    ("workload", "wrong type"): (MATMUL + "static_argnums: abc\n",
-                                 "workload.static_argnums='abc' is invalid; must be a list of integers"),
-    ("workload", "missing key"): ("args: [{shape: [4, 4]}, {shape: [4, 4]}]\n",
-                                  "workload.fn is invalid; needs an import path like package.module.function"),
-    ("workload", "missing args or setup"): ("fn: jitexp.workloads.matmul\n",
-                                            "workload.args is invalid; needs the function's arguments"),
-    ("workload", "bad array key"): ("fn: jitexp.workloads.matmul\nargs: [{shap: [4, 4]}, {shape: [4, 4]}]\n",
-                                    "workload.args[0].shap=[4, 4] is invalid; did you mean workload.args[0].shape?"),
-    ("workload", "wrong arity"): ("fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}]\n",
-                                  "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)"),
-    ("mode", "unknown key"): ("jit: true\nstatic_argnum: [0]\n",
-                              "mode.static_argnum=[0] is invalid; no such key; did you mean mode.static_argnums?"),
+    ("workload", "unknown key"): (
+        MATMUL + "statc_argnums: [0]\n",
+        "workload.statc_argnums=[0] is invalid; no such key; did you mean workload.static_argnums?",
+    ),
+    ("workload", "wrong type"): (
+        MATMUL + "static_argnums: abc\n",
+        "workload.static_argnums='abc' is invalid; must be a list of integers",
+    ),
+    ("workload", "missing key"): (
+        "args: [{shape: [4, 4]}, {shape: [4, 4]}]\n",
+        "workload.fn is invalid; needs an import path like package.module.function",
+    ),
+    ("workload", "missing args or setup"): (
+        "fn: jitexp.workloads.matmul\n",
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    ("workload", "bad array key"): (
+        "fn: jitexp.workloads.matmul\nargs: [{shap: [4, 4]}, {shape: [4, 4]}]\n",
+        "workload.args[0].shap=[4, 4] is invalid; did you mean workload.args[0].shape?",
+    ),
+    ("workload", "wrong arity"): (
+        "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}]\n",
+        "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)",
+    ),
+    ("mode", "unknown key"): (
+        "jit: true\nstatic_argnum: [0]\n",
+        "mode.static_argnum=[0] is invalid; no such key; did you mean mode.static_argnums?",
+    ),
     ("mode", "wrong type"): ("jit: maybe\n", "mode.jit='maybe' is invalid; must be true or false"),
     ("mode", "missing key"): ("static_argnums: null\n", "mode=[] is invalid; select at least one mode"),
-    ("timing", "unknown key"): ("procesess: 3\n",
-                                "timing.procesess=3 is invalid; no such key; did you mean timing.processes?"),
+    ("timing", "unknown key"): (
+        "procesess: 3\n",
+        "timing.procesess=3 is invalid; no such key; did you mean timing.processes?",
+    ),
     ("timing", "wrong type"): ("processes: many\n", "timing.processes='many' is invalid; must be an integer"),
-    ("timing", "missing key"): ("processes: 10\n",  # raising processes needs max_processes (default 8) too
-                                "timing.max_processes=8 is invalid; must be >= timing.processes (10)"),
-    ("device", "unknown key"): ("platfrom: cpu\n",
-                                "device.platfrom='cpu' is invalid; no such key; did you mean device.platform?"),
+    ("timing", "missing key"): (
+        "processes: 10\n",  # raising processes needs max_processes (default 8) too
+        "timing.max_processes=8 is invalid; must be >= timing.processes (10)",
+    ),
+    ("device", "unknown key"): (
+        "platfrom: cpu\n",
+        "device.platfrom='cpu' is invalid; no such key; did you mean device.platform?",
+    ),
     ("device", "wrong type"): ("index: first\n", "device.index='first' is invalid; must be an integer"),
-    ("experiment", "unknown key"): (GLOBAL + "timing:\n  warmpu: 2\n",
-                                    "timing.warmpu=2 is invalid; no such key; did you mean timing.warmup?"),
+    ("experiment", "unknown key"): (
+        GLOBAL + "timing:\n  warmpu: 2\n",
+        "timing.warmpu=2 is invalid; no such key; did you mean timing.warmup?",
+    ),
     ("experiment", "wrong type"): (GLOBAL + "size: big\n", "size='big' is invalid; must be an integer"),
-    ("experiment", "missing key"): (GLOBAL + "defaults:\n  - override /workload: custom\nworkload:\n"
-                                    "  fn: jitexp.workloads.matmul\n",
-                                    "workload.args is invalid; needs the function's arguments"),
-    ("experiment", "bad value"): (GLOBAL + "defaults:\n  - override /workload: apply_n_times\n"
-                                  "workload:\n  params:\n    n: abc\n",
-                                  "workload.params.n='abc' is invalid; must be an integer like its default (3)"),
+    ("experiment", "missing key"): (
+        GLOBAL + "defaults:\n  - override /workload: custom\nworkload:\n  fn: jitexp.workloads.matmul\n",
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    ("experiment", "bad value"): (
+        GLOBAL + "defaults:\n  - override /workload: apply_n_times\nworkload:\n  params:\n    n: abc\n",
+        "workload.params.n='abc' is invalid; must be an integer like its default (3)",
+    ),
 }
 
 
@@ -298,9 +360,13 @@ def test_a_sweep_names_the_file_too(tmp_path, monkeypatch):
 def test_a_bad_value_the_command_line_replaces_names_no_file(tmp_path, monkeypatch):
     """The file's `init: gaussian` is replaced on the command line by `init: bad`: the mistake is the command line's."""
     monkeypatch.chdir(tmp_path)
-    write_option(tmp_path, "workload", "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4], init: gaussian}, {shape: [4, 4]}]\n")
+    write_option(
+        tmp_path, "workload", "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4], init: gaussian}, {shape: [4, 4]}]\n"
+    )
     with pytest.raises(ConfigError) as caught:
-        preflight.check(["--config-dir", "conf", "workload=mine", "workload.args=[{shape:[2,2],init:bad},{shape:[2,2]}]"])
+        preflight.check(
+            ["--config-dir", "conf", "workload=mine", "workload.args=[{shape:[2,2],init:bad},{shape:[2,2]}]"]
+        )
     assert str(caught.value).startswith("workload.args[0].init='bad' is invalid; valid choices: normal")
     assert caught.value.source is None
 
@@ -320,5 +386,6 @@ def test_the_issues_typo_through_the_command_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         "jitexp: error: conf/workload/typo.yaml: workload.statc_argnums=[0] is invalid; no such key; "
-        "did you mean workload.static_argnums?"]
+        "did you mean workload.static_argnums?"
+    ]
     assert not proc.stdout.strip() and not (tmp_path / "outputs").exists()

@@ -76,8 +76,9 @@ def leaves_equal(a, b) -> bool:
     """Whether two trees have equal array leaves, in order (typed keys compared by their key data)."""
     unwrap = lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x  # noqa: E731
     la, lb = arrays(a), arrays(b)
-    return len(la) == len(lb) and all(np.array_equal(np.asarray(unwrap(x)), np.asarray(unwrap(y)))
-                                      for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(
+        np.array_equal(np.asarray(unwrap(x)), np.asarray(unwrap(y))) for x, y in zip(la, lb)
+    )
 
 
 def kernel(model: models.TwoLayerMLP) -> np.ndarray:
@@ -108,24 +109,37 @@ def test_setups_return_the_documented_structure():
     params, opt_state, batch, lr = build("mlp_train_step")
     widths = [p["features"], *[SIZE] * p["depth"], p["classes"]]
     assert [{k: v.shape for k, v in layer.items()} for layer in params] == [
-        {"w": (n_in, n_out), "b": (n_out,)} for n_in, n_out in zip(widths, widths[1:])]
+        {"w": (n_in, n_out), "b": (n_out,)} for n_in, n_out in zip(widths, widths[1:])
+    ]
     assert isinstance(opt_state[0], optax.ScaleByAdamState) and avals(opt_state[0].mu) == avals(params)
     assert (batch["x"].shape, batch["x"].dtype, batch["y"].shape, batch["y"].dtype) == (
-        (p["batch"], p["features"]), jnp.float32, (p["batch"],), jnp.int32)
+        (p["batch"], p["features"]),
+        jnp.float32,
+        (p["batch"],),
+        jnp.int32,
+    )
     assert lr == p["learning_rate"] and isinstance(lr, float)
 
     p = spec("eqx_mlp_grad")["params"]
     model, x, y = build("eqx_mlp_grad")
     assert isinstance(model, eqx.nn.MLP)
     assert (model.in_size, model.width_size, model.depth, model.out_size) == (
-        p["features"], SIZE, p["depth"], p["classes"])
+        p["features"],
+        SIZE,
+        p["depth"],
+        p["classes"],
+    )
     assert (x.shape, y.shape, y.dtype) == ((p["batch"], p["features"]), (p["batch"],), jnp.int32)
 
     p = spec("nnx_train_step")["params"]
     model, optimizer, x, y = build("nnx_train_step")
     assert isinstance(model, models.TwoLayerMLP) and isinstance(optimizer, nnx.Optimizer)
     assert (model.hidden.kernel.shape, model.out.kernel.shape, x.shape, y.dtype) == (
-        (p["features"], SIZE), (SIZE, p["classes"]), (p["batch"], p["features"]), jnp.int32)
+        (p["features"], SIZE),
+        (SIZE, p["classes"]),
+        (p["batch"], p["features"]),
+        jnp.int32,
+    )
     assert int(optimizer.step[...]) == 0
 
     p = spec("transformer_block")["params"]
@@ -133,8 +147,11 @@ def test_setups_return_the_documented_structure():
     params, x = build("transformer_block")
     norm = {"scale": (d,), "bias": (d,)}
     assert jax.tree.map(jnp.shape, params) == {
-        "ln1": norm, "attn": {"wq": (d, h, d // h), "wk": (d, h, d // h), "wv": (d, h, d // h), "wo": (h, d // h, d)},
-        "ln2": norm, "mlp": {"w1": (d, f), "b1": (f,), "w2": (f, d), "b2": (d,)}}
+        "ln1": norm,
+        "attn": {"wq": (d, h, d // h), "wk": (d, h, d // h), "wv": (d, h, d // h), "wo": (h, d // h, d)},
+        "ln2": norm,
+        "mlp": {"w1": (d, f), "b1": (f,), "w2": (f, d), "b2": (d,)},
+    }
     assert x.shape == (p["batch"], SIZE, d)
     with pytest.raises(ValueError, match="multiple of heads"):
         build("transformer_block", d_model=10, heads=3)
@@ -153,8 +170,12 @@ def test_setup_is_deterministic_in_seed_and_builds_floats_in_dtype(name):
     leaves = [leaf for leaf in jax.tree.leaves(abstract(name, "bfloat16")) if isinstance(leaf, jax.ShapeDtypeStruct)]
     floats = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating)]
     assert len(leaves) == len(arrays(first)) and floats and all(leaf.dtype == jnp.bfloat16 for leaf in floats)
-    assert all(jnp.issubdtype(leaf.dtype, jnp.integer) or jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
-               or leaf.dtype == jnp.bfloat16 for leaf in leaves)
+    assert all(
+        jnp.issubdtype(leaf.dtype, jnp.integer)
+        or jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+        or leaf.dtype == jnp.bfloat16
+        for leaf in leaves
+    )
 
 
 # --- carry ---------------------------------------------------------------------------------------------------
@@ -334,8 +355,9 @@ def test_models_scan_runs_every_model_in_eager_jit_and_aot_with_and_without_dona
     from conftest import read, run_cli
 
     out = tmp_path / "scan"
-    proc = run_cli(["experiment=models_scan", "timing=quick", "size=16", f"hydra.sweep.dir={out}"], cwd=tmp_path,
-                   timeout=900)
+    proc = run_cli(
+        ["experiment=models_scan", "timing=quick", "size=16", f"hydra.sweep.dir={out}"], cwd=tmp_path, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read(out / "results.csv")
     assert (rows["status"] == "ok").all(), rows[["workload", "mode", "error_message"]]

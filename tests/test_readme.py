@@ -17,10 +17,10 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def section(part: str = "### A function of arrays") -> str:
     """One part of the README's "Your own code" section: the arrays example or the models example."""
     text = README.read_text()
-    text = text[text.index("## Your own code"):text.index("## Common mistakes")]
+    text = text[text.index("## Your own code") : text.index("## Common mistakes")]
     start = text.index(part)
     end = text.find("\n### ", start + len(part))
-    return text[start:end if end > 0 else len(text)]
+    return text[start : end if end > 0 else len(text)]
 
 
 MODELS = "### Real models"
@@ -62,7 +62,11 @@ def test_readme_example_passes_every_check_before_running(tmp_path, monkeypatch)
     assert ("eager", "jit", "numpy") in modes  # the twin is measured somewhere
     swept = preflight.check(next(a for a in found if "-m" in a)[1:])
     assert {(j.workload.params["smoothing"], j.workload.params["reduction"]) for j in swept} == {
-        (0.0, "mean"), (0.0, "sum"), (0.1, "mean"), (0.1, "sum")}
+        (0.0, "mean"),
+        (0.0, "sum"),
+        (0.1, "mean"),
+        (0.1, "sum"),
+    }
 
 
 @pytest.mark.parametrize("index", range(len(commands())))
@@ -87,7 +91,11 @@ def test_readme_model_example_runs_verbatim(tmp_path, index):
     # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox
     pytest.importorskip("optax")
     pytest.importorskip("equinox")
-    assert write_files(tmp_path, MODELS) == {"mymodel.py", "myconf/workload/mlp_loss.yaml", "myconf/workload/train_step.yaml"}
+    assert write_files(tmp_path, MODELS) == {
+        "mymodel.py",
+        "myconf/workload/mlp_loss.yaml",
+        "myconf/workload/train_step.yaml",
+    }
     argv = commands(MODELS, "model-commands")[index]
     out = tmp_path / "job"
     where = "hydra.sweep.dir" if "-m" in argv else "hydra.run.dir"

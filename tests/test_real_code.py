@@ -10,7 +10,7 @@ import pytest
 
 from jitexp import ConfigError, compose, run
 
-USER = textwrap.dedent('''
+USER = textwrap.dedent("""
     from typing import NamedTuple
 
     import jax
@@ -69,7 +69,7 @@ USER = textwrap.dedent('''
 
     def narrow(size, dtype):
         return (jnp.ones((size,), dtype),)
-''')
+""")
 
 
 @pytest.fixture(autouse=True)
@@ -84,8 +84,13 @@ def job(*overrides: str):
 
 
 def test_a_setup_function_gives_pytree_arguments_and_a_static_keyword():
-    result = job("workload.fn=usercode.loss", "workload.setup=usercode.make", "+workload.params.hidden=4",
-                 "+workload.kwargs={reduction: sum}", "workload.static_argnames=[reduction]")
+    result = job(
+        "workload.fn=usercode.loss",
+        "workload.setup=usercode.make",
+        "+workload.params.hidden=4",
+        "+workload.kwargs={reduction: sum}",
+        "workload.static_argnames=[reduction]",
+    )
     jit = result.by_mode("jit")
     assert jit["status"] == "ok" and jit["matches_eager"] is True and jit["speedup"] > 0
     assert jit["static_argnames"] == "['reduction']" and jit["jit_fn"] == "jax.jit"
@@ -99,20 +104,33 @@ def test_setup_may_return_inputs_with_keywords():
 
 
 def test_a_string_keyword_must_be_static():
-    row = job("workload.fn=usercode.loss", "workload.setup=usercode.make", "+workload.kwargs={reduction: sum}",
-              "mode=jit").row
+    row = job(
+        "workload.fn=usercode.loss", "workload.setup=usercode.make", "+workload.kwargs={reduction: sum}", "mode=jit"
+    ).row
     assert (row["status"], row["error_phase"]) == ("error", "trace") and "static" in row["hint"]
 
 
 def test_a_carried_training_step_with_and_without_donation():
-    plain = job("workload.fn=usercode.step", "workload.setup=usercode.make_step", "+workload.carry={0: 0}",
-                "mode=[eager,jit,aot]")
-    donated = job("workload.fn=usercode.step", "workload.setup=usercode.make_step", "+workload.carry={0: 0}",
-                  "mode=[eager,jit]", "mode.donate_argnums=[0]")
+    plain = job(
+        "workload.fn=usercode.step",
+        "workload.setup=usercode.make_step",
+        "+workload.carry={0: 0}",
+        "mode=[eager,jit,aot]",
+    )
+    donated = job(
+        "workload.fn=usercode.step",
+        "workload.setup=usercode.make_step",
+        "+workload.carry={0: 0}",
+        "mode=[eager,jit]",
+        "mode.donate_argnums=[0]",
+    )
     for row in (*plain.rows, *donated.rows):
         assert row["status"] == "ok", row
     assert plain.by_mode("jit")["matches_eager"] is True and plain.by_mode("aot")["matches_eager"] is True
-    assert plain.by_mode("jit")["donation"] == "carried: output 0 -> argument 0; nothing donated (mode.donate_argnums donates the carried buffers)"
+    assert (
+        plain.by_mode("jit")["donation"]
+        == "carried: output 0 -> argument 0; nothing donated (mode.donate_argnums donates the carried buffers)"
+    )
     assert donated.by_mode("jit")["donation"] == "carried: output 0 -> argument 0; argument(s) [0] donated"
     assert donated.by_mode("eager")["donation"] == "carried: output 0 -> argument 0; eager does not donate"
     assert donated.by_mode("jit")["matches_eager"] is True and donated.by_mode("jit")["compiles_during_timing"] == 0
@@ -124,32 +142,65 @@ def test_a_typed_prng_key_is_carried():
 
 
 def test_carry_mistakes_are_error_rows_naming_what_does_not_fit():
-    missing = job("workload.fn=usercode.step", "workload.setup=usercode.make_step", "+workload.carry={5: 0}",
-                  "mode=jit").row
+    missing = job(
+        "workload.fn=usercode.step", "workload.setup=usercode.make_step", "+workload.carry={5: 0}", "mode=jit"
+    ).row
     assert (missing["status"], missing["error_phase"]) == ("error", "inputs")
-    assert "returns 2 output(s)" in missing["error_message"] and "takes 3 positional argument(s)" in missing["error_message"]
-    shape = job("workload.fn=usercode.bad_step", "workload.setup=usercode.make_step", "+workload.carry={0: 0}",
-                "mode=jit").row
+    assert (
+        "returns 2 output(s)" in missing["error_message"]
+        and "takes 3 positional argument(s)" in missing["error_message"]
+    )
+    shape = job(
+        "workload.fn=usercode.bad_step", "workload.setup=usercode.make_step", "+workload.carry={0: 0}", "mode=jit"
+    ).row
     assert (shape["status"], shape["error_phase"]) == ("error", "execute")
-    assert "argument 0['w']" in shape["error_message"] and "float32[1, 8] returned, float32[8, 8] taken" in shape["error_message"]
+    assert (
+        "argument 0['w']" in shape["error_message"]
+        and "float32[1, 8] returned, float32[8, 8] taken" in shape["error_message"]
+    )
 
 
 def test_setup_raising_is_an_inputs_row_with_its_line():
     row = job("workload.fn=usercode.loss", "workload.setup=usercode.broken").by_mode("jit")
     assert (row["status"], row["error_phase"], row["error_type"], row["error_message"]) == (
-        "error", "inputs", "RuntimeError", "no data here")
+        "error",
+        "inputs",
+        "RuntimeError",
+        "no data here",
+    )
     assert row["hint"].startswith("workload.setup raised at usercode.py:") and row["hint"].endswith("in broken")
 
 
-@pytest.mark.parametrize(("overrides", "message"), [
-    (["workload.fn=usercode.loss", "workload.setup=usercode.nosuch"], "workload.setup='usercode.nosuch' is invalid; module 'usercode' has no callable 'nosuch'"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.narrow"], "cannot be called with size, dtype, seed and the params"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.make", "workload.args=[{shape:[2]}]"], "workload.args or workload.setup, not both"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.make", "workload.static_argnames=[mode]"], "'mode' is not a parameter of usercode.loss"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.make", "mode.jit_fn=nosuchpkg.jit"], "mode.jit_fn='nosuchpkg.jit' is invalid; importing 'nosuchpkg' failed"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.make", "mode.jit_fn=math.pi"], "mode.jit_fn='math.pi' is invalid; module 'math' has no callable 'pi'"),
-    (["workload.fn=usercode.loss", "workload.setup=usercode.make", "+workload.carry={0: -1}"], "workload.carry"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.nosuch"],
+            "workload.setup='usercode.nosuch' is invalid; module 'usercode' has no callable 'nosuch'",
+        ),
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.narrow"],
+            "cannot be called with size, dtype, seed and the params",
+        ),
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.make", "workload.args=[{shape:[2]}]"],
+            "workload.args or workload.setup, not both",
+        ),
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.make", "workload.static_argnames=[mode]"],
+            "'mode' is not a parameter of usercode.loss",
+        ),
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.make", "mode.jit_fn=nosuchpkg.jit"],
+            "mode.jit_fn='nosuchpkg.jit' is invalid; importing 'nosuchpkg' failed",
+        ),
+        (
+            ["workload.fn=usercode.loss", "workload.setup=usercode.make", "mode.jit_fn=math.pi"],
+            "mode.jit_fn='math.pi' is invalid; module 'math' has no callable 'pi'",
+        ),
+        (["workload.fn=usercode.loss", "workload.setup=usercode.make", "+workload.carry={0: -1}"], "workload.carry"),
+    ],
+)
 def test_mistakes_are_one_line_config_errors(overrides, message):
     from jitexp.config import check_arity
 
@@ -160,7 +211,8 @@ def test_mistakes_are_one_line_config_errors(overrides, message):
 
 def test_equinox_modules_need_filter_jit_and_get_it(tmp_path):
     pytest.importorskip("equinox")
-    (tmp_path / "eqxcode.py").write_text(textwrap.dedent('''
+    (tmp_path / "eqxcode.py").write_text(
+        textwrap.dedent("""
         import equinox as eqx
         import jax
         import jax.numpy as jnp
@@ -170,11 +222,16 @@ def test_equinox_modules_need_filter_jit_and_get_it(tmp_path):
 
         def apply(model, x):
             return jnp.sum(model(x) ** 2)
-    '''))
+    """)
+    )
     plain = job("workload.fn=eqxcode.apply", "workload.setup=eqxcode.make", "mode=jit").row
     assert (plain["status"], plain["error_phase"]) == ("error", "trace") and "abstract array" in plain["error_message"]
-    filtered = job("workload.fn=eqxcode.apply", "workload.setup=eqxcode.make", "mode=[eager,jit,aot]",
-                   "mode.jit_fn=equinox.filter_jit")
+    filtered = job(
+        "workload.fn=eqxcode.apply",
+        "workload.setup=eqxcode.make",
+        "mode=[eager,jit,aot]",
+        "mode.jit_fn=equinox.filter_jit",
+    )
     for row in filtered.rows:
         assert row["status"] == "ok" and row["jit_fn"] == "equinox.filter_jit", row
     jit = filtered.by_mode("jit")

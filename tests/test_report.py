@@ -15,26 +15,58 @@ from jitexp import formatting, report, tables
 from jitexp.results import RESULTS_CSV, load_results, write_csv
 
 ENV = dict(
-    dtype="float32", seed=0, platform="cpu", device_kind="cpu", jax_version="0.10.2",
-    jaxlib_version="0.10.2", python_version="3.11.9", hostname="testhost", cpu_model="TestCPU",
-    cpu_count=8, load_avg_start=0.25, load_avg_end=0.75, x64=False, xla_flags="",
+    dtype="float32",
+    seed=0,
+    platform="cpu",
+    device_kind="cpu",
+    jax_version="0.10.2",
+    jaxlib_version="0.10.2",
+    python_version="3.11.9",
+    hostname="testhost",
+    cpu_model="TestCPU",
+    cpu_count=8,
+    load_avg_start=0.25,
+    load_avg_end=0.75,
+    x64=False,
+    xla_flags="",
 )
 
 
 def ok(workload, mode, size, median, first, *, compile_s=None, ci=0.1, **extra) -> dict:
     """A successful row with a symmetric CI of +-ci*median."""
-    return {**ENV, "workload": workload, "mode": mode, "size": size, "status": "ok",
-            "median_s": median, "ci95_low_s": median * (1 - ci), "ci95_high_s": median * (1 + ci),
-            "first_call_s": first, "compile_s": compile_s, "n_samples": 20, "number": 1,
-            "timestamp": f"2025-03-0{1 + size % 5}T12:00:00", **extra}
+    return {
+        **ENV,
+        "workload": workload,
+        "mode": mode,
+        "size": size,
+        "status": "ok",
+        "median_s": median,
+        "ci95_low_s": median * (1 - ci),
+        "ci95_high_s": median * (1 + ci),
+        "first_call_s": first,
+        "compile_s": compile_s,
+        "n_samples": 20,
+        "number": 1,
+        "timestamp": f"2025-03-0{1 + size % 5}T12:00:00",
+        **extra,
+    }
 
 
 def error(workload, mode, size, **extra) -> dict:
     """A failed row: trace error under jit."""
-    return {**ENV, "workload": workload, "mode": mode, "size": size, "status": "error",
-            "error_phase": "trace", "error_type": "jax.errors.TracerBoolConversionError",
-            "error_message": "Attempted boolean conversion of traced array",
-            "hint": "use jax.lax.cond", "timestamp": "2025-03-01T12:00:00", **extra}
+    return {
+        **ENV,
+        "workload": workload,
+        "mode": mode,
+        "size": size,
+        "status": "error",
+        "error_phase": "trace",
+        "error_type": "jax.errors.TracerBoolConversionError",
+        "error_message": "Attempted boolean conversion of traced array",
+        "hint": "use jax.lax.cond",
+        "timestamp": "2025-03-01T12:00:00",
+        **extra,
+    }
 
 
 def write_sweep(root: Path, rows: list[dict], *, gather: bool = True) -> Path:
@@ -51,9 +83,11 @@ def sweep_rows() -> list[dict]:
     rows = []
     for size in (100, 200):
         e = 1e-8 * size**2
-        rows += [ok("square", "eager", size, 4 * e, 40 * e),
-                 ok("square", "jit", size, e, 0.02 + e, compile_s=0.015),
-                 ok("square", "aot", size, e, 0.021 + e, compile_s=0.016)]
+        rows += [
+            ok("square", "eager", size, 4 * e, 40 * e),
+            ok("square", "jit", size, e, 0.02 + e, compile_s=0.015),
+            ok("square", "aot", size, e, 0.021 + e, compile_s=0.016),
+        ]
     rows += [ok("cond", "eager", 10, 2e-5, 1e-3), error("cond", "jit", 10)]
     rows += [ok("loop", "eager", 10, 1e-4, 1e-3, param_n=3), ok("loop", "jit", 10, 2e-5, 0.01, param_n=3)]
     return rows
@@ -64,6 +98,7 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 
 # ---- arithmetic ------------------------------------------------------------------------
+
 
 def test_speedup_values_ci_and_overhead():
     df = frame([ok("w", "eager", 8, 0.004, 0.010, ci=0.25), ok("w", "jit", 8, 0.001, 0.050, ci=0.5)])
@@ -79,8 +114,15 @@ def test_speedup_values_ci_and_overhead():
 
 
 def test_paired_rows_keep_their_own_figures():
-    paired = dict(baseline_mode="eager", speedup=1.5, speedup_ci_low=0.9, speedup_ci_high=2.2,
-                  verdict="no significant difference", break_even_calls=3.0, ahead_until_calls=float("nan"))
+    paired = dict(
+        baseline_mode="eager",
+        speedup=1.5,
+        speedup_ci_low=0.9,
+        speedup_ci_high=2.2,
+        verdict="no significant difference",
+        break_even_calls=3.0,
+        ahead_until_calls=float("nan"),
+    )
     df = frame([ok("w", "eager", 8, 0.003, 0.010, job_num=0), ok("w", "jit", 8, 0.002, 0.030, job_num=0, **paired)])
     row = tables.speedup_table(df).iloc[0]
     assert row["pairing"] == "paired"
@@ -93,8 +135,12 @@ def test_paired_rows_keep_their_own_figures():
 def test_speedup_one_row_per_compiled_mode_and_only_with_eager():
     table = tables.speedup_table(frame(sweep_rows()))
     assert sorted(zip(table["workload"], table["size"], table["mode"])) == [
-        ("loop", 10, "jit"), ("square", 100, "aot"), ("square", 100, "jit"),
-        ("square", 200, "aot"), ("square", 200, "jit")]
+        ("loop", 10, "jit"),
+        ("square", 100, "aot"),
+        ("square", 100, "jit"),
+        ("square", 200, "aot"),
+        ("square", 200, "jit"),
+    ]
     assert list(table.query("workload == 'square' and size == 100")["mode"]) == ["jit", "aot"]
     assert table.loc[table["workload"] == "loop", "param_n"].item() == 3
 
@@ -111,9 +157,11 @@ def test_speedup_aggregates_seeds():
 
 
 def test_speedup_keeps_static_argnums_variants_apart():
-    rows = [ok("w", "eager", 8, 0.004, 0.01),
-            ok("w", "jit", 8, 0.001, 0.05, static_argnums="[1]"),
-            ok("w", "jit", 8, 0.008, 0.02, static_argnums="[]")]
+    rows = [
+        ok("w", "eager", 8, 0.004, 0.01),
+        ok("w", "jit", 8, 0.001, 0.05, static_argnums="[1]"),
+        ok("w", "jit", 8, 0.008, 0.02, static_argnums="[]"),
+    ]
     table = tables.speedup_table(frame(rows)).set_index("static_argnums")
     assert table.loc["[1]", "speedup"] == pytest.approx(4.0)
     assert table.loc["[]", "speedup"] == pytest.approx(0.5)
@@ -166,8 +214,10 @@ def test_format_sweep_summary_lists_rows_then_speedup():
 
 
 def test_report_modules_import_without_matplotlib_or_jax():
-    code = ("import sys, jitexp.report, jitexp.tables, jitexp.plots; "
-            "print(sorted(m for m in ('matplotlib', 'jax') if m in sys.modules))")
+    code = (
+        "import sys, jitexp.report, jitexp.tables, jitexp.plots; "
+        "print(sorted(m for m in ('matplotlib', 'jax') if m in sys.modules))"
+    )
     src = str(Path(report.__file__).parents[1])
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
@@ -177,10 +227,15 @@ def test_report_modules_import_without_matplotlib_or_jax():
 # ---- files -----------------------------------------------------------------------------
 
 EXPECTED_PNGS = [
-    "time_square_float32.png", "time_cond_float32.png", "time_loop_float32.png",
-    "speedup_square_float32.png", "speedup_loop_float32.png",
-    "coldstart_square_float32.png", "coldstart_loop_float32.png",
-    "scaling_square_float32.png", "compile_square_float32.png",
+    "time_square_float32.png",
+    "time_cond_float32.png",
+    "time_loop_float32.png",
+    "speedup_square_float32.png",
+    "speedup_loop_float32.png",
+    "coldstart_square_float32.png",
+    "coldstart_loop_float32.png",
+    "scaling_square_float32.png",
+    "compile_square_float32.png",
 ]
 
 
@@ -198,8 +253,17 @@ def test_make_report_writes_tables_summary_and_plots(tmp_path):
     assert len(speedup) == 5
     assert speedup["break_even_calls"].notna().all()
     summary = (out / "summary.md").read_text()
-    for text in ["## Speedup vs eager", "## Errors", "## Environment", "TestCPU", "testhost",
-                 "0.10.2", "| load_avg_end | 0.75 |", "(time_square_float32.png)", "| square |"]:
+    for text in [
+        "## Speedup vs eager",
+        "## Errors",
+        "## Environment",
+        "TestCPU",
+        "testhost",
+        "0.10.2",
+        "| load_avg_end | 0.75 |",
+        "(time_square_float32.png)",
+        "| square |",
+    ]:
         assert text in summary, text
 
 
@@ -225,13 +289,20 @@ def test_rerun_removes_plots_that_no_longer_apply(tmp_path):
     assert not stale.exists() and not legacy.exists() and keep.exists()
     assert not (out / "attribution.csv").exists()  # these rows have no attribution columns
     assert sorted(p.name for p in out.glob("*.png")) == [
-        "coldstart_w_float32.png", "speedup_w_float32.png", "time_w_float32.png"]
+        "coldstart_w_float32.png",
+        "speedup_w_float32.png",
+        "time_w_float32.png",
+    ]
 
 
 def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
-    rows = [error("bad", "eager", 4), error("bad", "jit", 4),
-            ok("partial", "eager", 4, 0.001, float("nan")), ok("partial", "jit", 4, 0.0005, float("nan")),
-            ok("partial", "eager", 8, float("nan"), 0.01)]
+    rows = [
+        error("bad", "eager", 4),
+        error("bad", "jit", 4),
+        ok("partial", "eager", 4, 0.001, float("nan")),
+        ok("partial", "jit", 4, 0.0005, float("nan")),
+        ok("partial", "eager", 8, float("nan"), 0.01),
+    ]
     out = report.make_report(write_sweep(tmp_path / "s", rows))
     names = sorted(p.name for p in out.glob("*.png"))
     assert names == ["speedup_partial_float32.png", "time_partial_float32.png"]
@@ -280,6 +351,7 @@ def test_missing_gathered_csv_is_rebuilt(tmp_path):
 
 # ---- command line ----------------------------------------------------------------------
 
+
 def test_main_missing_dir_is_one_line_exit_2(tmp_path, capsys):
     assert report.main([str(tmp_path / "nope")]) == 2
     captured = capsys.readouterr()
@@ -305,8 +377,10 @@ def test_main_prints_tables_and_writes_report(tmp_path, capsys):
     assert report.main([str(sweep), "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "speedup against the baseline" in out and "errors" in out and "scaling" in out
-    assert out.strip().splitlines()[-2:] == [f"report: {sweep / 'report' / 'summary.md'}",
-                                             f"page: {sweep / 'report' / 'index.html'}"]
+    assert out.strip().splitlines()[-2:] == [
+        f"report: {sweep / 'report' / 'summary.md'}",
+        f"page: {sweep / 'report' / 'index.html'}",
+    ]
     assert not list((sweep / "report").glob("*.png"))
 
 
@@ -333,36 +407,106 @@ def test_main_without_dir_and_no_outputs_is_exit_2(tmp_path, monkeypatch, capsys
 
 # ---- why, memory, cache, retrace probe, caveats, pictures ------------------------------
 
-ATTR = dict(eager_ops=49, jaxpr_eqns=49, xla_kernels=1, xla_fusions=1, eager_bytes=4_000_000,
-            bytes_accessed=80_000.0, flops=320_000.0, arithmetic_intensity=4.0, op_dispatch_s=1e-5,
-            explanation="fusion-bound",
-            explanation_detail="eager moves 3.81 MiB through memory in 49 ops; jit's 1 kernel (1 fused) move 78.1 KiB, 50x less")
-PAIRED = dict(baseline_mode="eager", speedup=2.5, speedup_ci_low=2.2, speedup_ci_high=2.8, verdict="faster",
-              break_even_calls=1.0, ahead_until_calls=float("nan"))
+ATTR = dict(
+    eager_ops=49,
+    jaxpr_eqns=49,
+    xla_kernels=1,
+    xla_fusions=1,
+    eager_bytes=4_000_000,
+    bytes_accessed=80_000.0,
+    flops=320_000.0,
+    arithmetic_intensity=4.0,
+    op_dispatch_s=1e-5,
+    explanation="fusion-bound",
+    explanation_detail="eager moves 3.81 MiB through memory in 49 ops; jit's 1 kernel (1 fused) move 78.1 KiB, 50x less",
+)
+PAIRED = dict(
+    baseline_mode="eager",
+    speedup=2.5,
+    speedup_ci_low=2.2,
+    speedup_ci_high=2.8,
+    verdict="faster",
+    break_even_calls=1.0,
+    ahead_until_calls=float("nan"),
+)
 
 
 def why_rows() -> list[dict]:
     """One job: eager, jit and aot with attribution figures, numpy against them; memory and disk cache columns."""
     memory = dict(peak_rss_growth_bytes=20 * 2**20, argument_size_bytes=40_000.0, temp_size_bytes=0.0)
     return [
-        ok("chain", "eager", 10000, 0.002, 0.2, job_num=0, eager_ops=49, eager_bytes=4_000_000, **memory,
-           trace_s=0.004, lower_s=0.03, compile_s=0.15, execute_s=0.016),
-        ok("chain", "jit", 10000, 0.0008, 0.05, job_num=0, **ATTR, **PAIRED, **memory,
-           trace_s=0.004, lower_s=0.005, compile_s=0.035, execute_s=0.006,
-           cache_hit=True, cache_cold_first_call_s=0.07, cache_warm_first_call_s=0.027, cache_cold_compile_s=0.05,
-           cache_warm_compile_s=0.002, cache_warm_trace_s=0.004, cache_warm_lower_s=0.01),
+        ok(
+            "chain",
+            "eager",
+            10000,
+            0.002,
+            0.2,
+            job_num=0,
+            eager_ops=49,
+            eager_bytes=4_000_000,
+            **memory,
+            trace_s=0.004,
+            lower_s=0.03,
+            compile_s=0.15,
+            execute_s=0.016,
+        ),
+        ok(
+            "chain",
+            "jit",
+            10000,
+            0.0008,
+            0.05,
+            job_num=0,
+            **ATTR,
+            **PAIRED,
+            **memory,
+            trace_s=0.004,
+            lower_s=0.005,
+            compile_s=0.035,
+            execute_s=0.006,
+            cache_hit=True,
+            cache_cold_first_call_s=0.07,
+            cache_warm_first_call_s=0.027,
+            cache_cold_compile_s=0.05,
+            cache_warm_compile_s=0.002,
+            cache_warm_trace_s=0.004,
+            cache_warm_lower_s=0.01,
+        ),
         ok("chain", "aot", 10000, 0.0008, 0.09, job_num=0, **ATTR, **PAIRED, **memory),
-        ok("chain", "numpy", 10000, 0.003, 0.003, job_num=0, compile_s=0.0, baseline_mode="eager", speedup=0.67,
-           speedup_ci_low=0.6, speedup_ci_high=0.7, verdict="slower", break_even_calls=float("inf"),
-           ahead_until_calls=0.0),
+        ok(
+            "chain",
+            "numpy",
+            10000,
+            0.003,
+            0.003,
+            job_num=0,
+            compile_s=0.0,
+            baseline_mode="eager",
+            speedup=0.67,
+            speedup_ci_low=0.6,
+            speedup_ci_high=0.7,
+            verdict="slower",
+            break_even_calls=float("inf"),
+            ahead_until_calls=0.0,
+        ),
     ]
 
 
 def test_attribution_table_columns_and_content():
     table = tables.attribution_table(frame(why_rows()))
     assert list(table["mode"]) == ["jit", "aot"]  # compiled modes only: not eager, not numpy
-    for col in ("eager_ops", "xla_kernels", "xla_fusions", "eager_bytes", "bytes_accessed", "traffic_cut",
-                "explanation", "explanation_detail", "workload", "size"):
+    for col in (
+        "eager_ops",
+        "xla_kernels",
+        "xla_fusions",
+        "eager_bytes",
+        "bytes_accessed",
+        "traffic_cut",
+        "explanation",
+        "explanation_detail",
+        "workload",
+        "size",
+    ):
         assert col in table.columns, col
     row = table.iloc[0]
     assert (row["eager_ops"], row["xla_kernels"]) == (49, 1)
@@ -393,33 +537,65 @@ def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
     assert report.main([str(run)]) == 0
     printed = capsys.readouterr().out
     out = run / "report"
-    for name in ("attribution.csv", "memory.csv", "cache.csv", "summary.md", "time_chain_float32.png",
-                 "speedup_chain_float32.png", "coldstart_chain_float32.png"):
+    for name in (
+        "attribution.csv",
+        "memory.csv",
+        "cache.csv",
+        "summary.md",
+        "time_chain_float32.png",
+        "speedup_chain_float32.png",
+        "coldstart_chain_float32.png",
+    ):
         assert (out / name).exists(), name
     assert not (out / "sequence.csv").exists()
     attribution = pd.read_csv(out / "attribution.csv")
     assert list(attribution["explanation"]) == ["fusion-bound", "fusion-bound"]
     summary = (out / "summary.md").read_text()
-    for text in ("## Why", "fusion-bound", "eager moves 3.81 MiB", "## Memory", "## Persistent compilation cache",
-                 "(coldstart_chain_float32.png)", "(attribution.csv)"):
+    for text in (
+        "## Why",
+        "fusion-bound",
+        "eager moves 3.81 MiB",
+        "## Memory",
+        "## Persistent compilation cache",
+        "(coldstart_chain_float32.png)",
+        "(attribution.csv)",
+    ):
         assert text in summary, text
     assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
     # the terminal lists every file written
     assert "wrote 12 files in" in printed
-    for name in ("attribution.csv", "time_chain_float32.png", "coldstart_chain_float32.png", "summary.md", "index.html"):
+    for name in (
+        "attribution.csv",
+        "time_chain_float32.png",
+        "coldstart_chain_float32.png",
+        "summary.md",
+        "index.html",
+    ):
         assert name in printed, name
 
 
 def test_caveats_are_counted_by_kind():
-    rows = [ok("w", "eager", s, 0.004, 0.01, unstable=True,
-               unstable_reason=f"samples within a process spread {10 + s}% (robust cv; limit 10%); load average 3.{s} above 2 CPU(s)")
-            for s in (1, 2, 3)]
-    rows += [ok("w", "jit", 1, 0.001, 0.05, unstable=True, unstable_reason="load average 3.1 above 2 CPU(s)"),
-             ok("w", "jit", 2, 0.001, 0.05, unstable=False, compiles_during_timing=2, matches_eager=False),
-             ok("w", "jit", 3, 0.001, 0.05, unstable=False)]
+    rows = [
+        ok(
+            "w",
+            "eager",
+            s,
+            0.004,
+            0.01,
+            unstable=True,
+            unstable_reason=f"samples within a process spread {10 + s}% (robust cv; limit 10%); load average 3.{s} above 2 CPU(s)",
+        )
+        for s in (1, 2, 3)
+    ]
+    rows += [
+        ok("w", "jit", 1, 0.001, 0.05, unstable=True, unstable_reason="load average 3.1 above 2 CPU(s)"),
+        ok("w", "jit", 2, 0.001, 0.05, unstable=False, compiles_during_timing=2, matches_eager=False),
+        ok("w", "jit", 3, 0.001, 0.05, unstable=False),
+    ]
     lines = tables.caveat_summary(frame(rows))
-    assert lines[0].startswith("unstable: 4 of 6 rows (load average above CPU(s): 4, "
-                               "samples within a process spread: 3)")
+    assert lines[0].startswith(
+        "unstable: 4 of 6 rows (load average above CPU(s): 4, samples within a process spread: 3)"
+    )
     assert lines[1].startswith("compiled while timed: 1 of 6 rows (2 compile(s))")
     assert lines[2].startswith("result differs from eager: 1 of 6 rows: w jit size 2")
     assert len(lines) == 3
@@ -434,35 +610,74 @@ def test_static_labels():
     assert formatting.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"
     assert formatting.variant_label("size=100", "[1]", {"n"}) == "size=100"
     assert formatting.params_text({"param_n": 3, "static_argnums": "[1]"}, static_mark=True) == "n=3 (static)"
-    rows = frame([ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
-                 + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)])
+    rows = frame(
+        [ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
+        + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)]
+    )
     from jitexp import plots
 
     labels = [label for label, _ in plots.case_groups(rows)]
-    assert labels == ["n=2 (traced)\nsize 50", "n=2 (static)\nsize 50", "n=3 (traced)\nsize 50",
-                      "n=3 (static)\nsize 50"]
+    assert labels == [
+        "n=2 (traced)\nsize 50",
+        "n=2 (static)\nsize 50",
+        "n=3 (traced)\nsize 50",
+        "n=3 (static)\nsize 50",
+    ]
 
 
 def calls_rows(job: int, static: bool) -> list[dict]:
-    cold = [dict(job_num=job, workload="loop", mode="jit", size=50, probe="cold", call=c, call_s=s, compiles=k)
-            for c, s, k in ((1, 0.03, 1), (2, 1e-4, 0), (3, 8e-5, 0))]
+    cold = [
+        dict(job_num=job, workload="loop", mode="jit", size=50, probe="cold", call=c, call_s=s, compiles=k)
+        for c, s, k in ((1, 0.03, 1), (2, 1e-4, 0), (3, 8e-5, 0))
+    ]
     if not static:
-        return [dict(job_num=job, workload="loop", mode="jit", size=50, probe="sequence", call=c, variant=v,
-                     status="error", call_s=0.002, error_type="jax.errors.TracerIntegerConversionError")
-                for c, v in ((1, "n=2"), (2, "n=3"), (3, "n=2"))]
-    seq = [dict(job_num=job, workload="loop", mode="jit", size=50, probe="sequence", call=c, variant=v, status="ok",
-                call_s=s, compiles=int(comp), compiled=comp, trace_s=0.005 * comp, compile_s=0.02 * comp,
-                miss_reason=why)
-           for c, v, s, comp, why in ((1, "n=2", 0.04, True, "first call"),
-                                      (2, "n=3", 0.04, True, "different value of static argument n (3, before 2)"),
-                                      (3, "n=2", 1e-4, False, ""))]
+        return [
+            dict(
+                job_num=job,
+                workload="loop",
+                mode="jit",
+                size=50,
+                probe="sequence",
+                call=c,
+                variant=v,
+                status="error",
+                call_s=0.002,
+                error_type="jax.errors.TracerIntegerConversionError",
+            )
+            for c, v in ((1, "n=2"), (2, "n=3"), (3, "n=2"))
+        ]
+    seq = [
+        dict(
+            job_num=job,
+            workload="loop",
+            mode="jit",
+            size=50,
+            probe="sequence",
+            call=c,
+            variant=v,
+            status="ok",
+            call_s=s,
+            compiles=int(comp),
+            compiled=comp,
+            trace_s=0.005 * comp,
+            compile_s=0.02 * comp,
+            miss_reason=why,
+        )
+        for c, v, s, comp, why in (
+            (1, "n=2", 0.04, True, "first call"),
+            (2, "n=3", 0.04, True, "different value of static argument n (3, before 2)"),
+            (3, "n=2", 1e-4, False, ""),
+        )
+    ]
     return cold + seq
 
 
 def test_sequence_table_and_calls_figure(tmp_path, capsys):
     sweep = tmp_path / "sweep"
-    rows = [error("loop", "jit", 50, param_n=2, static_argnums="[]"),
-            ok("loop", "jit", 50, 1e-4, 0.03, param_n=2, static_argnums="[1]")]
+    rows = [
+        error("loop", "jit", 50, param_n=2, static_argnums="[]"),
+        ok("loop", "jit", 50, 1e-4, 0.03, param_n=2, static_argnums="[1]"),
+    ]
     write_sweep(sweep, rows, gather=False)
     from jitexp.results import CALL_COLUMNS
 
@@ -518,9 +733,11 @@ def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, mon
 def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeypatch):
     from jitexp import plots
 
-    rows = [ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
-            ok("w", "jit", 8, 0.001, 0.05, unstable=True, ci_target_met=True),
-            ok("w", "aot", 8, 0.001, 0.05, unstable=False, ci_target_met=True)]
+    rows = [
+        ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
+        ok("w", "jit", 8, 0.001, 0.05, unstable=True, ci_target_met=True),
+        ok("w", "aot", 8, 0.001, 0.05, unstable=False, ci_target_met=True),
+    ]
     figures = []
     real_save = plots._save
     monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figures.append(fig) or real_save(fig, *a, **k))
@@ -537,11 +754,27 @@ def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeyp
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
     from jitexp import plots
 
-    rows = [ok("w", "eager", 8, 0.00157, 0.01, job_num=0),
-            ok("w", "jit", 8, 0.001, 0.05, job_num=0, **{**PAIRED, "speedup": 1.57, "speedup_ci_low": 1.5,
-                                                           "speedup_ci_high": 1.65}),
-            ok("w", "aot", 8, 0.001, 0.05, job_num=0, **{**PAIRED, "speedup": 1.55, "speedup_ci_low": 1.45,
-                                                           "speedup_ci_high": 1.66})]
+    rows = [
+        ok("w", "eager", 8, 0.00157, 0.01, job_num=0),
+        ok(
+            "w",
+            "jit",
+            8,
+            0.001,
+            0.05,
+            job_num=0,
+            **{**PAIRED, "speedup": 1.57, "speedup_ci_low": 1.5, "speedup_ci_high": 1.65},
+        ),
+        ok(
+            "w",
+            "aot",
+            8,
+            0.001,
+            0.05,
+            job_num=0,
+            **{**PAIRED, "speedup": 1.55, "speedup_ci_low": 1.45, "speedup_ci_high": 1.66},
+        ),
+    ]
     df = frame(rows)
     figures = []
     real_save = plots._save
@@ -557,10 +790,12 @@ def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
 
 
 def test_donation_variants_stay_apart():
-    rows = [ok("w", "eager", 8, 0.004, 0.01, job_num=0, donate_argnums="[]"),
-            ok("w", "jit", 8, 0.001, 0.05, job_num=0, donate_argnums="[]", **PAIRED),
-            ok("w", "eager", 8, 0.004, 0.01, job_num=1, donate_argnums="[0]"),
-            ok("w", "jit", 8, 0.002, 0.05, job_num=1, donate_argnums="[0]", **{**PAIRED, "speedup": 2.0})]
+    rows = [
+        ok("w", "eager", 8, 0.004, 0.01, job_num=0, donate_argnums="[]"),
+        ok("w", "jit", 8, 0.001, 0.05, job_num=0, donate_argnums="[]", **PAIRED),
+        ok("w", "eager", 8, 0.004, 0.01, job_num=1, donate_argnums="[0]"),
+        ok("w", "jit", 8, 0.002, 0.05, job_num=1, donate_argnums="[0]", **{**PAIRED, "speedup": 2.0}),
+    ]
     table = tables.speedup_table(frame(rows)).set_index("donate_argnums")
     assert table.loc["[]", "speedup"] == pytest.approx(2.5)
     assert table.loc["[0]", "speedup"] == pytest.approx(2.0)
@@ -576,9 +811,17 @@ def test_job_summary_numpy_has_no_compile_and_jit_says_why():
 
 def test_job_summary_counts_instability_reasons_instead_of_listing_them():
     rows = why_rows()[:2]
-    rows[0] = {**rows[0], "unstable": True, "unstable_reason": "load average 2.6 above 2 CPU(s); "
-                                                              "samples within a process spread 33% (robust cv; limit 10%)"}
-    rows[1] = {**rows[1], "unstable": True, "unstable_reason": "samples within a process spread 14% (robust cv; limit 10%)"}
+    rows[0] = {
+        **rows[0],
+        "unstable": True,
+        "unstable_reason": "load average 2.6 above 2 CPU(s); "
+        "samples within a process spread 33% (robust cv; limit 10%)",
+    }
+    rows[1] = {
+        **rows[1],
+        "unstable": True,
+        "unstable_reason": "samples within a process spread 14% (robust cv; limit 10%)",
+    }
     line = formatting.job_summary(rows)
     assert line.endswith("[unstable (eager, jit): 3 reasons, see results.csv unstable_reason]")
     assert "load average" not in line
@@ -592,10 +835,16 @@ def test_display_path_is_relative_under_the_cwd(tmp_path):
 
 def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
     run = tmp_path / "run"
-    write_csv(pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01, job_num=0), ok("w", "jit", 8, 0.001, 0.05, job_num=0)]),
-              run / RESULTS_CSV)
-    old = pd.DataFrame([dict(job_num=0, workload="w", mode="jit", size=8, call=c, call_s=s, compiles=k)
-                        for c, s, k in ((1, 0.05, 1), (2, 0.001, 0), (3, 0.001, 0))])
+    write_csv(
+        pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01, job_num=0), ok("w", "jit", 8, 0.001, 0.05, job_num=0)]),
+        run / RESULTS_CSV,
+    )
+    old = pd.DataFrame(
+        [
+            dict(job_num=0, workload="w", mode="jit", size=8, call=c, call_s=s, compiles=k)
+            for c, s, k in ((1, 0.05, 1), (2, 0.001, 0), (3, 0.001, 0))
+        ]
+    )
     write_csv(old, run / "calls.csv")
     out = report.make_report(run)
     assert (out / "calls_w.png").exists()  # the first calls from cold, as older jobs wrote them
@@ -605,9 +854,15 @@ def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
 def test_minimal_old_csv_reports_everything_it_can(tmp_path):
     """A results.csv from before most columns existed: no status, CI, dtype, compile parts or attribution."""
     run = tmp_path / "run"
-    pd.DataFrame({"workload": ["w", "w", "w", "w"], "mode": ["eager", "jit", "eager", "jit"], "size": [8, 8, 16, 16],
-                  "median_s": [0.004, 0.001, 0.016, 0.004], "first_call_s": [0.01, 0.05, 0.02, 0.06]}
-                 ).to_csv(run.mkdir() or run / RESULTS_CSV, index=False)
+    pd.DataFrame(
+        {
+            "workload": ["w", "w", "w", "w"],
+            "mode": ["eager", "jit", "eager", "jit"],
+            "size": [8, 8, 16, 16],
+            "median_s": [0.004, 0.001, 0.016, 0.004],
+            "first_call_s": [0.01, 0.05, 0.02, 0.06],
+        }
+    ).to_csv(run.mkdir() or run / RESULTS_CSV, index=False)
     assert report.main([str(run), "-q"]) == 0
     out = run / "report"
     names = {p.name for p in out.iterdir()}

@@ -12,17 +12,24 @@ import pytest
 from jitexp import report
 from test_report import error, frame, ok, write_sweep
 
-PAIRED = dict(baseline_mode="eager", speedup_ci_low=2.2, speedup_ci_high=2.8, verdict="faster",
-              break_even_calls=15.0, ahead_until_calls=float("inf"))
+PAIRED = dict(
+    baseline_mode="eager",
+    speedup_ci_low=2.2,
+    speedup_ci_high=2.8,
+    verdict="faster",
+    break_even_calls=15.0,
+    ahead_until_calls=float("inf"),
+)
 
 
 def page_rows() -> list[dict]:
     """Three cases: two paired jit-vs-eager jobs at two sizes (one explained), one whose jit failed."""
     rows = []
     for size, job in ((100, 0), (200, 1)):
-        rows += [ok("square", "eager", size, 4e-4, 4e-2, job_num=job),
-                 ok("square", "jit", size, 1.6e-4, 3e-2, job_num=job, speedup=2.5, explanation="fusion-bound",
-                    **PAIRED)]
+        rows += [
+            ok("square", "eager", size, 4e-4, 4e-2, job_num=job),
+            ok("square", "jit", size, 1.6e-4, 3e-2, job_num=job, speedup=2.5, explanation="fusion-bound", **PAIRED),
+        ]
     rows += [ok("cond", "eager", 10, 2e-5, 1e-3, job_num=2), error("cond", "jit", 10, job_num=2)]
     return rows
 
@@ -70,8 +77,15 @@ def headless(args: list[str], profile: Path) -> subprocess.CompletedProcess:
     browser = chromium()
     if browser is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it as root)")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-             f"--user-data-dir={profile}", "--virtual-time-budget=10000"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",
+    ]
     try:
         proc = subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:

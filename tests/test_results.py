@@ -22,8 +22,30 @@ from jitexp.results import (
 
 # Any text a CSV can hold: no NUL (C strings) and no lone surrogates (not UTF-8).
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=12)
-NASTY = st.sampled_from(["NA", "N/A", "None", "null", "nan", "NaN", "-nan", "#N/A", "007", "1e3", "True", " ",
-                         "a,b", 'say "hi"', "line\nbreak", "cr\rlf", "tab\there", "é€😀", "-0", "0x1F"])
+NASTY = st.sampled_from(
+    [
+        "NA",
+        "N/A",
+        "None",
+        "null",
+        "nan",
+        "NaN",
+        "-nan",
+        "#N/A",
+        "007",
+        "1e3",
+        "True",
+        " ",
+        "a,b",
+        'say "hi"',
+        "line\nbreak",
+        "cr\rlf",
+        "tab\there",
+        "é€😀",
+        "-0",
+        "0x1F",
+    ]
+)
 WORDS = st.one_of(TEXT, NASTY)
 
 
@@ -40,11 +62,20 @@ def _reads_as_number_or_bool(text: str) -> bool:
 
 # A param column is typed by its cells: one whose cells all read back as numbers is numeric (by design).
 LABELS = WORDS.filter(lambda t: not _reads_as_number_or_bool(t))
-ROW = st.fixed_dictionaries({
-    "workload": WORDS, "mode": WORDS, "error_message": WORDS, "hint": WORDS, "overrides": WORDS,
-    "param_label": LABELS, "size": st.integers(1, 10**9), "job_num": st.integers(0, 10**6),
-    "median_s": st.floats(1e-9, 1e3, allow_nan=False), "n_processes": st.one_of(st.none(), st.integers(1, 40)),
-})
+ROW = st.fixed_dictionaries(
+    {
+        "workload": WORDS,
+        "mode": WORDS,
+        "error_message": WORDS,
+        "hint": WORDS,
+        "overrides": WORDS,
+        "param_label": LABELS,
+        "size": st.integers(1, 10**9),
+        "job_num": st.integers(0, 10**6),
+        "median_s": st.floats(1e-9, 1e3, allow_nan=False),
+        "n_processes": st.one_of(st.none(), st.integers(1, 40)),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -69,8 +100,10 @@ def test_job_csvs_round_trip_through_gather_and_load_results(tmp_path_factory, j
 
 
 def test_a_param_keeps_its_type(tmp_path: Path):
-    rows = [{"workload": "w", "param_n": 3, "param_t": 5.0, "param_code": "007", "param_flag": True},
-            {"workload": "w", "param_n": 4, "param_t": 10.5, "param_code": "010", "param_flag": False}]
+    rows = [
+        {"workload": "w", "param_n": 3, "param_t": 5.0, "param_code": "007", "param_flag": True},
+        {"workload": "w", "param_n": 4, "param_t": 10.5, "param_code": "010", "param_flag": False},
+    ]
     write_csv(to_frame(rows), tmp_path / "0" / RESULTS_CSV)
     write_csv(to_frame(rows[:1]), tmp_path / "1" / RESULTS_CSV)
     df = load_results(tmp_path)
@@ -82,10 +115,13 @@ def test_a_param_keeps_its_type(tmp_path: Path):
 
 def test_iter_jobs_walks_job_folders_in_order_and_reads_each_file_when_asked(tmp_path: Path):
     for num in (10, 2, 1):
-        write_csv(pd.DataFrame([{"workload": "w", "mode": "jit", "size": 8, "job_num": num}]),
-                  tmp_path / str(num) / RESULTS_CSV)
-    write_csv(pd.DataFrame([{"job_num": 2, "mode": "jit", "process": 0, "per_call_s": 1e-3}]),
-              tmp_path / "2" / SAMPLES_CSV)
+        write_csv(
+            pd.DataFrame([{"workload": "w", "mode": "jit", "size": 8, "job_num": num}]),
+            tmp_path / str(num) / RESULTS_CSV,
+        )
+    write_csv(
+        pd.DataFrame([{"job_num": 2, "mode": "jit", "process": 0, "per_call_s": 1e-3}]), tmp_path / "2" / SAMPLES_CSV
+    )
     write_csv(pd.DataFrame([{"job_num": 1, "call": 1}]), tmp_path / "1" / CALLS_CSV)
     write_csv(pd.DataFrame([{"mode": "stale"}]), tmp_path / "report" / RESULTS_CSV)
     gather(tmp_path)  # the gathered results.csv at the root is not a job
@@ -95,4 +131,3 @@ def test_iter_jobs_walks_job_folders_in_order_and_reads_each_file_when_asked(tmp
     assert list(jobs[2].results["job_num"]) == [10]
     assert [job.path.name for job in iter_jobs(tmp_path, marker=CALLS_CSV)] == ["1"]
     assert [job.path for job in iter_jobs(tmp_path / "2")] == [tmp_path / "2"]  # a job folder is its own job
-

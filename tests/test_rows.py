@@ -24,14 +24,29 @@ def mode(seconds: float, rounds: int = 12, first_call_s: float = 0.05, position:
     samples = seconds * (1 + 0.001 * rng.standard_normal(rounds))
     e = Extras()
     e.update(extras)
-    return ModeResult(cold_position=position, cold=Cold(first_call_s, 0.01, 0.01, 0.02, first_call_s - 0.04, 3),
-                      samples_s=samples, number=100, stop_reason="ci", compiles_during_timing=0, extras=e)
+    return ModeResult(
+        cold_position=position,
+        cold=Cold(first_call_s, 0.01, 0.01, 0.02, first_call_s - 0.04, 3),
+        samples_s=samples,
+        number=100,
+        stop_reason="ci",
+        compiles_during_timing=0,
+        extras=e,
+    )
 
 
 def process(p: int, eager_s: float = 2e-3, jit_s: float = 1e-3) -> ProcessResult:
-    return ProcessResult(p, {"eager": mode(eager_s, first_call_s=0.2, position=p % 2, flops=10.0),
-                             "jit": mode(jit_s, position=1 - p % 2, flops=10.0)},
-                         platform="cpu", device_kind="cpu", environment={"cpu_count": 64}, measure_s=1.0)
+    return ProcessResult(
+        p,
+        {
+            "eager": mode(eager_s, first_call_s=0.2, position=p % 2, flops=10.0),
+            "jit": mode(jit_s, position=1 - p % 2, flops=10.0),
+        },
+        platform="cpu",
+        device_kind="cpu",
+        environment={"cpu_count": 64},
+        measure_s=1.0,
+    )
 
 
 def test_paired_speedup_has_its_known_answer_ci_verdict_and_break_even():
@@ -58,7 +73,11 @@ def test_a_failed_mode_is_an_error_row_and_the_others_keep_their_numbers():
         r.modes["jit"] = ModeResult(Failure("trace", "jax.errors.TracerBoolConversionError", "bool", "use lax.cond"))
     result = job_result(config("eager", "jit"), JobRaw(processes, "error"))
     jit, eager = result.by_mode("jit"), result.by_mode("eager")
-    assert (jit["status"], jit["error_phase"], jit["error_type"]) == ("error", "trace", "jax.errors.TracerBoolConversionError")
+    assert (jit["status"], jit["error_phase"], jit["error_type"]) == (
+        "error",
+        "trace",
+        "jax.errors.TracerBoolConversionError",
+    )
     assert jit["hint"] == "use lax.cond" and "median_s" not in jit and "speedup" not in jit
     assert eager["status"] == "ok" and eager["median_s"] == pytest.approx(2e-3, rel=0.01) and eager["n_processes"] == 3
 
@@ -88,6 +107,8 @@ def test_ci_met_follows_the_paired_ratio():
 
 def test_every_worker_field_has_its_column():
     assert set(EXTRA_FIELDS) <= set(COLUMNS)
-    assert {"first_call_s", "trace_s", "lower_s", "compile_s", "execute_s", "first_call_compiles"} <= set(PROCESS_COLUMNS)
+    assert {"first_call_s", "trace_s", "lower_s", "compile_s", "execute_s", "first_call_compiles"} <= set(
+        PROCESS_COLUMNS
+    )
     with pytest.raises(KeyError, match="flopz"):
         Extras().update({"flopz": 1.0})

@@ -22,13 +22,42 @@ def test_each_mode_measures_compute_heavy(mode):
     row = result.row
     assert row["status"] == "ok", row
     # absent on a lone CPU job: a paired baseline, a NumPy twin, a cache directory, donation, a GPU allocator
-    alone = set(OUTCOME) | set(PAIRED) | set(DISK_CACHE) | {
-        "config_hash", "explanation", "explanation_detail", "donation", "device_peak_bytes", "setup_s", "attribution_error",
-        "matches_numpy", "max_abs_err_vs_numpy", "max_rel_err_vs_numpy"}
-    compiled_only = {"flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
-                     "argument_size_bytes", "output_size_bytes", "temp_size_bytes", "alias_size_bytes",
-                     "generated_code_size_bytes", "peak_memory_bytes", "xla_kernels", "xla_fusions",
-                     "arithmetic_intensity", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager"}
+    alone = (
+        set(OUTCOME)
+        | set(PAIRED)
+        | set(DISK_CACHE)
+        | {
+            "config_hash",
+            "explanation",
+            "explanation_detail",
+            "donation",
+            "device_peak_bytes",
+            "setup_s",
+            "attribution_error",
+            "matches_numpy",
+            "max_abs_err_vs_numpy",
+            "max_rel_err_vs_numpy",
+        }
+    )
+    compiled_only = {
+        "flops",
+        "transcendentals",
+        "bytes_accessed",
+        "gflops_per_s",
+        "gbytes_per_s",
+        "argument_size_bytes",
+        "output_size_bytes",
+        "temp_size_bytes",
+        "alias_size_bytes",
+        "generated_code_size_bytes",
+        "peak_memory_bytes",
+        "xla_kernels",
+        "xla_fusions",
+        "arithmetic_intensity",
+        "max_abs_err_vs_eager",
+        "max_rel_err_vs_eager",
+        "matches_eager",
+    }
     assert set(COLUMNS) - set(row) == (alone - {"status"}) | (compiled_only if mode == "eager" else set())
     assert row["eager_ops"] == 6 and row["peak_rss_growth_bytes"] >= 0
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
@@ -39,11 +68,12 @@ def test_each_mode_measures_compute_heavy(mode):
     assert row["platform"] == "cpu" and row["jax_version"] == jax.__version__
     assert row["finite_output"] is True and (row["n_processes"], row["ci_scope"]) == (1, "within_process")
     assert row["first_call_s"] == pytest.approx(
-        row["trace_s"] + row["lower_s"] + row["compile_s"] + row["execute_s"], rel=1e-9)
+        row["trace_s"] + row["lower_s"] + row["compile_s"] + row["execute_s"], rel=1e-9
+    )
     assert row["compile_s"] > 0 and row["execute_s"] > 0  # eager too: it compiles every primitive
     if mode != "eager":
         assert row["matches_eager"] is True
-        assert row["flops"] >= 2 * 32 ** 3  # the matmul alone
+        assert row["flops"] >= 2 * 32**3  # the matmul alone
         assert min(row["trace_s"], row["lower_s"]) > 0
         assert row["first_call_s"] > row["median_s"]
 
@@ -76,14 +106,15 @@ def test_in_process_jobs_clear_caches_so_every_job_compiles_cold():
 
 @pytest.mark.serial  # timing.timeout_s=1 must fire in the hang, not earlier on a loaded machine
 def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
-    (tmp_path / "faulty.py").write_text("import os, time\n"
-                                        "def die(x):\n    os._exit(3)\n"
-                                        "def hang(x):\n    time.sleep(60)\n")
+    (tmp_path / "faulty.py").write_text(
+        "import os, time\ndef die(x):\n    os._exit(3)\ndef hang(x):\n    time.sleep(60)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     crash = job("mode=jit", "workload=custom", "workload.fn=faulty.die", "workload.args=[{shape:[2]}]").row
     assert (crash["status"], crash["error_phase"], crash["error_type"]) == ("error", "trace", "exit 3")
-    hang = job("mode=eager", "workload=custom", "workload.fn=faulty.hang", "workload.args=[{shape:[2]}]",
-               "timing.timeout_s=1").row
+    hang = job(
+        "mode=eager", "workload=custom", "workload.fn=faulty.hang", "workload.args=[{shape:[2]}]", "timing.timeout_s=1"
+    ).row
     assert (hang["status"], hang["error_phase"], hang["error_type"]) == ("error", "execute", "Timeout")
 
 
@@ -143,22 +174,34 @@ def test_failure_in_execute_phase_is_a_row(tmp_path, monkeypatch):
     sys.modules.pop("userfns", None)
     row = job("workload=custom", "workload.fn=userfns.boom", "workload.args=[{shape:[4]}]", "mode=eager").row
     assert (row["status"], row["error_phase"], row["error_type"], row["error_message"]) == (
-        "error", "execute", "RuntimeError", "kaput")
+        "error",
+        "execute",
+        "RuntimeError",
+        "kaput",
+    )
 
 
 def test_unhashable_static_argument_is_a_row():
-    row = job("mode=jit", "workload=custom", "workload.fn=jitexp.workloads.apply_n_times",
-              "workload.args=[{shape:[4,4]},{value:{a:1}}]", "mode.static_argnums=[1]").row
+    row = job(
+        "mode=jit",
+        "workload=custom",
+        "workload.fn=jitexp.workloads.apply_n_times",
+        "workload.args=[{shape:[4,4]},{value:{a:1}}]",
+        "mode.static_argnums=[1]",
+    ).row
     assert row["status"] == "error" and row["error_phase"] == "trace"
     assert row["error_type"] == "ValueError" and "hashable" in row["hint"]
 
 
-@pytest.mark.parametrize("overrides, key", [
-    (["workload=custom", "workload.fn=no_such_pkg.fn", "workload.args=[]"], "workload.fn"),
-    (["workload=custom", "workload.fn=jitexp.workloads.nope", "workload.args=[]"], "workload.fn"),
-    (["device=gpu"], "device.platform"),
-    (["device.index=7"], "device.index"),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        (["workload=custom", "workload.fn=no_such_pkg.fn", "workload.args=[]"], "workload.fn"),
+        (["workload=custom", "workload.fn=jitexp.workloads.nope", "workload.args=[]"], "workload.fn"),
+        (["device=gpu"], "device.platform"),
+        (["device.index=7"], "device.index"),
+    ],
+)
 def test_config_mistakes_found_at_run_time_raise(overrides, key):
     with pytest.raises(ConfigError) as info:
         job(*overrides)
@@ -193,7 +236,9 @@ def test_traced_literals_are_typed_device_scalars_and_statics_stay_python():
 def test_a_module_that_fails_to_import_is_a_config_error(tmp_path, monkeypatch):
     (tmp_path / "brokenmod.py").write_text("def f(:\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ConfigError, match=r"^workload.fn='brokenmod.f' is invalid; importing 'brokenmod' failed: SyntaxError"):
+    with pytest.raises(
+        ConfigError, match=r"^workload.fn='brokenmod.f' is invalid; importing 'brokenmod' failed: SyntaxError"
+    ):
         job("workload=custom", "workload.fn=brokenmod.f", "workload.args=[]")
     with pytest.raises(ConfigError, match="import path"):
         job("workload=custom", "workload.fn=.matmul", "workload.args=[]")
@@ -215,10 +260,12 @@ def test_the_driver_never_imports_jax():
     import subprocess
     import sys
 
-    code = ("import sys, jitexp\n"
-            "result = jitexp.run(jitexp.compose(['timing=quick', 'size=8']))\n"
-            "assert [r['status'] for r in result.rows] == ['ok', 'ok'], result.rows\n"
-            "print('jax' in sys.modules)")
+    code = (
+        "import sys, jitexp\n"
+        "result = jitexp.run(jitexp.compose(['timing=quick', 'size=8']))\n"
+        "assert [r['status'] for r in result.rows] == ['ok', 'ok'], result.rows\n"
+        "print('jax' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
@@ -243,7 +290,9 @@ def test_numpy_mode_needs_a_twin_and_is_dropped_beside_other_modes():
     with pytest.raises(ConfigError, match=r"^mode='numpy' is invalid; workload compute_heavy declares no numpy_fn"):
         job("size=16", "mode=numpy", "workload.numpy_fn=null")
     assert [r["mode"] for r in job("size=16", "mode=[jit,numpy]", "workload.numpy_fn=null").rows] == ["jit"]
-    with pytest.raises(ConfigError, match=r"^workload.numpy_fn='numpy.nosuch' is invalid; module 'numpy' has no callable"):
+    with pytest.raises(
+        ConfigError, match=r"^workload.numpy_fn='numpy.nosuch' is invalid; module 'numpy' has no callable"
+    ):
         job("workload=matmul", "size=16", "mode=numpy", "workload.numpy_fn=numpy.nosuch")
 
 
@@ -269,7 +318,9 @@ def test_sequence_probe_shows_compile_compile_hit_with_reasons():
     assert jit[1]["miss_reason"] == "different value of static argument n (3, before 2)"
     assert "miss_reason" not in jit[2] and jit[1]["compile_s"] > 0 and jit[2]["compile_s"] == 0
     aot = _sequence(result, "aot")  # a Compiled object cannot take a new static value
-    assert [c["status"] for c in aot] == ["ok", "error", "ok"] and "fixed to the static arguments" in aot[1]["error_message"]
+    assert [c["status"] for c in aot] == ["ok", "error", "ok"] and "fixed to the static arguments" in aot[1][
+        "error_message"
+    ]
 
 
 def test_sequence_probe_names_a_weak_type_retrace_and_a_traced_loop_bound_fails_per_call():
@@ -282,12 +333,18 @@ def test_sequence_probe_names_a_weak_type_retrace_and_a_traced_loop_bound_fails_
     assert {c["error_type"] for c in failed} == {"jax.errors.TracerIntegerConversionError"} and failed[0]["hint"]
 
 
-@pytest.mark.parametrize("sequence, message", [
-    ("[{m: 2}]", r"^sequence\[0\].m=2 is invalid; no such key; sequence\[0\] has dtype, n, python_scalars, size"),
-    ("[{n: -1}]", r"^sequence\[0\].n=-1 is invalid; must be >= 0"),
-    ("[{python_scalars: [0]}]", r"^sequence\[0\].python_scalars=\[0\] is invalid; a list of literal argument positions: \[1\]"),
-    ("[3]", r"^sequence='\[3\]' is invalid; must be a list of mappings"),
-])
+@pytest.mark.parametrize(
+    "sequence, message",
+    [
+        ("[{m: 2}]", r"^sequence\[0\].m=2 is invalid; no such key; sequence\[0\] has dtype, n, python_scalars, size"),
+        ("[{n: -1}]", r"^sequence\[0\].n=-1 is invalid; must be >= 0"),
+        (
+            "[{python_scalars: [0]}]",
+            r"^sequence\[0\].python_scalars=\[0\] is invalid; a list of literal argument positions: \[1\]",
+        ),
+        ("[3]", r"^sequence='\[3\]' is invalid; must be a list of mappings"),
+    ],
+)
 def test_sequence_mistakes_are_one_line(sequence, message):
     with pytest.raises(ConfigError, match=message):
         compose(["workload=apply_n_times", f"sequence={sequence}"])
@@ -312,13 +369,16 @@ def test_donation_feeds_outputs_back_and_says_so_and_unusable_donation_is_report
     assert result.by_mode("eager")["status"] == "ok" and "donation" not in result.by_mode("eager")
     unusable = job("size=16", "mode=jit", "mode.donate_argnums=[0]").row  # compute_heavy returns a scalar
     assert unusable["status"] == "ok" and "not donated: no output has the same shape" in unusable["donation"]
-    with pytest.raises(ConfigError, match=r"^mode.donate_argnums=\[1\] is invalid; positions of traced array arguments: \[0\]"):
+    with pytest.raises(
+        ConfigError, match=r"^mode.donate_argnums=\[1\] is invalid; positions of traced array arguments: \[0\]"
+    ):
         compose(["workload=apply_n_times", "mode.donate_argnums=[1]"])
 
 
 def test_compiler_options_reach_the_compile_and_the_row():
-    row = job("workload=elementwise_chain", "size=16", "mode=jit",
-              "+mode.compiler_options.xla_backend_optimization_level=0").row
+    row = job(
+        "workload=elementwise_chain", "size=16", "mode=jit", "+mode.compiler_options.xla_backend_optimization_level=0"
+    ).row
     assert row["status"] == "ok" and row["compiler_options"] == "xla_backend_optimization_level=0"
     bad = job("workload=elementwise_chain", "size=16", "mode=jit", "+mode.compiler_options.xla_nonsense=1").row
     assert bad["status"] == "error" and "No such compile option: 'xla_nonsense'" in bad["error_message"]

@@ -34,13 +34,25 @@ def submitit_installed() -> bool:
 @pytest.mark.skipif(not slurm_answers(), reason="no SLURM cluster answers (scripts/slurm_cluster.sh starts one)")
 @pytest.mark.skipif(not submitit_installed(), reason="needs the slurm extra (hydra-submitit-launcher)")
 def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
-    (tmp_path / "faults.py").write_text("import os\nimport jax.numpy as jnp\n\n"
-                                        "def ok(x):\n    return jnp.sin(x)\n\n"
-                                        "def aborts(x):\n    os.abort()\n")
+    (tmp_path / "faults.py").write_text(
+        "import os\nimport jax.numpy as jnp\n\ndef ok(x):\n    return jnp.sin(x)\n\ndef aborts(x):\n    os.abort()\n"
+    )
     out = tmp_path / "sweep"
-    proc = run_cli(["-m", "hydra/launcher=jitexp_slurm", "hydra.launcher.partition=debug", "mode=jit", "timing=quick",
-                    "workload=custom", "workload.args=[{shape:[4]}]", "workload.fn=faults.ok,faults.aborts,faults.ok",
-                    f"hydra.sweep.dir={out}"], cwd=tmp_path, timeout=600)
+    proc = run_cli(
+        [
+            "-m",
+            "hydra/launcher=jitexp_slurm",
+            "hydra.launcher.partition=debug",
+            "mode=jit",
+            "timing=quick",
+            "workload=custom",
+            "workload.args=[{shape:[4]}]",
+            "workload.fn=faults.ok,faults.aborts,faults.ok",
+            f"hydra.sweep.dir={out}",
+        ],
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     df = read(out / "results.csv")
     assert list(df["workload"]) == ["ok", "aborts", "ok"]

@@ -76,13 +76,16 @@ def test_break_even_exact_integer_boundary():
     assert break_even(0.01, 0.02, 0.04, 0.01)[0] == 4
 
 
-@pytest.mark.parametrize("case, expected", [
-    # (eager first, eager median, jit first, jit median)
-    ((0.05, 0.004, 0.01, 0.001), (1, None)),        # cheaper first call, faster after: ahead for good from call 1
-    ((0.01, 0.004, 0.05, 0.001), (15, None)),       # dearer first call, faster after: pays off at 15
-    ((0.05, 0.001, 0.01, 0.002), (math.inf, 41)),   # cheaper first call, slower after: level at 41, behind after
-    ((0.01, 0.001, 0.05, 0.002), (math.inf, 0)),    # dearer and slower: never ahead
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        # (eager first, eager median, jit first, jit median)
+        ((0.05, 0.004, 0.01, 0.001), (1, None)),  # cheaper first call, faster after: ahead for good from call 1
+        ((0.01, 0.004, 0.05, 0.001), (15, None)),  # dearer first call, faster after: pays off at 15
+        ((0.05, 0.001, 0.01, 0.002), (math.inf, 41)),  # cheaper first call, slower after: level at 41, behind after
+        ((0.01, 0.001, 0.05, 0.002), (math.inf, 0)),  # dearer and slower: never ahead
+    ],
+)
 def test_break_even_in_all_four_cost_line_cases(case, expected):
     calls, ahead = break_even(*case)
     assert calls == expected[0]
@@ -120,8 +123,9 @@ def test_hierarchical_bootstrap_of_one_sample_per_process_matches_scipy():
     rng = np.random.default_rng(1)
     medians = rng.lognormal(0.0, 0.2, 15)
     ours = percentile_ci(hierarchical_medians([[m] for m in medians], n_resamples=4000, seed=2)[:, 0])
-    theirs = scipy_stats.bootstrap((medians,), np.median, n_resamples=4000, method="percentile",
-                                   random_state=np.random.default_rng(3)).confidence_interval
+    theirs = scipy_stats.bootstrap(
+        (medians,), np.median, n_resamples=4000, method="percentile", random_state=np.random.default_rng(3)
+    ).confidence_interval
     assert ours[0] == pytest.approx(theirs.low, rel=0.03)
     assert ours[1] == pytest.approx(theirs.high, rel=0.03)
 
@@ -173,9 +177,18 @@ def test_hierarchical_bootstrap_is_deterministic_and_checks_input():
 def test_instability_reasons_read_cleanly():
     from jitexp.rows import instability
 
-    row = {"median_s": 1.0, "process_median_min_s": 0.9, "process_median_max_s": 1.1, "n_processes": 5,
-           "process_rel_spread": 0.1004, "within_process_rel_spread": 0.05, "compiles_during_timing": 0,
-           "cpu_count": 2, "load_avg_start": 0.5, "load_avg_end": 0.5}
+    row = {
+        "median_s": 1.0,
+        "process_median_min_s": 0.9,
+        "process_median_max_s": 1.1,
+        "n_processes": 5,
+        "process_rel_spread": 0.1004,
+        "within_process_rel_spread": 0.05,
+        "compiles_during_timing": 0,
+        "cpu_count": 2,
+        "load_avg_start": 0.5,
+        "load_avg_end": 0.5,
+    }
     flagged = instability(row)
     assert flagged["unstable"] and flagged["unstable_reason"] == "process medians spread 10.0% (robust cv; limit 10%)"
     calm = instability({**row, "process_rel_spread": 0.05})

@@ -17,7 +17,10 @@ def measure(call, policy, block, **kw):
     """One mode through the interleaved loop: its samples, number and stop reason."""
     rounds = measure_rounds({"m": call}, {"m": block}, policy, **kw)
     rounds.samples_s, rounds.number, rounds.last_output = (
-        rounds.samples_s["m"], rounds.number["m"], rounds.last_output.get("m"))
+        rounds.samples_s["m"],
+        rounds.number["m"],
+        rounds.last_output.get("m"),
+    )
     return rounds
 
 
@@ -65,19 +68,28 @@ def test_calibration_batches_fast_calls():
 
 def test_floor_on_samples_even_when_the_budget_is_spent():
     rec = Recorder(sleep_s=0.001)
-    m = measure(rec, Policy(warmup=0, min_samples=6, max_samples=100, min_sample_time_s=1e-4,
-                            max_time_s=1e-6, target_rel_ci=1e-9), rec.block)
+    m = measure(
+        rec,
+        Policy(warmup=0, min_samples=6, max_samples=100, min_sample_time_s=1e-4, max_time_s=1e-6, target_rel_ci=1e-9),
+        rec.block,
+    )
     assert len(m.samples_s) == 6
     assert m.stop_reason == "budget"
 
 
 def test_stops_at_max_samples_and_when_the_ci_is_tight():
     rec = Recorder()
-    capped = measure(rec, Policy(warmup=0, min_samples=3, max_samples=7, min_sample_time_s=1e-5,
-                                 max_time_s=100, target_rel_ci=1e-12), rec.block)
+    capped = measure(
+        rec,
+        Policy(warmup=0, min_samples=3, max_samples=7, min_sample_time_s=1e-5, max_time_s=100, target_rel_ci=1e-12),
+        rec.block,
+    )
     assert len(capped.samples_s) == 7 and capped.stop_reason == "max_samples"
-    loose = measure(rec, Policy(warmup=0, min_samples=3, max_samples=1000, min_sample_time_s=1e-5,
-                                max_time_s=100, target_rel_ci=10.0), rec.block)
+    loose = measure(
+        rec,
+        Policy(warmup=0, min_samples=3, max_samples=1000, min_sample_time_s=1e-5, max_time_s=100, target_rel_ci=10.0),
+        rec.block,
+    )
     assert len(loose.samples_s) == 3 and loose.stop_reason == "ci"
 
 
@@ -114,8 +126,9 @@ def test_rounds_interleave_modes_in_rotated_order():
         return lambda: order.append(name) or name
 
     policy = Policy(warmup=0, min_samples=4, max_samples=4, min_sample_time_s=0.0)
-    r = measure_rounds({"a": mode("a"), "b": mode("b"), "c": mode("c")}, dict.fromkeys("abc", lambda o: o),
-                       policy, shift=1)
+    r = measure_rounds(
+        {"a": mode("a"), "b": mode("b"), "c": mode("c")}, dict.fromkeys("abc", lambda o: o), policy, shift=1
+    )
     calibration = order[:3]
     assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
     assert order[3:] == ["b", "c", "a", "c", "a", "b", "a", "b", "c", "b", "c", "a"]

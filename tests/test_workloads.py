@@ -19,8 +19,11 @@ QUICK = ["timing=quick", "size=8"]
 def builtins() -> list[str]:
     """Every built-in workload of the library (custom is a template; the models extra's are in test_models)."""
     folder = resources.files("jitexp.conf").joinpath("workload")
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml") and p.name != "custom.yaml"
-                  and "jitexp.models." not in p.read_text())
+    return sorted(
+        p.name[:-5]
+        for p in folder.iterdir()
+        if p.name.endswith(".yaml") and p.name != "custom.yaml" and "jitexp.models." not in p.read_text()
+    )
 
 
 # the built-ins that are meant to fail under jit: the exception and a word of its hint
@@ -45,9 +48,23 @@ def inputs(name: str, *overrides: str) -> tuple:
 
 
 def test_the_library_is_there():
-    assert {"many_small_ops", "softmax", "attention", "mlp", "python_loop", "fori_loop", "scan", "grad_mlp",
-            "vmap_matvec", "loop_matvec", "while_cond", "while_lax", "boolean_mask", "boolean_mask_where",
-            "small_matmul"} <= set(builtins())
+    assert {
+        "many_small_ops",
+        "softmax",
+        "attention",
+        "mlp",
+        "python_loop",
+        "fori_loop",
+        "scan",
+        "grad_mlp",
+        "vmap_matvec",
+        "loop_matvec",
+        "while_cond",
+        "while_lax",
+        "boolean_mask",
+        "boolean_mask_where",
+        "small_matmul",
+    } <= set(builtins())
     for name in builtins():
         cfg = config(name)
         assert cfg.workload_name == name and cfg.workload.description and "\n" not in cfg.workload.description
@@ -112,8 +129,9 @@ def test_the_three_loops_compute_one_recurrence_and_differ_in_statics():
 
 
 def test_mlp_depth_width_and_activation_shape_the_network():
-    cfg, fn, args, host = inputs("mlp", "workload.params.depth=3", "workload.params.width=16",
-                                 "workload.params.activation=relu")
+    cfg, fn, args, host = inputs(
+        "mlp", "workload.params.depth=3", "workload.params.width=16", "workload.params.activation=relu"
+    )
     assert args[3].shape == (3, 16, 16) and args[4].shape == (3, 16) and args[-1] == "relu"
     probs = np.asarray(fn(*args))
     assert probs.shape == (64, 10)

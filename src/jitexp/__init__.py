@@ -18,17 +18,35 @@ __version__ = "0.1.0"
 # run/compose/report/load_results pull in JAX, Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
     "load_results": "results",
-    "run": "runner", "JobResult": "records",
+    "run": "runner",
+    "JobResult": "records",
     "compose": "preflight",
-    "speedup_table": "tables", "errors_table": "tables", "scaling_table": "tables",
-    "make_report": "report", "format_sweep_summary": "report",
+    "speedup_table": "tables",
+    "errors_table": "tables",
+    "scaling_table": "tables",
+    "make_report": "report",
+    "format_sweep_summary": "report",
     "compare": "comparison",
 }
 
 __all__ = [
-    "ExperimentConfig", "WorkloadConfig", "ModeConfig", "DeviceConfig", "TimingConfig", "ConfigError", "Inputs",
-    "load_results", "run", "JobResult", "compose", "speedup_table", "errors_table", "scaling_table",
-    "make_report", "format_sweep_summary", "compare",
+    "ExperimentConfig",
+    "WorkloadConfig",
+    "ModeConfig",
+    "DeviceConfig",
+    "TimingConfig",
+    "ConfigError",
+    "Inputs",
+    "load_results",
+    "run",
+    "JobResult",
+    "compose",
+    "speedup_table",
+    "errors_table",
+    "scaling_table",
+    "make_report",
+    "format_sweep_summary",
+    "compare",
 ]
 
 if TYPE_CHECKING:

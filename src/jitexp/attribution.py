@@ -21,16 +21,31 @@ import numpy as np
 INLINED = {"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint"}
 # HLO instructions that move no data and launch nothing.
 NOT_KERNELS = {
-    "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while", "conditional", "call",
-    "after-all", "partition-id", "replica-id", "opt-barrier", "add-dependency", "domain",
+    "parameter",
+    "constant",
+    "tuple",
+    "get-tuple-element",
+    "bitcast",
+    "while",
+    "conditional",
+    "call",
+    "after-all",
+    "partition-id",
+    "replica-id",
+    "opt-barrier",
+    "add-dependency",
+    "domain",
 }
-_SUBCOMPUTATIONS = re.compile(r"\b(?:body|condition|to_apply|true_computation|false_computation)=%([\w.-]+)"
-                              r"|branch_computations=\{([^}]*)\}")
+_SUBCOMPUTATIONS = re.compile(
+    r"\b(?:body|condition|to_apply|true_computation|false_computation)=%([\w.-]+)"
+    r"|branch_computations=\{([^}]*)\}"
+)
 _OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([a-z][a-z0-9-]*)\(")
 
 
-def trace(fn: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
-          static_argnames: tuple[str, ...]) -> Any:
+def trace(
+    fn: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ...], static_argnames: tuple[str, ...]
+) -> Any:
     """The closed jaxpr of fn on these arguments, statics held fixed; equinox's filter_make_jaxpr where
     plain tracing cannot (modules whose leaves are not all arrays)."""
     statics = {i % len(args) for i in static_argnums} if args else set()
@@ -52,8 +67,13 @@ def trace(fn: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ..
         return eqx.filter_make_jaxpr(flat)(dynamic, dynamic_kw)[0]
 
 
-def jaxpr_counts(fn: Callable, args: tuple, static_argnums: tuple[int, ...], kwargs: dict | None = None,
-                 static_argnames: tuple[str, ...] = ()) -> dict:
+def jaxpr_counts(
+    fn: Callable,
+    args: tuple,
+    static_argnums: tuple[int, ...],
+    kwargs: dict | None = None,
+    static_argnames: tuple[str, ...] = (),
+) -> dict:
     """eager_ops and eager_bytes (what op-by-op execution dispatches and moves), jaxpr_eqns (trace size)."""
     closed = trace(fn, args, kwargs or {}, static_argnums, static_argnames)
     ops, moved = 0, 0

@@ -65,8 +65,11 @@ def _job(cfg: DictConfig) -> None:
         failed = [r for r in result.rows if r.get("status") != "ok"]
         for row in failed:
             hint = f" (hint: {row['hint']})" if row.get("hint") else ""
-            print(f"jitexp: error: {row['mode']} failed in {row['error_phase']}: {row['error_type']}: "
-                  f"{row['error_message']}{hint}", file=sys.stderr)
+            print(
+                f"jitexp: error: {row['mode']} failed in {row['error_phase']}: {row['error_type']}: "
+                f"{row['error_message']}{hint}",
+                file=sys.stderr,
+            )
         if failed:
             sys.exit(1)
 

@@ -28,10 +28,29 @@ METRICS = ("steady", "first_call", "compile")
 THRESHOLD = 0.05
 ALPHA = 0.05
 CASE = ["workload", "size", "dtype", "mode", "static_argnums", "device_kind"]
-ENVIRONMENT = ["jax_version", "jaxlib_version", "xla_flags", "cpu_model", "hostname", "platform", "x64",
-               "cpu_async_dispatch", "python_version"]
-COLUMNS = ["metric", "base_s", "new_s", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict",
-           "n_base", "n_new"]
+ENVIRONMENT = [
+    "jax_version",
+    "jaxlib_version",
+    "xla_flags",
+    "cpu_model",
+    "hostname",
+    "platform",
+    "x64",
+    "cpu_async_dispatch",
+    "python_version",
+]
+COLUMNS = [
+    "metric",
+    "base_s",
+    "new_s",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "p_value",
+    "verdict",
+    "n_base",
+    "n_new",
+]
 
 
 @dataclass
@@ -39,7 +58,9 @@ class Side:
     """One run's ok rows (with a `_job` folder key) and per-process values per row."""
 
     rows: pd.DataFrame
-    values: dict[tuple[str, str], dict[str, list]]  # (job folder, mode) -> metric -> values per process (steady: arrays)
+    values: dict[
+        tuple[str, str], dict[str, list]
+    ]  # (job folder, mode) -> metric -> values per process (steady: arrays)
 
 
 def load_side(path: str | Path) -> Side:
@@ -76,8 +97,14 @@ def case_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
     return [k for k in keys if k in rows.columns and k not in ignore]
 
 
-def compare(base: str | Path | Side, new: str | Path | Side, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
-            ignore: Sequence[str] = ()) -> pd.DataFrame:
+def compare(
+    base: str | Path | Side,
+    new: str | Path | Side,
+    *,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    ignore: Sequence[str] = (),
+) -> pd.DataFrame:
     """One row per matched case and metric: NEW/BASE ratio with CI, p-value, verdict (see module doc)."""
     base = base if isinstance(base, Side) else load_side(base)
     new = new if isinstance(new, Side) else load_side(new)
@@ -107,7 +134,9 @@ def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
     a = {_key(v) for v, _ in base.rows.groupby(keys, dropna=False, sort=False)}
     b = {_key(v) for v, _ in new.rows.groupby(keys, dropna=False, sort=False)}
     label = lambda k: " ".join(f"{c}={v}" for c, v in zip(keys, k))  # noqa: E731
-    return [f"BASE only: {label(k)}" for k in sorted(a - b, key=str)] + [f"NEW only: {label(k)}" for k in sorted(b - a, key=str)]
+    return [f"BASE only: {label(k)}" for k in sorted(a - b, key=str)] + [
+        f"NEW only: {label(k)}" for k in sorted(b - a, key=str)
+    ]
 
 
 def metric_row(metric: str, base: list, new: list, threshold: float, alpha: float) -> dict:
@@ -125,9 +154,18 @@ def metric_row(metric: str, base: list, new: list, threshold: float, alpha: floa
     ratio = med_b / med_a if med_a > 0 else math.nan
     lo, hi = percentile_ci(boot_b / boot_a)
     p = float(mannwhitneyu(per_a, per_b, alternative="two-sided").pvalue) if len(per_a) > 1 or len(per_b) > 1 else 1.0
-    return {"metric": metric, "base_s": med_a, "new_s": med_b, "ratio": ratio, "ratio_ci_low": lo,
-            "ratio_ci_high": hi, "p_value": p, "verdict": change_verdict(ratio, p, threshold, alpha),
-            "n_base": len(per_a), "n_new": len(per_b)}
+    return {
+        "metric": metric,
+        "base_s": med_a,
+        "new_s": med_b,
+        "ratio": ratio,
+        "ratio_ci_low": lo,
+        "ratio_ci_high": hi,
+        "p_value": p,
+        "verdict": change_verdict(ratio, p, threshold, alpha),
+        "n_base": len(per_a),
+        "n_new": len(per_b),
+    }
 
 
 def change_verdict(ratio: float, p_value: float, threshold: float = THRESHOLD, alpha: float = ALPHA) -> str:
@@ -176,16 +214,26 @@ def _key(value) -> tuple:
 
 # ---- output ---------------------------------------------------------------------------------
 
+
 def render(table: pd.DataFrame) -> pd.DataFrame:
     """The table for reading: case, metric, times, ratio with CI, p, verdict."""
     from .formatting import format_seconds
 
-    view = table.drop(columns=[c for c in ("base_s", "new_s", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value")
-                               if c in table.columns]).copy()
+    view = table.drop(
+        columns=[
+            c for c in ("base_s", "new_s", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value") if c in table.columns
+        ]
+    ).copy()
     view.insert(len(view.columns) - 3, "base", table["base_s"].map(format_seconds))
     view.insert(len(view.columns) - 3, "new", table["new_s"].map(format_seconds))
-    view.insert(len(view.columns) - 3, "new/base", [f"{r:.3f}x ({lo:.3f}-{hi:.3f})" for r, lo, hi in
-                                                     zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])])
+    view.insert(
+        len(view.columns) - 3,
+        "new/base",
+        [
+            f"{r:.3f}x ({lo:.3f}-{hi:.3f})"
+            for r, lo, hi in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])
+        ],
+    )
     view.insert(len(view.columns) - 3, "p", table["p_value"].map(lambda p: f"{p:.3g}"))
     return view.drop(columns=["n_base", "n_new"])
 
@@ -197,19 +245,25 @@ def plot(table: pd.DataFrame, keys: list[str], threshold: float, path: Path) -> 
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    labels = [" ".join(str(r[k]) for k in keys if str(r[k]) not in ("", "nan")) + f" [{r['metric']}]"
-              for _, r in table.iterrows()]
+    labels = [
+        " ".join(str(r[k]) for k in keys if str(r[k]) not in ("", "nan")) + f" [{r['metric']}]"
+        for _, r in table.iterrows()
+    ]
     fig = Figure(figsize=(8, 0.45 * len(table) + 1.6))
     ax = fig.subplots()
     y = np.arange(len(table))
     ratio = table["ratio"].to_numpy(float)
-    err = np.vstack([np.clip(ratio - table["ratio_ci_low"].to_numpy(float), 0, None),
-                     np.clip(table["ratio_ci_high"].to_numpy(float) - ratio, 0, None)])
+    err = np.vstack(
+        [
+            np.clip(ratio - table["ratio_ci_low"].to_numpy(float), 0, None),
+            np.clip(table["ratio_ci_high"].to_numpy(float) - ratio, 0, None),
+        ]
+    )
     colours = table["verdict"].map({"slower": "tab:red", "faster": "tab:green"}).fillna("tab:grey").tolist()
     ax.axvspan(1 / (1 + threshold), 1 + threshold, color="grey", alpha=0.15, label=f"noise threshold ±{threshold:.0%}")
     ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)  # dotted: a reference, not a measurement
     for i in range(len(table)):
-        ax.errorbar(ratio[i], y[i], xerr=err[:, i:i + 1], fmt="o", color=colours[i], capsize=3)
+        ax.errorbar(ratio[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=colours[i], capsize=3)
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
@@ -228,13 +282,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jitexp-compare", description=__doc__.splitlines()[0])
     parser.add_argument("base", metavar="BASE", help="the reference run or sweep folder")
     parser.add_argument("new", metavar="NEW", help="the run or sweep folder to judge")
-    parser.add_argument("--threshold", type=float, default=THRESHOLD,
-                        help=f"smallest change that counts, as a fraction (default {THRESHOLD})")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=THRESHOLD,
+        help=f"smallest change that counts, as a fraction (default {THRESHOLD})",
+    )
     parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")
-    parser.add_argument("--fail-on", default=",".join(METRICS),
-                        help="metrics whose significant slowdown exits 1 (default: steady,first_call,compile)")
+    parser.add_argument(
+        "--fail-on",
+        default=",".join(METRICS),
+        help="metrics whose significant slowdown exits 1 (default: steady,first_call,compile)",
+    )
     parser.add_argument("--ignore", default="", help="identity columns not to match on, e.g. mode (comma-separated)")
-    parser.add_argument("--out", metavar="DIR", help="where compare.csv, compare.md, compare.png go (default NEW/compare)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="where compare.csv, compare.md, compare.png go (default NEW/compare)"
+    )
     parser.add_argument("--no-plot", action="store_true")
     return parser
 
@@ -245,8 +308,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     fail_on = [m.strip() for m in args.fail_on.split(",") if m.strip()]
     bad = [m for m in fail_on if m not in METRICS]
     if bad or not 0 < args.threshold < 1 or not 0 < args.alpha < 1:
-        what = (f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join(METRICS)}" if bad
-                else "--threshold and --alpha must lie in (0, 1)")
+        what = (
+            f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join(METRICS)}"
+            if bad
+            else "--threshold and --alpha must lie in (0, 1)"
+        )
         print(f"jitexp-compare: error: {what}", file=sys.stderr)
         return 2
     ignore = [c.strip() for c in args.ignore.split(",") if c.strip()]
@@ -259,19 +325,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = [k for k in case_columns(base.rows, ignore) if k in table.columns]
     env, missing = environment_diff(base, new), unmatched(base, new, ignore)
     scope = "across machines" if across_machines(base, new) else "on one machine"
-    head = [f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
-            f"alpha {args.alpha})", *(f"  differs: {line}" for line in env)]
+    head = [
+        f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
+        f"alpha {args.alpha})",
+        *(f"  differs: {line}" for line in env),
+    ]
     from .formatting import markdown_table, text_table
 
     lines = [*head, ""]
     lines += [text_table(render(table), width=40)] if not table.empty else ["no case in common"]
     lines += ["", *missing] if missing else []
     print("\n".join(lines))
-    out = Path(args.out) if args.out else Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
+    out = (
+        Path(args.out) if args.out else Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
+    )
     write_csv(table, out / "compare.csv")
-    md = ["# jitexp-compare", "", f"BASE `{args.base}`, NEW `{args.new}` ({scope}).", "",
-          *(f"- differs: {line}" for line in env), "", markdown_table(render(table)) if not table.empty else "no case in common",
-          "", *(f"- {m}" for m in missing)]
+    md = [
+        "# jitexp-compare",
+        "",
+        f"BASE `{args.base}`, NEW `{args.new}` ({scope}).",
+        "",
+        *(f"- differs: {line}" for line in env),
+        "",
+        markdown_table(render(table)) if not table.empty else "no case in common",
+        "",
+        *(f"- {m}" for m in missing),
+    ]
     if not args.no_plot and not table.empty:
         plot(table, keys, args.threshold, out / "compare.png")
         md += ["", "![compare](compare.png)"]

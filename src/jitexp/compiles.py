@@ -59,8 +59,11 @@ class CompileCounter:
 
     def phases(self) -> dict[str, float]:
         """trace_s, lower_s, compile_s: summed durations of the events fired inside the block."""
-        return {"trace_s": self.seconds[TRACE], "lower_s": self.seconds[LOWER],
-                "compile_s": self.seconds[BACKEND_COMPILE]}
+        return {
+            "trace_s": self.seconds[TRACE],
+            "lower_s": self.seconds[LOWER],
+            "compile_s": self.seconds[BACKEND_COMPILE],
+        }
 
     def __enter__(self) -> CompileCounter:
         _install()

@@ -49,7 +49,9 @@ class WorkloadConfig:
     kwargs: Dict[str, Any] = field(default_factory=dict)  # keyword arguments (YAML values), beside setup's
     static_argnums: List[int] = field(default_factory=list)
     static_argnames: List[str] = field(default_factory=list)
-    donate_argnums: List[int] = field(default_factory=list)  # what a real loop donates: used when mode.donate_argnums is null
+    donate_argnums: List[int] = field(
+        default_factory=list
+    )  # what a real loop donates: used when mode.donate_argnums is null
     # a training loop: {output position: argument position}; each timed call takes the previous call's outputs
     carry: Dict[int, int] = field(default_factory=dict)
     jit_fn: str = "jax.jit"  # the jit transformation jit and aot apply (equinox.filter_jit, flax.nnx.jit)
@@ -182,11 +184,23 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     _require_positive("size", cfg.size)
     _require_positive("calls", cfg.calls, allow_zero=True)
     t = cfg.timing
-    for key in ("min_samples", "max_samples", "min_sample_time_s", "max_time_s", "target_rel_ci",
-                "processes", "max_processes", "job_time_s", "timeout_s", "dispatch_probes"):
+    for key in (
+        "min_samples",
+        "max_samples",
+        "min_sample_time_s",
+        "max_time_s",
+        "target_rel_ci",
+        "processes",
+        "max_processes",
+        "job_time_s",
+        "timeout_s",
+        "dispatch_probes",
+    ):
         _require_positive(f"timing.{key}", getattr(t, key))
     if not t.target_rel_ci < 1:
-        raise ConfigError("timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02")
+        raise ConfigError(
+            "timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02"
+        )
     _require_positive("timing.warmup", t.warmup, allow_zero=True)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
@@ -200,8 +214,12 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if cfg.workload.numpy_fn is not None and not _import_path(cfg.workload.numpy_fn):
         raise ConfigError("workload.numpy_fn", cfg.workload.numpy_fn, "an import path like package.module.function")
     if cfg.mode.numpy and cfg.workload.numpy_fn is None:
-        raise ConfigError("mode", "numpy", f"workload {cfg.workload_name} declares no numpy_fn (a NumPy twin); "
-                                           "select eager, jit or aot, or set workload.numpy_fn")
+        raise ConfigError(
+            "mode",
+            "numpy",
+            f"workload {cfg.workload_name} declares no numpy_fn (a NumPy twin); "
+            "select eager, jit or aot, or set workload.numpy_fn",
+        )
     _choice("isolate", cfg.isolate, ISOLATES)
     if cfg.compilation_cache_dir is not None:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
@@ -211,8 +229,12 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         _validate_arg(f"workload.args[{i}]", arg, cfg)
     for i, item in enumerate(cfg.sequence):
         if not isinstance(item, dict) or "_args" not in item:
-            raise ConfigError(f"sequence[{i}]", item, "needs the config composed from YAML (the command line or "
-                                                      "jitexp.compose) so that each variant's arguments resolve")
+            raise ConfigError(
+                f"sequence[{i}]",
+                item,
+                "needs the config composed from YAML (the command line or "
+                "jitexp.compose) so that each variant's arguments resolve",
+            )
     if cfg.workload.args is None:  # setup builds the arguments: positions are checked against what it returns
         return cfg
     n_args = len(cfg.workload.args)
@@ -223,7 +245,9 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
             raise ConfigError(which, list(statics), f"indices must lie in [0, {n_args}) for {n_args} argument(s)")
         arg = cfg.workload.args[i]
         if "value" not in arg:
-            raise ConfigError(which, list(statics), f"argument {i} is an array; only literal {{value: ...}} arguments can be static")
+            raise ConfigError(
+                which, list(statics), f"argument {i} is an array; only literal {{value: ...}} arguments can be static"
+            )
     donated = cfg.donate_argnums
     arrays = [i for i, a in enumerate(cfg.workload.args) if "value" not in a and i not in {s % n_args for s in statics}]
     if any(i not in arrays for i in donated):
@@ -235,8 +259,11 @@ def _validate_inputs(cfg: ExperimentConfig) -> None:
     """Arguments from args or from setup (one of them), keyword arguments, names, the carry map, which jit."""
     w = cfg.workload
     if w.args is not None and w.setup is not None:
-        raise ConfigError("workload.setup", w.setup, "a workload gives workload.args or workload.setup, not both "
-                                                     "(workload.args=null to use setup)")
+        raise ConfigError(
+            "workload.setup",
+            w.setup,
+            "a workload gives workload.args or workload.setup, not both (workload.args=null to use setup)",
+        )
     if w.args is None and w.setup is None:
         raise ConfigError("workload.args", None, _NEEDS["workload.args"])
     if w.setup is not None and not _import_path(w.setup):
@@ -247,17 +274,25 @@ def _validate_inputs(cfg: ExperimentConfig) -> None:
     if not _import_path(cfg.jit_fn):
         raise ConfigError(jit_key, cfg.jit_fn, "an import path like jax.jit, equinox.filter_jit or flax.nnx.jit")
     names_key = "mode.static_argnames" if cfg.mode.static_argnames is not None else "workload.static_argnames"
-    for key, names in (("workload.kwargs", list(w.kwargs)), (names_key, list(cfg.static_argnames)),
-                       ("mode.donate_argnames", list(cfg.mode.donate_argnames))):
+    for key, names in (
+        ("workload.kwargs", list(w.kwargs)),
+        (names_key, list(cfg.static_argnames)),
+        ("mode.donate_argnames", list(cfg.mode.donate_argnames)),
+    ):
         bad = [n for n in names if not (isinstance(n, str) and n.isidentifier())]
         if bad:
             raise ConfigError(key, bad[0], "keyword names (Python identifiers)")
     for out, arg in w.carry.items():
         if not (isinstance(out, int) and isinstance(arg, int) and out >= 0 and arg >= 0):
-            raise ConfigError("workload.carry", dict(w.carry), "{output position: argument position}, e.g. {0: 0, 1: 1}")
+            raise ConfigError(
+                "workload.carry", dict(w.carry), "{output position: argument position}, e.g. {0: 0, 1: 1}"
+            )
     if w.args is not None and w.carry and max(w.carry.values()) >= len(w.args):
-        raise ConfigError("workload.carry", dict(w.carry),
-                          f"argument positions must lie in [0, {len(w.args)}) for {len(w.args)} argument(s)")
+        raise ConfigError(
+            "workload.carry",
+            dict(w.carry),
+            f"argument positions must lie in [0, {len(w.args)}) for {len(w.args)} argument(s)",
+        )
     for name, value in w.kwargs.items():  # a plain value is a literal; a mapping an array spec or {value: ...}
         if isinstance(value, dict):
             _validate_arg(f"workload.kwargs.{name}", value, cfg)
@@ -278,8 +313,11 @@ def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:
     if unknown:
         close = difflib.get_close_matches(unknown[0], ARRAY_KEYS, n=1, cutoff=0.6)
         guess = f"did you mean {key}.{close[0]}? " if close else ""
-        raise ConfigError(f"{key}.{unknown[0]}", arg[unknown[0]],
-                          guess + "array keys: " + ", ".join(ARRAY_KEYS) + " (or a literal {value: ...})")
+        raise ConfigError(
+            f"{key}.{unknown[0]}",
+            arg[unknown[0]],
+            guess + "array keys: " + ", ".join(ARRAY_KEYS) + " (or a literal {value: ...})",
+        )
     shape = arg.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise ConfigError(f"{key}.shape", shape, "a list of non-negative ints, e.g. [${size}, ${size}]")
@@ -331,8 +369,12 @@ def check_param_types(defaults: Mapping[str, Any], params: Mapping[str, Any]) ->
             raise ConfigError(f"workload.params.{name}", value, f"{_TYPE_WORDS[want]} like its default ({default!r})")
 
 
-_TYPE_WORDS = {int: "must be an integer", float: "must be a number", bool: "must be true or false",
-               str: "must be a string"}
+_TYPE_WORDS = {
+    int: "must be an integer",
+    float: "must be a number",
+    bool: "must be true or false",
+    str: "must be a string",
+}
 
 
 def expected_type(key: str) -> str:
@@ -351,8 +393,13 @@ def expected_type(key: str) -> str:
     origin = typing.get_origin(hint)
     if origin in (list, List):
         item = typing.get_args(hint)
-        words = "must be a list" + (" of integers" if item == (int,) else
-                                    " of mappings" if item and typing.get_origin(item[0]) in (dict, Dict) else "")
+        words = "must be a list" + (
+            " of integers"
+            if item == (int,)
+            else " of mappings"
+            if item and typing.get_origin(item[0]) in (dict, Dict)
+            else ""
+        )
     elif origin in (dict, Dict):
         words = "must be a mapping"
     else:
@@ -387,8 +434,10 @@ def _unknown_keys(cfg: Any, schema: type = ExperimentConfig, prefix: str = "") -
 
 _NEEDS = {
     "workload.fn": "needs an import path like package.module.function (workload.fn=...)",
-    "workload.args": ("needs the function's arguments, e.g. 'workload.args=[{shape:[${size}]},{value:3}]', "
-                      "or a function that builds them: workload.setup=package.module.make_inputs"),
+    "workload.args": (
+        "needs the function's arguments, e.g. 'workload.args=[{shape:[${size}]},{value:3}]', "
+        "or a function that builds them: workload.setup=package.module.make_inputs"
+    ),
 }
 
 
@@ -405,7 +454,9 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     """
     node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
     _unknown_keys(OmegaConf.to_container(node, resolve=False))
-    if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(node.workload, "args"):
+    if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(
+        node.workload, "args"
+    ):
         node = node.copy()
         node.workload.args = None  # workload=custom with a setup: custom.yaml's `args: ???` is not needed
         cfg = node
@@ -429,7 +480,9 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
 
 
 SEQUENCE_KEYS = ("size", "dtype", "python_scalars")
-_SEQUENCE_FORM = "a mapping of changes, e.g. {n: 3}, {size: 64}, {dtype: float64}, {python_scalars: [1]} or {} (as configured)"
+_SEQUENCE_FORM = (
+    "a mapping of changes, e.g. {n: 3}, {size: 64}, {dtype: float64}, {python_scalars: [1]} or {} (as configured)"
+)
 
 
 def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
@@ -463,8 +516,17 @@ def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
         if not isinstance(scalars, list) or any(j not in literals for j in scalars):
             raise ConfigError(f"{key}.python_scalars", scalars, f"a list of literal argument positions: {literals}")
         label = ", ".join(f"{k}={v}" for k, v in item.items()) or "as configured"
-        resolved.append({**item, "_label": label, "_args": variant.workload.args, "_kwargs": variant.workload.kwargs,
-                         "_params": variant.workload.params, "_size": variant.size, "_dtype": variant.dtype})
+        resolved.append(
+            {
+                **item,
+                "_label": label,
+                "_args": variant.workload.args,
+                "_kwargs": variant.workload.kwargs,
+                "_params": variant.workload.params,
+                "_size": variant.size,
+                "_dtype": variant.dtype,
+            }
+        )
     return resolved
 
 
@@ -492,10 +554,14 @@ def import_fn(path: str, key: str = "workload.fn") -> Callable:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or the module's own code failing as it loads
         missing = getattr(exc, "name", None) or ""
-        extra = ('; it needs the models extra: pip install "jitexp[models]"'
-                 if isinstance(exc, ModuleNotFoundError) and missing.split(".")[0] in EXTRA_PACKAGES else "")
-        raise ConfigError(key, path,
-                          f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}{extra}") from None
+        extra = (
+            '; it needs the models extra: pip install "jitexp[models]"'
+            if isinstance(exc, ModuleNotFoundError) and missing.split(".")[0] in EXTRA_PACKAGES
+            else ""
+        )
+        raise ConfigError(
+            key, path, f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}{extra}"
+        ) from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError(key, path, f"module {module_name!r} has no callable {attr!r}")
@@ -507,9 +573,13 @@ JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_ar
 
 def jit_options_in_force(cfg: ExperimentConfig) -> dict[str, Any]:
     """The jit options the job sets (empty ones left out): what jit_fn is called with."""
-    values = {"static_argnums": list(cfg.static_argnums), "static_argnames": list(cfg.static_argnames),
-              "donate_argnums": list(cfg.donate_argnums), "donate_argnames": list(cfg.mode.donate_argnames),
-              "compiler_options": dict(cfg.mode.compiler_options)}
+    values = {
+        "static_argnums": list(cfg.static_argnums),
+        "static_argnames": list(cfg.static_argnames),
+        "donate_argnums": list(cfg.donate_argnums),
+        "donate_argnames": list(cfg.mode.donate_argnames),
+        "compiler_options": dict(cfg.mode.compiler_options),
+    }
     return {k: v for k, v in values.items() if v}
 
 
@@ -541,16 +611,29 @@ def check_arity(cfg: ExperimentConfig) -> None:
             try:
                 signature.bind(**dict.fromkeys(names))
             except TypeError as exc:
-                raise ConfigError("workload.setup", w.setup,
-                                  f"{w.setup}{signature} cannot be called with size, dtype, seed and the params "
-                                  f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); take **kw to ignore some") from None
+                raise ConfigError(
+                    "workload.setup",
+                    w.setup,
+                    f"{w.setup}{signature} cannot be called with size, dtype, seed and the params "
+                    f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); take **kw to ignore some",
+                ) from None
     signature = _signature(fn)
-    if signature is not None and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
-        for key, names in (("static_argnames", list(cfg.static_argnames)), ("mode.donate_argnames", cfg.mode.donate_argnames)):
+    if signature is not None and not any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
+    ):
+        for key, names in (
+            ("static_argnames", list(cfg.static_argnames)),
+            ("mode.donate_argnames", cfg.mode.donate_argnames),
+        ):
             unknown = [n for n in names if n not in signature.parameters]
             if unknown:
-                which = key if key.startswith("mode.") else (
-                    "mode.static_argnames" if cfg.mode.static_argnames is not None else "workload.static_argnames")
+                which = (
+                    key
+                    if key.startswith("mode.")
+                    else (
+                        "mode.static_argnames" if cfg.mode.static_argnames is not None else "workload.static_argnames"
+                    )
+                )
                 raise ConfigError(which, list(names), f"{unknown[0]!r} is not a parameter of {w.fn}{signature}")
     jit_key = "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"
     jit_fn = import_fn(cfg.jit_fn, jit_key)
@@ -576,14 +659,30 @@ def _check_call(cfg: ExperimentConfig, key: str, path: str) -> Callable:
         signature.bind(*range(n_args), **dict.fromkeys(cfg.workload.kwargs))
     except TypeError:
         keywords = f" and keyword(s) {', '.join(cfg.workload.kwargs)}" if cfg.workload.kwargs else ""
-        raise ConfigError("workload.args", None,
-                          f"it lists {n_args} argument(s){keywords}, but {path}{signature} does not take "
-                          f"{n_args} positional argument(s){keywords}") from None
+        raise ConfigError(
+            "workload.args",
+            None,
+            f"it lists {n_args} argument(s){keywords}, but {path}{signature} does not take "
+            f"{n_args} positional argument(s){keywords}",
+        ) from None
     return fn
 
 
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4,
-            "int64": 8, "uint8": 1, "uint32": 4, "bool": 1, "complex64": 8, "complex128": 16}
+ITEMSIZE = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint8": 1,
+    "uint32": 4,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+}
 
 
 def array_specs(cfg: ExperimentConfig) -> list[dict]:
@@ -613,4 +712,5 @@ def register_configs() -> None:
     # for conf/hydra/launcher/jitexp_slurm.yaml
     OmegaConf.register_new_resolver("jitexp_gpus", lambda platform: 1 if platform == "gpu" else None, replace=True)
     OmegaConf.register_new_resolver(
-        "jitexp_minutes", lambda *seconds: int(math.ceil(sum(float(s) for s in seconds) / 60)) + 1, replace=True)
+        "jitexp_minutes", lambda *seconds: int(math.ceil(sum(float(s) for s in seconds) / 60)) + 1, replace=True
+    )

@@ -135,12 +135,8 @@ _HINTS = {
         "a concrete Python value was needed from a traced one (float(), .item(), shapes): "
         "make the argument static (mode.static_argnums) or keep the value traced"
     ),
-    "TracerArrayConversionError": (
-        "NumPy was called on a traced value: use jax.numpy inside jitted code"
-    ),
-    "UnexpectedTracerError": (
-        "a tracer escaped its trace (stored in a global or closure): return values instead"
-    ),
+    "TracerArrayConversionError": ("NumPy was called on a traced value: use jax.numpy inside jitted code"),
+    "UnexpectedTracerError": ("a tracer escaped its trace (stored in a global or closure): return values instead"),
     "NonConcreteBooleanIndexError": (
         "boolean indexing x[mask] has a data-dependent shape under jit: use jnp.where(mask, x, 0), "
         "or give the result a fixed size (jnp.nonzero(mask, size=...))"
@@ -166,8 +162,10 @@ def hint_for(exc: BaseException) -> str:
     if "as an abstract array" in message:  # "Error interpreting argument to f as an abstract array ... at path s."
         path = re.search(r"at path (\w+)", message)
         which = f" ({path.group(1)})" if path else ""
-        return (f"an argument{which} is not an array JAX can trace (a string, an object): "
-                "make it static: mode.static_argnums=[i]")
+        return (
+            f"an argument{which} is not an array JAX can trace (a string, an object): "
+            "make it static: mode.static_argnums=[i]"
+        )
     if "Non-hashable static arguments" in message:
         return "a static argument must be hashable (int, float, str, tuple): pass arrays as traced arguments"
     if "RESOURCE_EXHAUSTED" in message or "Out of memory" in message:

@@ -45,21 +45,29 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
     if share >= DISPATCH_SHARE:
         label = "dispatch-bound"
-        detail = (f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
-                  f"{share:.0%} of its {format_seconds(eager_s)}; {runs}")
+        detail = (
+            f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
+            f"{share:.0%} of its {format_seconds(eager_s)}; {runs}"
+        )
     elif speedup <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
         label = "one big kernel either way"
-        detail = (f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "
-                  f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's "
-                  f"{format_seconds(eager_s)}, and {row['mode']} gains {speedup:.2f}x")
+        detail = (
+            f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "
+            f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's "
+            f"{format_seconds(eager_s)}, and {row['mode']} gains {speedup:.2f}x"
+        )
     elif traffic >= FUSION_TRAFFIC:
         label = "fusion-bound"
-        detail = (f"eager moves {format_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
-                  f"{_count(kernels, 'kernel')} ({fusions:.0f} fused) move {format_bytes(fused_bytes)}, {traffic:.0f}x less")
+        detail = (
+            f"eager moves {format_bytes(eager_bytes)} through memory in {ops:.0f} ops; {row['mode']}'s "
+            f"{_count(kernels, 'kernel')} ({fusions:.0f} fused) move {format_bytes(fused_bytes)}, {traffic:.0f}x less"
+        )
     else:
         label = "mixed"
-        detail = (f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
-                  f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte; {speedup:.2f}x")
+        detail = (
+            f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
+            f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte; {speedup:.2f}x"
+        )
     return {"explanation": label, "explanation_detail": detail}
 
 

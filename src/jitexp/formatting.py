@@ -168,8 +168,7 @@ def markdown_table(df: pd.DataFrame) -> str:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
-    numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-               for c in df.columns]
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
     rule = ["---:" if n else "---" for n in numeric]
     return "\n".join([line(headers), "|" + "|".join(rule) + "|", *map(line, rows)])
 
@@ -197,7 +196,7 @@ def is_static(static_argnums: Any) -> bool:
 
 def params_text(row: Mapping, static_mark: bool = False) -> str:
     """A row's params as ``n=2``; with static_mark ``n=2 (static)`` or ``n=2 (traced)`` (see variant_label)."""
-    items = [(k[len("param_"):], v) for k, v in row.items() if str(k).startswith("param_") and not is_missing(v)]
+    items = [(k[len("param_") :], v) for k, v in row.items() if str(k).startswith("param_") and not is_missing(v)]
     if not items:
         return ""
     mark = ""
@@ -252,8 +251,9 @@ def payoff_words(verdict_: str | None, calls: float, ahead: float) -> str:
     return "never pays off"
 
 
-def speedup_phrase(mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None,
-                   verdict_: str | None) -> str:
+def speedup_phrase(
+    mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None, verdict_: str | None
+) -> str:
     """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
     ci = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x)"
     if verdict_ == "faster":
@@ -292,26 +292,42 @@ def job_summary(rows: Sequence[Mapping]) -> str:
         mode = row["mode"]
         if row.get("status") != "ok":
             hint = f" (hint: {row['hint']})" if row.get("hint") else ""
-            parts.append(f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: "
-                         f"{row.get('error_message')}{hint}")
+            parts.append(
+                f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
+            )
             continue
         half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
         parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}")
         if not is_missing(row.get("speedup")):
-            phrase = speedup_phrase(mode, row["baseline_mode"], row["speedup"], row["speedup_ci_low"],
-                                    row["speedup_ci_high"], row["verdict"])
+            phrase = speedup_phrase(
+                mode,
+                row["baseline_mode"],
+                row["speedup"],
+                row["speedup_ci_low"],
+                row["speedup_ci_high"],
+                row["verdict"],
+            )
             if mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
                 verdicts.append(phrase)
             else:
                 compile_s = row.get("compile_s")
                 compile_part = f", compile {format_seconds(compile_s)}" if is_positive(compile_s) else ""
-                payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"],
-                                     row["baseline_mode"])
+                payoff = payoff_text(
+                    row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
+                )
                 why = f", {row['explanation']}" if not is_missing(row.get("explanation")) else ""
                 verdicts.append(f"{phrase}{why}{compile_part}, {payoff}")
         if not is_missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
-            verdicts.append(speedup_phrase(mode, NUMPY, row["speedup_vs_numpy"], row.get("speedup_vs_numpy_ci_low"),
-                                           row.get("speedup_vs_numpy_ci_high"), row.get("verdict_vs_numpy")))
+            verdicts.append(
+                speedup_phrase(
+                    mode,
+                    NUMPY,
+                    row["speedup_vs_numpy"],
+                    row.get("speedup_vs_numpy_ci_low"),
+                    row.get("speedup_vs_numpy_ci_high"),
+                    row.get("verdict_vs_numpy"),
+                )
+            )
     n = max((r.get("n_processes") or 0 for r in rows), default=0)
     scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
     notes = [unstable_clause(rows)]

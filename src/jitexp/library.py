@@ -82,8 +82,9 @@ def activation_fn(name: str) -> Callable[[Array], Array]:
         raise ValueError(f"activation {name!r} is not one of {', '.join(ACTIVATIONS)}") from None
 
 
-def mlp(x: Array, w_in: Array, b_in: Array, w_hidden: Array, b_hidden: Array, w_out: Array, b_out: Array,
-        activation: str) -> Array:
+def mlp(
+    x: Array, w_in: Array, b_in: Array, w_hidden: Array, b_hidden: Array, w_out: Array, b_out: Array, activation: str
+) -> Array:
     """An MLP forward pass: input layer, `depth` hidden width x width layers, output layer, softmax.
 
     Shows a static argument that is not a number: `activation` is a string chosen in Python
@@ -238,7 +239,21 @@ def boolean_mask_where(x: Array) -> Array:
 
 
 __all__ = [
-    "many_small_ops", "small_matmul", "softmax", "attention", "mlp", "grad_mlp", "python_loop", "fori_loop",
-    "scan", "vmap_matvec", "loop_matvec", "while_cond", "while_lax", "boolean_mask", "boolean_mask_where",
-    "ACTIVATIONS", "activation_fn",
+    "many_small_ops",
+    "small_matmul",
+    "softmax",
+    "attention",
+    "mlp",
+    "grad_mlp",
+    "python_loop",
+    "fori_loop",
+    "scan",
+    "vmap_matvec",
+    "loop_matvec",
+    "while_cond",
+    "while_lax",
+    "boolean_mask",
+    "boolean_mask_where",
+    "ACTIVATIONS",
+    "activation_fn",
 ]

@@ -17,8 +17,10 @@ import jax
 from .env import jax_flag
 
 LOGGER = "jax._src.interpreters.partial_eval"
-WEAK_TYPE_HINT = ("a Python scalar is weakly typed and traces apart from a typed one: pass jnp.float32(x) "
-                  "(or the array's dtype), or make the argument static")
+WEAK_TYPE_HINT = (
+    "a Python scalar is weakly typed and traces apart from a typed one: pass jnp.float32(x) "
+    "(or the array's dtype), or make the argument static"
+)
 _STATIC = re.compile(r"at input path \[0\]\[(\d+)\], now .*?Static\(val=(.*?)\) and before .*?Static\(val=(.*?)\)")
 
 
@@ -57,13 +59,18 @@ def reason(messages: list[str], fn: Callable) -> dict:
     lines = [ln.strip() for ln in messages[0].splitlines()[1:] if ln.strip()]
     if any(ln.startswith("never seen function") for ln in lines):
         return {"miss_reason": "first call"}
-    body = lines[lines.index("all previously seen cache keys differ. For the closest previous key:") + 1:] \
-        if "all previously seen cache keys differ. For the closest previous key:" in lines else lines
+    body = (
+        lines[lines.index("all previously seen cache keys differ. For the closest previous key:") + 1 :]
+        if "all previously seen cache keys differ. For the closest previous key:" in lines
+        else lines
+    )
     text = " ".join(ln.lstrip("* ") for ln in body)
     static = _STATIC.search(text)
     if static:
         index, now, before = static.groups()
-        return {"miss_reason": f"different value of static argument {_arg_name(fn, int(index))} ({now}, before {before})"}
+        return {
+            "miss_reason": f"different value of static argument {_arg_name(fn, int(index))} ({now}, before {before})"
+        }
     text = re.sub(r"https?://\S+", "", text).strip()
     out = {"miss_reason": text}
     if "weak_type=True" in text:

@@ -41,8 +41,9 @@ def _normal(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, scale:
     return jnp.asarray((rng.standard_normal(shape, np.float32) * scale).astype(_dtype(dtype)))
 
 
-def _classification_batch(rng: np.random.Generator, batch: int, features: int, classes: int,
-                          dtype: str) -> tuple[Array, Array]:
+def _classification_batch(
+    rng: np.random.Generator, batch: int, features: int, classes: int, dtype: str
+) -> tuple[Array, Array]:
     """Inputs x (batch x features, in dtype) and integer labels y (batch, int32) in [0, classes)."""
     return _normal(rng, (batch, features), dtype), jnp.asarray(rng.integers(0, classes, batch, dtype=np.int32))
 
@@ -70,8 +71,9 @@ def mlp_loss(params: Params, batch: dict[str, Array]) -> Array:
     return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
 
 
-def mlp_train_step(params: Params, opt_state: optax.OptState, batch: dict[str, Array],
-                   learning_rate: float) -> tuple[Params, optax.OptState, Array]:
+def mlp_train_step(
+    params: Params, opt_state: optax.OptState, batch: dict[str, Array], learning_rate: float
+) -> tuple[Params, optax.OptState, Array]:
     """One Adam step on an MLP: (params, opt_state, batch) -> (new params, new opt_state, loss).
 
     Shows a training step as users write it: params and optimizer state are arguments (traced,
@@ -86,12 +88,15 @@ def mlp_train_step(params: Params, opt_state: optax.OptState, batch: dict[str, A
 
 def init_mlp(rng: np.random.Generator, sizes: list[int], dtype: str) -> Params:
     """He-normal weights and zero biases for layers sizes[0] -> sizes[1] -> ... -> sizes[-1], in dtype."""
-    return [{"w": _normal(rng, (n_in, n_out), dtype, math.sqrt(2.0 / n_in)), "b": jnp.zeros((n_out,), _dtype(dtype))}
-            for n_in, n_out in zip(sizes[:-1], sizes[1:])]
+    return [
+        {"w": _normal(rng, (n_in, n_out), dtype, math.sqrt(2.0 / n_in)), "b": jnp.zeros((n_out,), _dtype(dtype))}
+        for n_in, n_out in zip(sizes[:-1], sizes[1:])
+    ]
 
 
-def setup_mlp_train_step(size: int, dtype: str, seed: int, batch: int, features: int, depth: int, classes: int,
-                         learning_rate: float) -> tuple[Params, optax.OptState, dict[str, Array], float]:
+def setup_mlp_train_step(
+    size: int, dtype: str, seed: int, batch: int, features: int, depth: int, classes: int, learning_rate: float
+) -> tuple[Params, optax.OptState, dict[str, Array], float]:
     """(params, adam state, {"x", "y"}, learning_rate): `depth` hidden layers of width `size`."""
     rng = np.random.default_rng(seed)
     params = init_mlp(rng, [features, *[size] * depth, classes], dtype)
@@ -117,8 +122,9 @@ def eqx_mlp_grad(model: eqx.nn.MLP, x: Array, y: Array) -> tuple[Array, eqx.nn.M
     return eqx.filter_value_and_grad(eqx_loss)(model, x, y)
 
 
-def setup_eqx_mlp_grad(size: int, dtype: str, seed: int, batch: int, features: int, depth: int,
-                       classes: int) -> tuple[eqx.nn.MLP, Array, Array]:
+def setup_eqx_mlp_grad(
+    size: int, dtype: str, seed: int, batch: int, features: int, depth: int, classes: int
+) -> tuple[eqx.nn.MLP, Array, Array]:
     """(model, x, y): an equinox.nn.MLP of `depth` hidden layers of width `size`, in dtype."""
     model = eqx.nn.MLP(features, classes, size, depth, dtype=_dtype(dtype), key=jax.random.key(seed))
     return (model, *_classification_batch(np.random.default_rng(seed), batch, features, classes, dtype))
@@ -154,8 +160,9 @@ def nnx_train_step(model: TwoLayerMLP, optimizer: nnx.Optimizer, x: Array, y: Ar
     return loss
 
 
-def setup_nnx_train_step(size: int, dtype: str, seed: int, batch: int, features: int, classes: int,
-                         learning_rate: float) -> tuple[TwoLayerMLP, nnx.Optimizer, Array, Array]:
+def setup_nnx_train_step(
+    size: int, dtype: str, seed: int, batch: int, features: int, classes: int, learning_rate: float
+) -> tuple[TwoLayerMLP, nnx.Optimizer, Array, Array]:
     """(model, nnx.Optimizer(model, optax.adam, wrt=nnx.Param), x, y): hidden width `size`."""
     model = TwoLayerMLP(features, size, classes, dtype, nnx.Rngs(seed))
     optimizer = nnx.Optimizer(model, optax.adam(float(learning_rate)), wrt=nnx.Param)
@@ -195,8 +202,9 @@ def transformer_block(params: dict[str, Any], x: Array) -> Array:
     return h + u @ m["w2"] + m["b2"]
 
 
-def setup_transformer_block(size: int, dtype: str, seed: int, batch: int, d_model: int, heads: int,
-                            mlp_ratio: int) -> tuple[dict[str, Any], Array]:
+def setup_transformer_block(
+    size: int, dtype: str, seed: int, batch: int, d_model: int, heads: int, mlp_ratio: int
+) -> tuple[dict[str, Any], Array]:
     """(params, x): x is batch x size (sequence length) x d_model; weights scaled by 1/sqrt(fan_in)."""
     if d_model % heads:
         raise ValueError(f"d_model={d_model} is not a multiple of heads={heads}")
@@ -211,11 +219,19 @@ def setup_transformer_block(size: int, dtype: str, seed: int, batch: int, d_mode
 
     params = {
         "ln1": norm(),
-        "attn": {"wq": dense((d_model, heads, head_dim), d_model), "wk": dense((d_model, heads, head_dim), d_model),
-                 "wv": dense((d_model, heads, head_dim), d_model), "wo": dense((heads, head_dim, d_model), d_model)},
+        "attn": {
+            "wq": dense((d_model, heads, head_dim), d_model),
+            "wk": dense((d_model, heads, head_dim), d_model),
+            "wv": dense((d_model, heads, head_dim), d_model),
+            "wo": dense((heads, head_dim, d_model), d_model),
+        },
         "ln2": norm(),
-        "mlp": {"w1": dense((d_model, hidden), d_model), "b1": jnp.zeros((hidden,), dt),
-                "w2": dense((hidden, d_model), hidden), "b2": jnp.zeros((d_model,), dt)},
+        "mlp": {
+            "w1": dense((d_model, hidden), d_model),
+            "b1": jnp.zeros((hidden,), dt),
+            "w2": dense((hidden, d_model), hidden),
+            "b2": jnp.zeros((d_model,), dt),
+        },
     }
     return params, _normal(rng, (batch, size, d_model), dtype)
 
@@ -243,9 +259,23 @@ def setup_rng_dropout(size: int, dtype: str, seed: int, batch: int, rate: float)
 
 
 __all__ = [
-    "adam", "mlp_apply", "mlp_loss", "mlp_train_step", "init_mlp", "setup_mlp_train_step",
-    "eqx_loss", "eqx_mlp_grad", "setup_eqx_mlp_grad",
-    "TwoLayerMLP", "nnx_loss", "nnx_train_step", "setup_nnx_train_step",
-    "layer_norm", "self_attention", "transformer_block", "setup_transformer_block",
-    "rng_dropout", "setup_rng_dropout",
+    "adam",
+    "mlp_apply",
+    "mlp_loss",
+    "mlp_train_step",
+    "init_mlp",
+    "setup_mlp_train_step",
+    "eqx_loss",
+    "eqx_mlp_grad",
+    "setup_eqx_mlp_grad",
+    "TwoLayerMLP",
+    "nnx_loss",
+    "nnx_train_step",
+    "setup_nnx_train_step",
+    "layer_norm",
+    "self_attention",
+    "transformer_block",
+    "setup_transformer_block",
+    "rng_dropout",
+    "setup_rng_dropout",
 ]

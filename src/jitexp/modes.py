@@ -64,8 +64,10 @@ def make_call(w: Workload, mode: str) -> Call:
         else:
             lower = getattr(jitted, "lower", None)
             if lower is None:
-                raise NoAotError(f"{w.jit_fn.__module__}.{w.jit_fn.__name__} returns a function without .lower(); "
-                                 "aot needs jit_fn(f).lower(*args).compile()")
+                raise NoAotError(
+                    f"{w.jit_fn.__module__}.{w.jit_fn.__name__} returns a function without .lower(); "
+                    "aot needs jit_fn(f).lower(*args).compile()"
+                )
             fn, args, kwargs = lower(*w.args, **w.kwargs).compile(), w.args, w.kwargs
             dynamic = w.aot_inputs()[0]
             drop = set() if len(dynamic) == len(w.args) else static_positions(w.static_argnums, len(w.args))
@@ -99,8 +101,16 @@ class Carry:
     JAX warns). No copies in or out of the timed region; the inputs evolve from call to call.
     """
 
-    def __init__(self, fn: Any, args: tuple, kwargs: dict, carry: dict[int, int], donated: tuple[int, ...],
-                 drop: set[int] | None = None, note: str = "") -> None:
+    def __init__(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        carry: dict[int, int],
+        donated: tuple[int, ...],
+        drop: set[int] | None = None,
+        note: str = "",
+    ) -> None:
         self.fn, self.args, self.kwargs = fn, list(args), kwargs
         self.carry, self.donated, self.drop, self.note = dict(carry), donated, drop or set(), note
         self.pairs = tuple(self.carry.items())
@@ -128,8 +138,13 @@ class Carry:
         if self.carry:
             pairs = ", ".join(f"output {k} -> argument {i}" for k, i in sorted(self.carry.items()))
             donated = sorted(self.donated)
-            tail = (f"; argument(s) {donated} donated" if donated else f"; {self.note}" if self.note
-                    else "; nothing donated (mode.donate_argnums donates the carried buffers)")
+            tail = (
+                f"; argument(s) {donated} donated"
+                if donated
+                else f"; {self.note}"
+                if self.note
+                else "; nothing donated (mode.donate_argnums donates the carried buffers)"
+            )
             return f"carried: {pairs}{tail}"
         reused = sorted(self.source or {})
         objects = [i for i in self.donated if i not in reused and not isinstance(self.args[i], jax.Array)]
@@ -138,8 +153,10 @@ class Carry:
         if reused:
             parts.append(f"argument(s) {reused} donated; each call takes the previous call's output as its input")
         if objects:
-            parts.append(f"argument(s) {objects} donated as they are, not arrays: the same objects are passed each "
-                         "call (nnx.jit writes their new state back; for other pytrees set workload.carry)")
+            parts.append(
+                f"argument(s) {objects} donated as they are, not arrays: the same objects are passed each "
+                "call (nnx.jit writes their new state back; for other pytrees set workload.carry)"
+            )
         if unusable:
             parts.append(f"argument(s) {unusable} not donated: no output has the same shape and dtype")
         return "; ".join(parts)
@@ -151,20 +168,27 @@ def check_carry(carry: dict[int, int], args: list, out: Any) -> None:
     bad_out = [k for k in carry if k >= n_out or not isinstance(out, (tuple, list))]
     bad_arg = [i for i in carry.values() if i >= len(args)]
     if bad_out or bad_arg:
-        raise CarryError("inputs", f"workload.carry={carry} does not fit: the function returns {n_out} output(s) "
-                                   f"({'a tuple' if isinstance(out, (tuple, list)) else 'not a tuple'}) and takes "
-                                   f"{len(args)} positional argument(s)")
+        raise CarryError(
+            "inputs",
+            f"workload.carry={carry} does not fit: the function returns {n_out} output(s) "
+            f"({'a tuple' if isinstance(out, (tuple, list)) else 'not a tuple'}) and takes "
+            f"{len(args)} positional argument(s)",
+        )
     for k, i in carry.items():
         want = jax.tree_util.tree_flatten_with_path(args[i])
         got = jax.tree_util.tree_flatten_with_path(out[k])
         if str(want[1]) != str(got[1]):
-            raise CarryError("execute", f"carried output {k} has another structure than argument {i}: "
-                                        f"{got[1]} against {want[1]}")
+            raise CarryError(
+                "execute", f"carried output {k} has another structure than argument {i}: {got[1]} against {want[1]}"
+            )
         for (path, a), (_, b) in zip(want[0], got[0]):
-            if getattr(a, "shape", None) != getattr(b, "shape", None) or getattr(a, "dtype", None) != getattr(b, "dtype", None):
+            if getattr(a, "shape", None) != getattr(b, "shape", None) or getattr(a, "dtype", None) != getattr(
+                b, "dtype", None
+            ):
                 leaf = f"argument {i}{jax.tree_util.keystr(path)}"
-                raise CarryError("execute", f"carried output {k} does not match {leaf}: "
-                                            f"{_aval(b)} returned, {_aval(a)} taken")
+                raise CarryError(
+                    "execute", f"carried output {k} does not match {leaf}: {_aval(b)} returned, {_aval(a)} taken"
+                )
 
 
 def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int, int]:
@@ -193,6 +217,7 @@ def block_for(out: Any) -> Block:
     if isinstance(out, jax.Array):
         return type(out).block_until_ready
     if isinstance(out, (tuple, list)) and out and all(isinstance(v, jax.Array) for v in out):
+
         def block_leaves(value: Any) -> Any:
             for leaf in value:
                 leaf.block_until_ready()
@@ -236,8 +261,16 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
                 start = time.perf_counter_ns()
                 block(call())
                 records.append(CallRecord(i, (time.perf_counter_ns() - start) / 1e9, later.count))
-    return ColdCall(call, block, first, first_s, **phases, execute_s=first_s - sum(phases.values()),
-                    compiles=counter.count, records=records)
+    return ColdCall(
+        call,
+        block,
+        first,
+        first_s,
+        **phases,
+        execute_s=first_s - sum(phases.values()),
+        compiles=counter.count,
+        records=records,
+    )
 
 
 def _copy(leaf: Any) -> Any:

@@ -22,9 +22,13 @@ DPI = 120
 UNSTABLE_MARKER = "D"  # a diamond: the row is flagged unstable (fill still says whether its CI met the target)
 
 
-PHASES = [("trace_s", "trace", "#4C72B0"), ("lower_s", "lower", "#55A868"),
-          ("compile_s", "compile", "#C44E52"), ("execute_s", "execute", "#8C8C8C"),
-          ("whole_s", "first call (parts not recorded)", "#CCB974")]
+PHASES = [
+    ("trace_s", "trace", "#4C72B0"),
+    ("lower_s", "lower", "#55A868"),
+    ("compile_s", "compile", "#C44E52"),
+    ("execute_s", "execute", "#8C8C8C"),
+    ("whole_s", "first call (parts not recorded)", "#CCB974"),
+]
 NICE_MANTISSAS: list[list[float]] = [
     [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
     [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
@@ -36,15 +40,23 @@ NICE_MANTISSAS: list[list[float]] = [
 ]
 
 
-def make_plots(df: pd.DataFrame, speedup: pd.DataFrame, out: str | os.PathLike,
-               calls: pd.DataFrame | None = None) -> list[Path]:
+def make_plots(
+    df: pd.DataFrame, speedup: pd.DataFrame, out: str | os.PathLike, calls: pd.DataFrame | None = None
+) -> list[Path]:
     """Every plot the data support, written into out; returns the paths in a stable order."""
     out = Path(out)
-    return [*time_charts(df, out), *speedup_charts(df, speedup, out), *coldstart_charts(df, out),
-            *scaling_charts(df, out), *compile_charts(df, out), *calls_charts(calls, df, out)]
+    return [
+        *time_charts(df, out),
+        *speedup_charts(df, speedup, out),
+        *coldstart_charts(df, out),
+        *scaling_charts(df, out),
+        *compile_charts(df, out),
+        *calls_charts(calls, df, out),
+    ]
 
 
 # ---- time per call: one dot plot per workload and dtype ----------------------------------
+
 
 def figure_groups(df: pd.DataFrame):
     """(identity, rows) per figure: workload, dtype and device; params, sizes and variants go inside."""
@@ -81,8 +93,12 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
                 parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
         if "size" in ident:
             parts.append(f"size {_show(ident['size'])}")
-        sort_key = tuple((formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
-                         if not formatting.is_missing(ident.get(k)) else "" for k in keys)
+        sort_key = tuple(
+            (formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
+            if not formatting.is_missing(ident.get(k))
+            else ""
+            for k in keys
+        )
         groups.append((sort_key, "\n".join(parts), case))
     try:
         groups.sort(key=lambda g: g[0])
@@ -130,19 +146,52 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 y = agg["median_s"]
                 yerr = [[_nonneg(y - agg["ci95_low_s"])], [_nonneg(agg["ci95_high_s"] - y)]]
                 colour = _colour(mode)
-                ax.errorbar([x], [y], yerr=yerr, fmt=UNSTABLE_MARKER if _any_unstable(ok) else "o", markersize=7,
-                            capsize=4, color=colour, markerfacecolor="white" if _missed_target(ok) else colour,
-                            markeredgewidth=1.5, label=mode if mode not in labelled else None)
+                ax.errorbar(
+                    [x],
+                    [y],
+                    yerr=yerr,
+                    fmt=UNSTABLE_MARKER if _any_unstable(ok) else "o",
+                    markersize=7,
+                    capsize=4,
+                    color=colour,
+                    markerfacecolor="white" if _missed_target(ok) else colour,
+                    markeredgewidth=1.5,
+                    label=mode if mode not in labelled else None,
+                )
                 labelled.add(mode)
                 if show_values:
-                    ax.annotate(formatting.format_seconds(y), (x, y), textcoords="offset points", xytext=(6, 0),
-                                va="center", ha="left", fontsize=7, color=colour)
+                    ax.annotate(
+                        formatting.format_seconds(y),
+                        (x, y),
+                        textcoords="offset points",
+                        xytext=(6, 0),
+                        va="center",
+                        ha="left",
+                        fontsize=7,
+                        color=colour,
+                    )
         for x, kind, mode in failures:
-            ax.plot([x], [0.04], marker="x", markersize=9, color=_colour(mode), transform=ax.get_xaxis_transform(),
-                    linestyle="none", label=None)
-            ax.annotate(f"{mode} failed:\n{_camel_wrap(kind)}", (x, 0.04), xycoords=ax.get_xaxis_transform(),
-                        textcoords="offset points", xytext=(0, 8), ha="center", va="bottom", fontsize=7,
-                        color="firebrick")
+            ax.plot(
+                [x],
+                [0.04],
+                marker="x",
+                markersize=9,
+                color=_colour(mode),
+                transform=ax.get_xaxis_transform(),
+                linestyle="none",
+                label=None,
+            )
+            ax.annotate(
+                f"{mode} failed:\n{_camel_wrap(kind)}",
+                (x, 0.04),
+                xycoords=ax.get_xaxis_transform(),
+                textcoords="offset points",
+                xytext=(0, 8),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                color="firebrick",
+            )
         ax.set_yscale("log")
         _seconds_axis(ax.yaxis)
         _pad_log_limits(ax, rows, ("ci95_low_s", "ci95_high_s"), bottom_room=2.5 if failures else 1.6)
@@ -154,11 +203,29 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
         handles = [Line2D([], [], marker="o", linestyle="none", color=_colour(m), label=m) for m in modes]
         if _missed_target(tables.ok_rows(rows)):
-            handles.append(Line2D([], [], marker="o", linestyle="none", color="grey", markerfacecolor="white",
-                                  markeredgewidth=1.5, label="hollow: CI wider than the target"))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker="o",
+                    linestyle="none",
+                    color="grey",
+                    markerfacecolor="white",
+                    markeredgewidth=1.5,
+                    label="hollow: CI wider than the target",
+                )
+            )
         if _any_unstable(tables.ok_rows(rows)):
-            handles.append(Line2D([], [], marker=UNSTABLE_MARKER, linestyle="none", color="grey",
-                                  label="diamond: unstable (see Caveats)"))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=UNSTABLE_MARKER,
+                    linestyle="none",
+                    color="grey",
+                    label="diamond: unstable (see Caveats)",
+                )
+            )
         if failures:
             handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
         _legend_below(fig, handles)
@@ -180,6 +247,7 @@ def _missed_target(rows: pd.DataFrame) -> bool:
 
 # ---- speedup: one figure per workload and dtype, a vs-NumPy panel when there are numpy rows -------
 
+
 def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
     modes side by side per case, each point labelled with the speedup, its CI and the verdict; a
@@ -194,7 +262,9 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         theirs = _match(numpy_rows, ident)
         if mine.empty and theirs.empty:
             continue
-        panels = [p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty]
+        panels = [
+            p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty
+        ]
         n_cases = max(len(case_groups(p[1])) for p in panels)
         n_modes = max(len(_modes(p[1])) for p in panels)
         panel_w = max(4.2, 1.2 + 1.35 * n_cases * n_modes)
@@ -228,17 +298,33 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
             baselines.add(str(r.get("baseline_mode", "numpy")) if column == "speedup" else "numpy")
             x = gi + (mi - (len(modes) - 1) / 2) * width
             colour = _colour(mode)
-            ax.errorbar([x], [y], yerr=[[_nonneg(y - lo)], [_nonneg(hi - y)]], fmt="o", markersize=7, capsize=4,
-                        color=colour, label=mode if mi not in [v[3] for v in values] else None)
+            ax.errorbar(
+                [x],
+                [y],
+                yerr=[[_nonneg(y - lo)], [_nonneg(hi - y)]],
+                fmt="o",
+                markersize=7,
+                capsize=4,
+                color=colour,
+                label=mode if mi not in [v[3] for v in values] else None,
+            )
             values += [(y, lo, hi, mi)]
-            ax.annotate(_speedup_label(y, lo, hi, r.get(verdict_col), r if column == "speedup" else None),
-                        (x, y), textcoords="offset points", xytext=(7, 0), va="center", ha="left", fontsize=7,
-                        color=colour, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+            ax.annotate(
+                _speedup_label(y, lo, hi, r.get(verdict_col), r if column == "speedup" else None),
+                (x, y),
+                textcoords="offset points",
+                xytext=(7, 0),
+                va="center",
+                ha="left",
+                fontsize=7,
+                color=colour,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+            )
     ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
     ax.set_yscale("log")
     finite = [v for y, lo, hi, _ in values for v in (y, lo, hi) if math.isfinite(v) and v > 0] + [1.0]
     span = max(finite) / min(finite)
-    low, high = min(finite) / span ** 0.05 / 1.1, max(finite) * span ** 0.12 * 1.15  # room for the labels
+    low, high = min(finite) / span**0.05 / 1.1, max(finite) * span**0.12 * 1.15  # room for the labels
     ax.set_ylim(low, high)
     _speedup_ticks(ax.yaxis, low, high)
     ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
@@ -260,8 +346,9 @@ def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
     if math.isfinite(lo) and math.isfinite(hi):
         text += f"\nCI {formatting.three_digits(lo)}-{formatting.three_digits(hi)}x"
     if row is not None and verdict in ("faster", "slower") and row.get("mode") != tables.NUMPY:
-        text += "\n" + formatting.payoff_words(row.get("verdict"), row.get("break_even_calls"),
-                                                      row.get("ahead_until_calls"))
+        text += "\n" + formatting.payoff_words(
+            row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
+        )
     return text
 
 
@@ -271,8 +358,12 @@ def _speedup_ticks(axis, low: float, high: float) -> None:
 
     ticks: list[float] = []
     for mantissas in NICE_MANTISSAS:
-        ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-                 for m in mantissas if low <= m * 10.0 ** e <= high]
+        ticks = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+            for m in mantissas
+            if low <= m * 10.0**e <= high
+        ]
         if len(ticks) <= 10:
             break
     if len(ticks) < 2:
@@ -283,6 +374,7 @@ def _speedup_ticks(axis, low: float, high: float) -> None:
 
 
 # ---- cold start: trace, lower, compile, execute against eager's cold first call ----------------
+
 
 def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: each mode's cold first call as stacked trace/lower/compile/execute
@@ -299,11 +391,24 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             for mode in _modes(case):
                 mrows = case[tables.has_value(case, "mode", mode)]
                 r = mrows.iloc[0]
-                bars.append((gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"]))
+                bars.append(
+                    (gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"])
+                )
                 if not formatting.is_missing(r.get("cache_warm_first_call_s")):
-                    bars.append((gi, f"{mode}\ncache warm",
-                                 _phases(r, "cache_warm_first_call_s", "cache_warm_trace_s", "cache_warm_lower_s",
-                                         "cache_warm_compile_s"), r["cache_warm_first_call_s"]))
+                    bars.append(
+                        (
+                            gi,
+                            f"{mode}\ncache warm",
+                            _phases(
+                                r,
+                                "cache_warm_first_call_s",
+                                "cache_warm_trace_s",
+                                "cache_warm_lower_s",
+                                "cache_warm_compile_s",
+                            ),
+                            r["cache_warm_first_call_s"],
+                        )
+                    )
         n_bars = len(bars)
         fig, ax = _figure(width=max(6.5, 2.8 + 0.75 * n_bars + 0.3 * len(groups)))
         xs, gap, last_group = [], 0.0, None
@@ -316,18 +421,42 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             for key, name, colour in PHASES:
                 value = parts.get(key, math.nan)
                 if math.isfinite(value) and value > 0:
-                    ax.bar(x, value, bottom=bottom, width=0.7, color=colour, label=name,
-                           hatch="//" if label.startswith(tables.EAGER) else None, edgecolor="white", linewidth=0.5)
+                    ax.bar(
+                        x,
+                        value,
+                        bottom=bottom,
+                        width=0.7,
+                        color=colour,
+                        label=name,
+                        hatch="//" if label.startswith(tables.EAGER) else None,
+                        edgecolor="white",
+                        linewidth=0.5,
+                    )
                     bottom += value
-            ax.annotate(formatting.format_seconds(total), (x, bottom), textcoords="offset points", xytext=(0, 3),
-                        ha="center", va="bottom", fontsize=7)
+            ax.annotate(
+                formatting.format_seconds(total),
+                (x, bottom),
+                textcoords="offset points",
+                xytext=(0, 3),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
         ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
         if len(groups) > 1 or groups[0][0]:
             for gi, (label, _) in enumerate(groups):
                 members = [x for x, b in zip(xs, bars) if b[0] == gi]
-                ax.annotate(label.replace("\n", ", "), (float(np.mean(members)), 0), xycoords=("data", "axes fraction"),
-                            textcoords="offset points", xytext=(0, -28), ha="center", va="top", fontsize=8,
-                            fontweight="bold")
+                ax.annotate(
+                    label.replace("\n", ", "),
+                    (float(np.mean(members)), 0),
+                    xycoords=("data", "axes fraction"),
+                    textcoords="offset points",
+                    xytext=(0, -28),
+                    ha="center",
+                    va="top",
+                    fontsize=8,
+                    fontweight="bold",
+                )
         _seconds_axis(ax.yaxis)
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
         ax.set_ylabel("cold first call in a fresh process")
@@ -337,8 +466,9 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         drawn = set(_unique_handles(fig)[1])
         handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
         if any(b[1] == tables.EAGER for b in bars):
-            handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//",
-                                 label="hatched: eager (compiles each primitive)"))
+            handles.append(
+                Patch(facecolor="white", edgecolor="grey", hatch="//", label="hatched: eager (compiles each primitive)")
+            )
         _legend_below(fig, handles, ncol=min(len(handles), 3))
         ax.set_title("cold start: " + _title(ident), fontsize=10)
         paths.append(_save(fig, out, "coldstart", ident, df))
@@ -350,13 +480,16 @@ def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, comp
     total = float(row[total_col])
     if all(formatting.is_missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
         return {"whole_s": total}  # an older row: only the whole first call is known
-    parts = {k: float(row.get(c)) if not formatting.is_missing(row.get(c)) else 0.0
-             for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))}
+    parts = {
+        k: float(row.get(c)) if not formatting.is_missing(row.get(c)) else 0.0
+        for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))
+    }
     parts["execute_s"] = max(total - sum(parts.values()), 0.0)
     return parts
 
 
 # ---- growth: time vs size with the exponent ------------------------------------------------
+
 
 def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band; from
@@ -370,22 +503,28 @@ def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         for label, line in lines:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
             slope = tables.growth_exponent(x, y)
-            growth = (formatting.growth_text(slope) if math.isfinite(slope) else
-                      f"no exponent from {np.unique(x).size} sizes (needs {tables.MIN_GROWTH_SIZES})")
+            growth = (
+                formatting.growth_text(slope)
+                if math.isfinite(slope)
+                else f"no exponent from {np.unique(x).size} sizes (needs {tables.MIN_GROWTH_SIZES})"
+            )
             (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {growth}")
             low, high = _band(line, y)
             ax.fill_between(x, low, high, color=drawn.get_color(), alpha=0.2, linewidth=0)
             if math.isfinite(slope):
                 fitted = True
                 intercept = np.mean(np.log(y) - slope * np.log(x))
-                ax.plot(x, np.exp(intercept) * x ** slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
+                ax.plot(x, np.exp(intercept) * x**slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
         _loglog(ax, "median time per call", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
-        ax.set_title("growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
-                     fontsize=10)
-        _legend_below(fig, ncol=2, title="band: 95% CI" + ("; dashed: least-squares fit" if fitted else ""),
-                      title_fontsize=8)
+        ax.set_title(
+            "growth: " + _title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
+            fontsize=10,
+        )
+        _legend_below(
+            fig, ncol=2, title="band: 95% CI" + ("; dashed: least-squares fit" if fitted else ""), title_fontsize=8
+        )
         paths.append(_save(fig, out, "scaling", ident, df))
     return paths
 
@@ -409,8 +548,9 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             if _positive(compile_y).any():
                 (drawn,) = ax.plot(x, compile_y, marker="o", label=f"{label}: compile")
                 colour = drawn.get_color()
-            ax.plot(x, line["first_call_s"].to_numpy(float), marker="s", color=colour,
-                    label=f"{label}: first call (cold)")
+            ax.plot(
+                x, line["first_call_s"].to_numpy(float), marker="s", color=colour, label=f"{label}: first call (cold)"
+            )
         _loglog(ax, "time", _sizes(lines))
         _seconds_axis(ax.yaxis)
         _label_minor_log_ticks(ax, seconds=True)
@@ -422,6 +562,7 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
 # ---- calls: the first calls from cold and the retrace probe -------------------------------
 
+
 def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload: per-call latency of the cold probe (first calls, one line per job) and of the
     sequence probe (argument variants such as ``n=2 (static)``), compiled calls ringed in red and
@@ -430,7 +571,7 @@ def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> lis
     if calls is None or calls.empty or "call_s" not in calls.columns:
         return paths
     frame = tables.join_jobs(calls, df)
-    params = {c[len("param_"):] for c in tables.param_columns(df)}
+    params = {c[len("param_") :] for c in tables.param_columns(df)}
     frame = frame.assign(probe=tables.text_column(frame, "probe").replace("", "cold"))
     for workload, rows in frame.groupby("workload", sort=False):
         probes = [p for p in ("cold", "sequence") if (rows["probe"] == p).any()]
@@ -476,21 +617,44 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
         y = pd.to_numeric(ok["call_s"], errors="coerce").to_numpy(float)
         ax.plot(x, y, marker="o", color=colour, label=f"{label} ({job_text})" if job_text else label, markersize=5)
         compiled = _compiled_mask(ok)
-        ax.plot(x[compiled], y[compiled], linestyle="none", marker="o", markersize=12, markerfacecolor="none",
-                markeredgecolor="red", markeredgewidth=1.5)
+        ax.plot(
+            x[compiled],
+            y[compiled],
+            linestyle="none",
+            marker="o",
+            markersize=12,
+            markerfacecolor="none",
+            markeredgecolor="red",
+            markeredgewidth=1.5,
+        )
         for xi, yi, (_, c) in zip(x[compiled], y[compiled], ok[compiled].iterrows()):
             reason = formatting.cell_text(c.get("miss_reason"))
             if reason and (xi, reason) not in annotated:
                 annotated.add((xi, reason))
-                ax.annotate(textwrap_short(reason), (xi, yi), textcoords="offset points", xytext=(10, 10),
-                            fontsize=7, color="firebrick", va="bottom", ha="left",
-                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+                ax.annotate(
+                    textwrap_short(reason),
+                    (xi, yi),
+                    textcoords="offset points",
+                    xytext=(10, 10),
+                    fontsize=7,
+                    color="firebrick",
+                    va="bottom",
+                    ha="left",
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+                )
     for k, ((label, kind), jobs_) in enumerate(failed.items()):
         xs = np.unique(np.concatenate([c for _, c in jobs_]))
         jobs_text = ", ".join(j for j, _ in jobs_ if j)
-        ax.plot(xs, [0.06 + 0.07 * k] * len(xs), linestyle="none", marker="x", markersize=8,
-                color=f"C{(colour_i + k) % 10}", transform=ax.get_xaxis_transform(),
-                label=f"{label} ({jobs_text}): every call failed, {kind}")
+        ax.plot(
+            xs,
+            [0.06 + 0.07 * k] * len(xs),
+            linestyle="none",
+            marker="x",
+            markersize=8,
+            color=f"C{(colour_i + k) % 10}",
+            transform=ax.get_xaxis_transform(),
+            label=f"{label} ({jobs_text}): every call failed, {kind}",
+        )
     ax.set_yscale("log")
     _seconds_axis(ax.yaxis)
     ax.set_xlabel("call" + (" and its argument variant" if probe == "sequence" else ""))
@@ -507,8 +671,11 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
     if len(values):
         ax.set_ylim(values.min() / (5.0 if failed else 1.5), values.max() * 6)
     ax.grid(True, axis="y", which="major", alpha=0.3)
-    title = ("first calls from cold, one fresh process per job" if probe == "cold"
-             else "sequence probe: argument variants in one fresh process")
+    title = (
+        "first calls from cold, one fresh process per job"
+        if probe == "cold"
+        else "sequence probe: argument variants in one fresh process"
+    )
     ax.set_title(title + "\nred ring: the call traced and compiled (label: JAX's reason)", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
 
@@ -539,6 +706,7 @@ def textwrap_short(text: str, width: int = 28) -> str:
 
 # ---- shared helpers --------------------------------------------------------------------
 
+
 def _line_groups(points: pd.DataFrame, value: str = "median_s"):
     """(identity, [(label, line), ...]) per size-less case with a line of >= 2 usable sizes."""
     if points.empty:
@@ -556,8 +724,11 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
             line = line.sort_values("size")
             usable = line[np.isfinite(line[value].astype(float)) & (line[value].astype(float) > 0)]
             if usable["size"].nunique() >= 2:
-                extra = [f"{c.replace('_argnums', '')}={formatting.cell_text(v) or '-'}"
-                         for c, v in zip(cols, variant) if c in multi]
+                extra = [
+                    f"{c.replace('_argnums', '')}={formatting.cell_text(v) or '-'}"
+                    for c, v in zip(cols, variant)
+                    if c in multi
+                ]
                 lines.append((" ".join([str(mode), *extra]), usable))
         if lines:
             yield ident, lines
@@ -569,8 +740,9 @@ def _legend_below(fig, handles=None, labels=None, *, ncol: int | None = None, **
         handles, labels = _unique_handles(fig)
     if labels is None:
         labels = [h.get_label() for h in handles]
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol or min(len(handles), 4), fontsize=8,
-               frameon=False, **kw)
+    fig.legend(
+        handles, labels, loc="outside lower center", ncol=ncol or min(len(handles), 4), fontsize=8, frameon=False, **kw
+    )
 
 
 def _unique_handles(fig) -> tuple[list, list[str]]:
@@ -645,8 +817,6 @@ def _sizes(lines) -> np.ndarray:
     return np.concatenate([line["size"].to_numpy(float) for _, line in lines])
 
 
-
-
 def _band(line: pd.DataFrame, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     low = line["ci95_low_s"].to_numpy(float)
     high = line["ci95_high_s"].to_numpy(float)
@@ -671,8 +841,11 @@ def _save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: boo
     Old plots are removed before a report draws, so an existing name is a clash within
     this report and gets a ``_2``, ``_3`` suffix instead of being overwritten.
     """
-    knobs = [f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '').replace(chr(39), '')}"
-             for k in tables.KNOBS if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}", "jax.jit")]
+    knobs = [
+        f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '').replace(chr(39), '')}"
+        for k in tables.KNOBS
+        if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}", "jax.jit")
+    ]
     parts = [kind, ident.get("workload"), _param_slug(ident), *knobs, ident.get("dtype")]
     if size:
         parts.append(ident.get("size"))
@@ -702,7 +875,9 @@ def slug(*parts) -> str:
 
 
 def _param_slug(ident: dict) -> str:
-    items = [(k[len("param_"):], v) for k, v in ident.items() if k.startswith("param_") and not formatting.is_missing(v)]
+    items = [
+        (k[len("param_") :], v) for k, v in ident.items() if k.startswith("param_") and not formatting.is_missing(v)
+    ]
     return "-".join(f"{k}-{formatting.plain(v)}" for k, v in items)
 
 
@@ -717,8 +892,6 @@ def _same(series: pd.Series, value) -> pd.Series:
     if formatting.is_missing(value):
         return series.isna().astype(bool)
     return (series == value).fillna(False).astype(bool)
-
-
 
 
 def _label_minor_log_ticks(ax, seconds: bool) -> None:

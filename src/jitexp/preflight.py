@@ -98,9 +98,12 @@ def parse_overrides(overrides: Sequence[str]) -> list[Any]:
         except OverrideParseException as exc:
             key, eq, value = text.partition("=")
             detail = first_line(exc).rstrip(".")
-            raise ConfigError(key or text, value if eq else None,
-                              f"malformed override ({detail}); write key=value, and quote values "
-                              "holding spaces or special characters") from exc
+            raise ConfigError(
+                key or text,
+                value if eq else None,
+                f"malformed override ({detail}); write key=value, and quote values "
+                "holding spaces or special characters",
+            ) from exc
     return parsed
 
 
@@ -176,8 +179,9 @@ def _mode(hydra: Any, texts: list[str]) -> Any:
     from hydra.types import RunMode
 
     try:
-        return hydra.compose_config(CONFIG_NAME, list(texts), run_mode=RunMode.MULTIRUN,
-                                    validate_sweep_overrides=False).hydra.mode
+        return hydra.compose_config(
+            CONFIG_NAME, list(texts), run_mode=RunMode.MULTIRUN, validate_sweep_overrides=False
+        ).hydra.mode
     except Exception:
         return None
 
@@ -235,8 +239,19 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
 def _check_arity_once(exp: ExperimentConfig, arity_cache: dict) -> None:
     """check_arity, once per distinct set of functions and call shapes in a sweep."""
     w = exp.workload
-    key = (w.fn, w.numpy_fn, w.setup, repr(w.args), tuple(w.kwargs), tuple(w.params), exp.static_argnames,
-           tuple(exp.mode.donate_argnames), exp.jit_fn, repr(sorted(jit_options_in_force(exp))), exp.mode.names)
+    key = (
+        w.fn,
+        w.numpy_fn,
+        w.setup,
+        repr(w.args),
+        tuple(w.kwargs),
+        tuple(w.params),
+        exp.static_argnames,
+        tuple(exp.mode.donate_argnames),
+        exp.jit_fn,
+        repr(sorted(jit_options_in_force(exp))),
+        exp.mode.names,
+    )
     if key not in arity_cache:
         check_arity(exp)
         arity_cache[key] = True
@@ -310,8 +325,9 @@ def _not_yaml(exc: Exception) -> ConfigError | None:
     name = os.path.relpath(mark.name) if not os.path.relpath(mark.name).startswith(os.pardir) else mark.name
     group, option = os.path.basename(os.path.dirname(mark.name)), os.path.splitext(os.path.basename(mark.name))[0]
     began = f" ({exc.context} from line {exc.context_mark.line + 1})" if exc.context and exc.context_mark else ""
-    return ConfigError(group or "config", option, f"not valid YAML: {exc.problem}{began}",
-                       f"{name}:{mark.line + 1}:{mark.column + 1}")
+    return ConfigError(
+        group or "config", option, f"not valid YAML: {exc.problem}{began}", f"{name}:{mark.line + 1}:{mark.column + 1}"
+    )
 
 
 def _located(hydra: Any, error: ConfigError, parsed: list[Any]) -> ConfigError:
@@ -348,8 +364,13 @@ def _setting_config(hydra: Any, parsed: list[Any], key: str) -> str | None:
         defaults = loader.compute_defaults_list(CONFIG_NAME, [o.input_line for o in parsed], RunMode.RUN).defaults
     except Exception:
         return None
-    files = [d for d in defaults if d.config_path and not (d.package or "").startswith("hydra")
-             and _scheme(hydra, d.config_path) in ("file", "pkg")]
+    files = [
+        d
+        for d in defaults
+        if d.config_path
+        and not (d.package or "").startswith("hydra")
+        and _scheme(hydra, d.config_path) in ("file", "pkg")
+    ]
     loaded = {d.config_path: loader.repository.load_config(d.config_path) for d in files}
     parts = re.sub(r"\[\d+\]", "", key).split(".")
     for end in range(len(parts), 0, -1):
@@ -368,7 +389,7 @@ def _relative(key: str, package: str) -> str | None:
         return key
     if key == package:
         return ""
-    return key[len(package) + 1:] if key.startswith(package + ".") else None
+    return key[len(package) + 1 :] if key.startswith(package + ".") else None
 
 
 def _sets(cfg: Any, rel: str) -> bool:
@@ -376,8 +397,10 @@ def _sets(cfg: Any, rel: str) -> bool:
     if not rel:
         return True
     try:
-        return OmegaConf.select(cfg, rel, default=_ABSENT, throw_on_missing=True,
-                                throw_on_resolution_failure=False) is not _ABSENT
+        return (
+            OmegaConf.select(cfg, rel, default=_ABSENT, throw_on_missing=True, throw_on_resolution_failure=False)
+            is not _ABSENT
+        )
     except MissingMandatoryValue:
         return False
 
@@ -414,7 +437,11 @@ def _file_of(hydra: Any, path: str) -> str | None:
     return None
 
 
-OPEN_MAPPINGS = ("mode.compiler_options.", "workload.kwargs.", "workload.carry.")  # keys a user adds to; workload.params are declared by the workload
+OPEN_MAPPINGS = (
+    "mode.compiler_options.",
+    "workload.kwargs.",
+    "workload.carry.",
+)  # keys a user adds to; workload.params are declared by the workload
 
 
 def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
@@ -448,7 +475,9 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             parent = cause.parent_node
             if key.startswith(OPEN_MAPPINGS) and isinstance(parent, DictConfig) and not len(parent):
                 # an open mapping: Hydra adds entries with a leading +
-                return ConfigError(key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}")
+                return ConfigError(
+                    key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}"
+                )
             known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
             return unknown_key(key, value, known)
         if isinstance(cause, ValidationError):
@@ -462,7 +491,10 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         override = next((o for o in parsed if o.is_sweep_override()), None)
         if override is not None:
             key = override.get_key_element().lstrip("+~")
-            return ConfigError(key, override.input_line.partition("=")[2],
-                               f"a sweep needs -m (--multirun); a list is {key}=[a,b]; "
-                               f"a string with commas is quoted: {key}=\"'a,b'\"")
+            return ConfigError(
+                key,
+                override.input_line.partition("=")[2],
+                f"a sweep needs -m (--multirun); a list is {key}=[a,b]; "
+                f"a string with commas is quoted: {key}=\"'a,b'\"",
+            )
     return ConfigError("config", None, first_line(exc))

@@ -100,8 +100,12 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
             sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
         return result
     if outcome == "timeout":
-        error = Failure("timeout" if phase == "start" else phase, "Timeout",
-                        f"no result after timing.timeout_s={timeout_s:g} s", "raise timing.timeout_s, or use a smaller size")
+        error = Failure(
+            "timeout" if phase == "start" else phase,
+            "Timeout",
+            f"no result after timing.timeout_s={timeout_s:g} s",
+            "raise timing.timeout_s, or use a smaller size",
+        )
     else:
         name = _exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"

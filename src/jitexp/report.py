@@ -54,8 +54,18 @@ from .tables import (
 )
 
 __all__ = [
-    "NoResultsError", "attribution_table", "errors_table", "find_latest", "format_sweep_summary", "load_calls",
-    "main", "make_report", "scaling_points", "scaling_table", "speedup_table", "write_report",
+    "NoResultsError",
+    "attribution_table",
+    "errors_table",
+    "find_latest",
+    "format_sweep_summary",
+    "load_calls",
+    "main",
+    "make_report",
+    "scaling_points",
+    "scaling_table",
+    "speedup_table",
+    "write_report",
 ]
 
 OUTPUTS = Path("outputs")
@@ -69,8 +79,17 @@ PLOT_KINDS = {
 }
 OLD_PLOT_KINDS = ("bars",)  # names earlier versions wrote: removed with the rest
 ENV_COLUMNS = [
-    "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "cpu_count",
-    "platform", "device_kind", "x64", "cpu_async_dispatch", "xla_flags",
+    "jax_version",
+    "jaxlib_version",
+    "python_version",
+    "hostname",
+    "cpu_model",
+    "cpu_count",
+    "platform",
+    "device_kind",
+    "x64",
+    "cpu_async_dispatch",
+    "xla_flags",
 ]
 SPEEDUP_NOTE = (
     "speedup = baseline median / compiled median. paired: both modes measured together in the same "
@@ -96,7 +115,7 @@ def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
     outputs = Path(outputs)
     newest = {}
     for base in (outputs / "run", outputs / "multirun"):
-        for folder in (base.iterdir() if base.is_dir() else ()):
+        for folder in base.iterdir() if base.is_dir() else ():
             jobs = list(iter_jobs(folder)) if folder.is_dir() else []
             if jobs:
                 newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
@@ -119,8 +138,14 @@ def default_out(path: str | os.PathLike) -> Path:
 
 def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
     """Write the report of a job, sweep or results folder; returns the report folder."""
-    return write_report(load(path), out if out is not None else default_out(path), plots=plots, source=path,
-                        state=sweep_state(path), calls=load_calls(path))
+    return write_report(
+        load(path),
+        out if out is not None else default_out(path),
+        plots=plots,
+        source=path,
+        state=sweep_state(path),
+        calls=load_calls(path),
+    )
 
 
 def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
@@ -160,18 +185,30 @@ def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[s
 OPTIONAL_TABLES = ("attribution", "memory", "cache", "sequence")
 
 
-def write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
-                 source: str | os.PathLike | None = None,
-                 frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
-                 calls: pd.DataFrame | None = None) -> Path:
+def write_report(
+    df: pd.DataFrame,
+    out: str | os.PathLike,
+    *,
+    plots: bool = True,
+    source: str | os.PathLike | None = None,
+    frames: dict[str, pd.DataFrame] | None = None,
+    state: SweepState | None = None,
+    calls: pd.DataFrame | None = None,
+) -> Path:
     """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
     return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls)[0]
 
 
-def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = True,
-                  source: str | os.PathLike | None = None,
-                  frames: dict[str, pd.DataFrame] | None = None, state: SweepState | None = None,
-                  calls: pd.DataFrame | None = None) -> tuple[Path, list[Path]]:
+def _write_report(
+    df: pd.DataFrame,
+    out: str | os.PathLike,
+    *,
+    plots: bool = True,
+    source: str | os.PathLike | None = None,
+    frames: dict[str, pd.DataFrame] | None = None,
+    state: SweepState | None = None,
+    calls: pd.DataFrame | None = None,
+) -> tuple[Path, list[Path]]:
     """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -189,8 +226,15 @@ def _write_report(df: pd.DataFrame, out: str | os.PathLike, *, plots: bool = Tru
     text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
     title = f"jitexp report: {Path(source).name}" if source is not None else "jitexp report"
-    page = page_html(df, frames["speedup"], _in_kind_order(images), environment_table(df), title=title,
-                     headline=headline(df, state), caveats=caveat_summary(df))
+    page = page_html(
+        df,
+        frames["speedup"],
+        _in_kind_order(images),
+        environment_table(df),
+        title=title,
+        headline=headline(df, state),
+        caveats=caveat_summary(df),
+    )
     _write_text(out / PAGE, page)
     return out, [out / PAGE, out / "summary.md", *written, *images]
 
@@ -213,6 +257,7 @@ def _write_text(path: Path, text: str) -> None:
 
 # ---- text ------------------------------------------------------------------------------
 
+
 def headline(df: pd.DataFrame, state: SweepState | None = None) -> str:
     """One line: how many rows, how many ok and failed, from how many jobs (and which never finished)."""
     n_ok, n_err = len(ok_rows(df)), len(error_rows(df))
@@ -231,23 +276,33 @@ def sweep_state(path: str | os.PathLike) -> SweepState | None:
 
 def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> str:
     """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
-    parts = [f"jitexp: {headline(df, state)}", text_table(rows_table(df))] if len(df) else [f"jitexp: {headline(df, state)}"]
+    parts = (
+        [f"jitexp: {headline(df, state)}", text_table(rows_table(df))]
+        if len(df)
+        else [f"jitexp: {headline(df, state)}"]
+    )
     notes = caveat_summary(df)
     if notes:
         width = max(60, shutil.get_terminal_size((100, 24)).columns)
-        parts += ["", "caveats:"] + [textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ")
-                                     for n in notes]
+        parts += ["", "caveats:"] + [
+            textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ") for n in notes
+        ]
     speedup = speedup_table(df)
     if not speedup.empty:
-        parts += ["", "speedup against the baseline mode (paired: measured together in one job; "
-                      "pays_off: where the cumulative costs cross)",
-                  text_table(speedup_view(speedup))]
+        parts += [
+            "",
+            "speedup against the baseline mode (paired: measured together in one job; "
+            "pays_off: where the cumulative costs cross)",
+            text_table(speedup_view(speedup)),
+        ]
     return "\n".join(parts)
 
 
-WHY_NOTE = ("why: eager_ops primitives dispatched one by one against the xla_kernels jit runs (xla_fusions of them "
-            "fused); eager_bytes is the memory traffic before fusion (every op reads and writes its arrays), "
-            "bytes_accessed after it (XLA's cost analysis); traffic_cut = their ratio")
+WHY_NOTE = (
+    "why: eager_ops primitives dispatched one by one against the xla_kernels jit runs (xla_fusions of them "
+    "fused); eager_bytes is the memory traffic before fusion (every op reads and writes its arrays), "
+    "bytes_accessed after it (XLA's cost analysis); traffic_cut = their ratio"
+)
 
 
 def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
@@ -255,72 +310,144 @@ def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], st
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
     parts = [format_sweep_summary(df, state)]
     if "attribution" in frames:
-        parts += ["", textwrap.fill(WHY_NOTE, width),
-                  text_table(compact_view(frames["attribution"], ATTRIBUTION_TERMINAL))]
-        parts += [textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
-                  for line in attribution_details(frames["attribution"])]
+        parts += [
+            "",
+            textwrap.fill(WHY_NOTE, width),
+            text_table(compact_view(frames["attribution"], ATTRIBUTION_TERMINAL)),
+        ]
+        parts += [
+            textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
+            for line in attribution_details(frames["attribution"])
+        ]
     if "memory" in frames:
-        parts += ["", "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
-                      "the modes it ran; the rest from XLA's memory analysis)",
-                  text_table(compact_view(frames["memory"], MEMORY_VIEW), width=60)]
+        parts += [
+            "",
+            "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
+            "the modes it ran; the rest from XLA's memory analysis)",
+            text_table(compact_view(frames["memory"], MEMORY_VIEW), width=60),
+        ]
     if "cache" in frames:
-        parts += ["", "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
-                  text_table(compact_view(frames["cache"], CACHE_VIEW))]
+        parts += [
+            "",
+            "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
+            text_table(compact_view(frames["cache"], CACHE_VIEW)),
+        ]
     if "sequence" in frames:
-        parts += ["", "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
-                  text_table(sequence_view(frames["sequence"]), width=60)]
+        parts += [
+            "",
+            "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
+            text_table(sequence_view(frames["sequence"]), width=60),
+        ]
     if not frames["scaling"].empty:
-        parts += ["", "scaling (growth exponent of median time over size)",
-                  text_table(_scaling_view(frames["scaling"]))]
+        parts += [
+            "",
+            "scaling (growth exponent of median time over size)",
+            text_table(_scaling_view(frames["scaling"])),
+        ]
     if not frames["errors"].empty:
         parts += ["", "errors", text_table(_errors_view(frames["errors"]), width=60)]
     return "\n".join(parts)
 
 
-def summary_markdown(df: pd.DataFrame, frames: dict[str, pd.DataFrame], images: Sequence[str],
-                     source: str | os.PathLike | None = None, state: SweepState | None = None) -> str:
+def summary_markdown(
+    df: pd.DataFrame,
+    frames: dict[str, pd.DataFrame],
+    images: Sequence[str],
+    source: str | os.PathLike | None = None,
+    state: SweepState | None = None,
+) -> str:
     """summary.md: headline, tables, caveats, image links (relative) and the run's environment."""
     title = f"# jitexp report: `{Path(source).name}`" if source is not None else "# jitexp report"
-    lines = [title, "", f"Source: `{source}`" if source is not None else "", "",
-             headline(df, state) + ".", ""]
+    lines = [title, "", f"Source: `{source}`" if source is not None else "", "", headline(df, state) + ".", ""]
     if state is not None and state.missing:
-        lines += ["## Jobs that never finished", "", "| job | overrides |", "|---:|---|",
-                  *[f"| {num} | `{ov}` |" for num, ov in state.missing], ""]
+        lines += [
+            "## Jobs that never finished",
+            "",
+            "| job | overrides |",
+            "|---:|---|",
+            *[f"| {num} | `{ov}` |" for num, ov in state.missing],
+            "",
+        ]
     lines += ["## Results", "", markdown_table(rows_table(df)), ""]
     if not frames["speedup"].empty:
-        lines += ["## Speedup vs eager", "", SPEEDUP_NOTE, "",
-                  markdown_table(speedup_view(frames["speedup"])), "",
-                  "Full table: [speedup.csv](speedup.csv)", ""]
+        lines += [
+            "## Speedup vs eager",
+            "",
+            SPEEDUP_NOTE,
+            "",
+            markdown_table(speedup_view(frames["speedup"])),
+            "",
+            "Full table: [speedup.csv](speedup.csv)",
+            "",
+        ]
     if "attribution" in frames:
-        lines += ["## Why", "", "`" + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
-                  + ". The explanation's rules and thresholds: docs/measurement.md, \"Why: attribution\".", "",
-                  markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)), "",
-                  *[f"- {line}" for line in attribution_details(frames["attribution"])], "",
-                  "Full table: [attribution.csv](attribution.csv)", ""]
+        lines += [
+            "## Why",
+            "",
+            "`"
+            + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
+            + '. The explanation\'s rules and thresholds: docs/measurement.md, "Why: attribution".',
+            "",
+            markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)),
+            "",
+            *[f"- {line}" for line in attribution_details(frames["attribution"])],
+            "",
+            "Full table: [attribution.csv](attribution.csv)",
+            "",
+        ]
     if "memory" in frames:
-        lines += ["## Memory", "", markdown_table(compact_view(frames["memory"], MEMORY_VIEW)), "",
-                  "Full table: [memory.csv](memory.csv)", ""]
+        lines += [
+            "## Memory",
+            "",
+            markdown_table(compact_view(frames["memory"], MEMORY_VIEW)),
+            "",
+            "Full table: [memory.csv](memory.csv)",
+            "",
+        ]
     if "cache" in frames:
-        lines += ["## Persistent compilation cache", "",
-                  "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
-                  "(trace and lower still run).", "",
-                  markdown_table(compact_view(frames["cache"], CACHE_VIEW)), "",
-                  "Full table: [cache.csv](cache.csv)", ""]
+        lines += [
+            "## Persistent compilation cache",
+            "",
+            "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
+            "(trace and lower still run).",
+            "",
+            markdown_table(compact_view(frames["cache"], CACHE_VIEW)),
+            "",
+            "Full table: [cache.csv](cache.csv)",
+            "",
+        ]
     if "sequence" in frames:
-        lines += ["## Retrace probe", "",
-                  "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
-                  "compiled = the call traced and compiled, with JAX's reason.", "",
-                  markdown_table(sequence_view(frames["sequence"])), "",
-                  "Full table: [sequence.csv](sequence.csv)", ""]
+        lines += [
+            "## Retrace probe",
+            "",
+            "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
+            "compiled = the call traced and compiled, with JAX's reason.",
+            "",
+            markdown_table(sequence_view(frames["sequence"])),
+            "",
+            "Full table: [sequence.csv](sequence.csv)",
+            "",
+        ]
     if not frames["scaling"].empty:
-        lines += ["## Scaling", "",
-                  "growth exponent = least-squares slope of log(median) over log(size) "
-                  "(1: linear, 2: quadratic).", "",
-                  markdown_table(_scaling_view(frames["scaling"])), "",
-                  "Per size: [scaling_points.csv](scaling_points.csv)", ""]
+        lines += [
+            "## Scaling",
+            "",
+            "growth exponent = least-squares slope of log(median) over log(size) (1: linear, 2: quadratic).",
+            "",
+            markdown_table(_scaling_view(frames["scaling"])),
+            "",
+            "Per size: [scaling_points.csv](scaling_points.csv)",
+            "",
+        ]
     if not frames["errors"].empty:
-        lines += ["## Errors", "", markdown_table(_errors_view(frames["errors"])), "",
-                  "Full table: [errors.csv](errors.csv)", ""]
+        lines += [
+            "## Errors",
+            "",
+            markdown_table(_errors_view(frames["errors"])),
+            "",
+            "Full table: [errors.csv](errors.csv)",
+            "",
+        ]
     notes = caveat_summary(df)
     if notes:
         lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
@@ -374,8 +501,17 @@ def _scaling_view(scaling: pd.DataFrame) -> pd.DataFrame:
     view["params"] = params_labels(scaling)
     if not view["params"].astype(bool).any():
         view = view.drop(columns="params")
-    cols = ["dtype", "mode", "n_sizes", "size_min", "size_max", "min_size_median_s",
-            "max_size_median_s", "growth_exponent", "first_call_growth_exponent"]
+    cols = [
+        "dtype",
+        "mode",
+        "n_sizes",
+        "size_min",
+        "size_max",
+        "min_size_median_s",
+        "max_size_median_s",
+        "growth_exponent",
+        "first_call_growth_exponent",
+    ]
     return pd.concat([view, scaling.reindex(columns=cols)], axis=1)
 
 
@@ -392,15 +528,20 @@ def _errors_view(errors: pd.DataFrame) -> pd.DataFrame:
 
 # ---- command line ----------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     """The jitexp-report argument parser."""
     parser = argparse.ArgumentParser(
         prog="jitexp-report",
         description="Speedup, break-even, scaling and error tables plus plots from jitexp results.",
     )
-    parser.add_argument("dir", nargs="?", metavar="DIR",
-                        help="a run or sweep folder, any folder holding results.csv files, or a "
-                             "results.csv (default: the newest run or sweep under ./outputs)")
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="a run or sweep folder, any folder holding results.csv files, or a "
+        "results.csv (default: the newest run or sweep under ./outputs)",
+    )
     parser.add_argument("--out", metavar="DIR", help="where to write the report (default: DIR/report)")
     parser.add_argument("--no-plots", action="store_true", help="tables and summary.md only")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the report path")
@@ -414,14 +555,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = Path(args.dir) if args.dir else find_latest()
         if path is None:
             raise NoResultsError(
-                f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/")
+                f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/"
+            )
         df = load(path)
         state = sweep_state(path)
         out = Path(args.out) if args.out else default_out(path)
         calls = load_calls(path)
         frames = report_tables(df, calls)
-        _, written = _write_report(df, out, plots=not args.no_plots, source=path, frames=frames, state=state,
-                                   calls=calls)
+        _, written = _write_report(
+            df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls
+        )
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -431,8 +574,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(f"wrote {len(written)} files in {out}/:")
         for kind, names in _files_by_kind(written):
-            print(textwrap.fill(", ".join(names), max(60, shutil.get_terminal_size((100, 24)).columns),
-                                initial_indent=f"  {kind}: ", subsequent_indent="    "))
+            print(
+                textwrap.fill(
+                    ", ".join(names),
+                    max(60, shutil.get_terminal_size((100, 24)).columns),
+                    initial_indent=f"  {kind}: ",
+                    subsequent_indent="    ",
+                )
+            )
     print(f"report: {out / 'summary.md'}")
     print(f"page: {out / PAGE}")
     return 0

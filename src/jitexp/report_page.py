@@ -29,7 +29,7 @@ PAGE = "index.html"
 VERDICT_COLUMNS = ["case", "modes", "speedup (95% CI)", "verdict", "pays off", "why"]
 CAPTIONS = {
     "time": "median time per call of each mode with its 95% CI; hollow: CI wider than its target, "
-            "diamond: unstable, x: failed",
+    "diamond: unstable, x: failed",
     "speedup": "each compiled mode's speedup over its baseline with the 95% CI, verdict and pay-off",
     "coldstart": "the cold first call in a fresh process, split into trace, lower, compile and execute",
     "scaling": "median time over size (log-log); the growth exponent and its dashed fit from three sizes on",
@@ -55,17 +55,20 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
     show_static = VARIANT in speedup.columns and speedup[VARIANT].astype("string").nunique(dropna=False) > 1
     records = []
     for _, row in speedup.iterrows():
-        records.append({
-            "_key": _key(row, keys),
-            "case": _case(row, keys),
-            "modes": f"{row['mode']} vs {row['baseline_mode']}" + (_variant(row) if show_static else ""),
-            "speedup (95% CI)": f"{format_ratio(row['speedup'])} ({format_ratio(row['speedup_ci_low'])}"
-                                f"-{format_ratio(row['speedup_ci_high'])})",
-            "verdict": cell_text(row["verdict"]) or "-",
-            "pays off": payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"],
-                                    row["baseline_mode"]),
-            "why": why.get((_key(row, keys), row["mode"], cell_text(row.get(VARIANT))), ""),
-        })
+        records.append(
+            {
+                "_key": _key(row, keys),
+                "case": _case(row, keys),
+                "modes": f"{row['mode']} vs {row['baseline_mode']}" + (_variant(row) if show_static else ""),
+                "speedup (95% CI)": f"{format_ratio(row['speedup'])} ({format_ratio(row['speedup_ci_low'])}"
+                f"-{format_ratio(row['speedup_ci_high'])})",
+                "verdict": cell_text(row["verdict"]) or "-",
+                "pays off": payoff_text(
+                    row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
+                ),
+                "why": why.get((_key(row, keys), row["mode"], cell_text(row.get(VARIANT))), ""),
+            }
+        )
     compared = {r["_key"] for r in records}
     for _, case in df.groupby(keys, dropna=False, sort=False) if keys else ():
         first = case.iloc[0]
@@ -73,28 +76,56 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
             continue
         failed = error_rows(case)
         modes = ", ".join(dict.fromkeys(str(m) for m in get_column(case, "mode").dropna()))
-        verdict = ("; ".join(f"{r['mode']} failed: {short_name(r.get('error_type'))}" for _, r in failed.iterrows())
-                   if len(failed) else "nothing to compare")
+        verdict = (
+            "; ".join(f"{r['mode']} failed: {short_name(r.get('error_type'))}" for _, r in failed.iterrows())
+            if len(failed)
+            else "nothing to compare"
+        )
         hints = [cell_text(h) for h in get_column(failed, "hint") if cell_text(h)]
-        records.append({"_key": _key(first, keys), "case": _case(first, keys), "modes": modes,
-                        "speedup (95% CI)": "-", "verdict": verdict, "pays off": "-", "why": hints[0] if hints else ""})
+        records.append(
+            {
+                "_key": _key(first, keys),
+                "case": _case(first, keys),
+                "modes": modes,
+                "speedup (95% CI)": "-",
+                "verdict": verdict,
+                "pays off": "-",
+                "why": hints[0] if hints else "",
+            }
+        )
     return pd.DataFrame.from_records(records, columns=["_key", *VERDICT_COLUMNS]).drop(columns="_key")
 
 
-def page_html(df: pd.DataFrame, speedup: pd.DataFrame, images: Sequence[Path], environment: pd.DataFrame, *,
-              title: str, headline: str, caveats: Sequence[str] = ()) -> str:
+def page_html(
+    df: pd.DataFrame,
+    speedup: pd.DataFrame,
+    images: Sequence[Path],
+    environment: pd.DataFrame,
+    *,
+    title: str,
+    headline: str,
+    caveats: Sequence[str] = (),
+) -> str:
     """The whole page as one string: verdict table, caveats, every picture with a caption, environment."""
-    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>", f"<p>{_e(headline)}.</p>",
-             "<h2>Verdicts</h2>", _table_html(verdict_table(df, speedup), verdict_column="verdict")]
+    parts = [
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f"<p>{_e(headline)}.</p>",
+        "<h2>Verdicts</h2>",
+        _table_html(verdict_table(df, speedup), verdict_column="verdict"),
+    ]
     if caveats:
         parts += ["<h2>Caveats</h2>", "<ul>", *[f"<li>{_e(c)}</li>" for c in caveats], "</ul>"]
     if images:
         parts.append("<h2>Pictures</h2>")
         parts += [_figure_html(path) for path in images]
-    parts += ["<h2>Environment</h2>", _table_html(environment),
-              '<p>Tables: <a href="summary.md">summary.md</a> and the CSV files beside this page.</p>',
-              "</body></html>"]
+    parts += [
+        "<h2>Environment</h2>",
+        _table_html(environment),
+        '<p>Tables: <a href="summary.md">summary.md</a> and the CSV files beside this page.</p>',
+        "</body></html>",
+    ]
     return "\n".join(parts) + "\n"
 
 
@@ -107,8 +138,10 @@ def caption(name: str) -> str:
 def _figure_html(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     text = caption(path.name)
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{_e(path.stem)}">'
-            f"<figcaption>{_e(text)}</figcaption></figure>")
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" alt="{_e(path.stem)}">'
+        f"<figcaption>{_e(text)}</figcaption></figure>"
+    )
 
 
 def _table_html(table: pd.DataFrame, verdict_column: str | None = None) -> str:
@@ -140,9 +173,16 @@ def _key(row: pd.Series, keys: list[str]) -> tuple:
 
 def _case(row: pd.Series, keys: list[str]) -> str:
     params = params_text(row)
-    knobs = [f"{k}={row.get(k)}" for k in KNOBS if k in keys and cell_text(row.get(k)) not in ("", "[]", "{}", "jax.jit")]
-    parts = [str(row.get("workload")), params, *knobs,
-             f"size {plain(row.get('size'))}" if not is_missing(row.get("size")) else "", cell_text(row.get("dtype"))]
+    knobs = [
+        f"{k}={row.get(k)}" for k in KNOBS if k in keys and cell_text(row.get(k)) not in ("", "[]", "{}", "jax.jit")
+    ]
+    parts = [
+        str(row.get("workload")),
+        params,
+        *knobs,
+        f"size {plain(row.get('size'))}" if not is_missing(row.get("size")) else "",
+        cell_text(row.get("dtype")),
+    ]
     return " ".join(p for p in parts if p)
 
 
@@ -152,4 +192,3 @@ def _variant(row: pd.Series) -> str:
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-

@@ -24,89 +24,276 @@ JOBS_CSV = "jobs.csv"
 REPORT_DIR = "report"
 
 IDENTITY = [
-    "workload", "mode", "size", "dtype", "static_argnums",
+    "workload",
+    "mode",
+    "size",
+    "dtype",
+    "static_argnums",
     # param_<name> columns are inserted here, one per workload param
-    "static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "seed", "platform", "device_kind", "job_num", "overrides", "config_hash",
+    "static_argnames",
+    "jit_fn",
+    "donate_argnums",
+    "donate_argnames",
+    "compiler_options",
+    "seed",
+    "platform",
+    "device_kind",
+    "job_num",
+    "overrides",
+    "config_hash",
 ]
 OUTCOME = ["status", "error_phase", "error_type", "error_message", "hint"]
 STEADY = [
-    "n_samples", "number", "median_s", "mean_s", "std_s", "min_s", "max_s",
-    "p10_s", "p90_s", "iqr_s", "ci95_low_s", "ci95_high_s", "cv",
-    "n_outliers", "unstable", "unstable_reason", "stop_reason", "rel_ci_halfwidth", "ci_target_met",
+    "n_samples",
+    "number",
+    "median_s",
+    "mean_s",
+    "std_s",
+    "min_s",
+    "max_s",
+    "p10_s",
+    "p90_s",
+    "iqr_s",
+    "ci95_low_s",
+    "ci95_high_s",
+    "cv",
+    "n_outliers",
+    "unstable",
+    "unstable_reason",
+    "stop_reason",
+    "rel_ci_halfwidth",
+    "ci_target_met",
     "within_process_rel_spread",
 ]
 SPREAD = [
-    "n_processes", "ci_scope", "process_rel_spread", "process_median_min_s", "process_median_max_s",
-    "isolate", "modes", "measure_s",
+    "n_processes",
+    "ci_scope",
+    "process_rel_spread",
+    "process_median_min_s",
+    "process_median_max_s",
+    "isolate",
+    "modes",
+    "measure_s",
 ]
 PAIRED = [
-    "baseline_mode", "speedup", "speedup_ci_low", "speedup_ci_high", "verdict",
-    "break_even_calls", "ahead_until_calls",
-    "speedup_vs_numpy", "speedup_vs_numpy_ci_low", "speedup_vs_numpy_ci_high", "verdict_vs_numpy",
+    "baseline_mode",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "verdict",
+    "break_even_calls",
+    "ahead_until_calls",
+    "speedup_vs_numpy",
+    "speedup_vs_numpy_ci_low",
+    "speedup_vs_numpy_ci_high",
+    "verdict_vs_numpy",
 ]
 COMPILATION = [
-    "setup_s", "first_call_s", "first_call_ci95_low_s", "first_call_ci95_high_s", "trace_s", "lower_s", "compile_s",
-    "execute_s", "first_call_compiles", "compiles_during_timing", "dispatch_s",
+    "setup_s",
+    "first_call_s",
+    "first_call_ci95_low_s",
+    "first_call_ci95_high_s",
+    "trace_s",
+    "lower_s",
+    "compile_s",
+    "execute_s",
+    "first_call_compiles",
+    "compiles_during_timing",
+    "dispatch_s",
 ]
 ATTRIBUTION = [
-    "explanation", "explanation_detail", "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns",
-    "eager_bytes", "arithmetic_intensity", "op_dispatch_s", "attribution_error",
+    "explanation",
+    "explanation_detail",
+    "eager_ops",
+    "xla_kernels",
+    "xla_fusions",
+    "jaxpr_eqns",
+    "eager_bytes",
+    "arithmetic_intensity",
+    "op_dispatch_s",
+    "attribution_error",
 ]
 WORK = [
-    "flops", "transcendentals", "bytes_accessed", "gflops_per_s", "gbytes_per_s",
-    "argument_size_bytes", "output_size_bytes", "temp_size_bytes",
-    "alias_size_bytes", "generated_code_size_bytes", "peak_memory_bytes", "peak_rss_growth_bytes", "device_peak_bytes",
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "gflops_per_s",
+    "gbytes_per_s",
+    "argument_size_bytes",
+    "output_size_bytes",
+    "temp_size_bytes",
+    "alias_size_bytes",
+    "generated_code_size_bytes",
+    "peak_memory_bytes",
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
 ]
 DISK_CACHE = [
-    "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "cache_cold_compile_s",
-    "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
+    "cache_hit",
+    "cache_cold_first_call_s",
+    "cache_warm_first_call_s",
+    "cache_cold_compile_s",
+    "cache_warm_compile_s",
+    "cache_warm_trace_s",
+    "cache_warm_lower_s",
 ]
 CHECKS = [
-    "donation", "finite_output", "max_abs_err_vs_eager", "max_rel_err_vs_eager", "matches_eager",
-    "max_abs_err_vs_numpy", "max_rel_err_vs_numpy", "matches_numpy",
+    "donation",
+    "finite_output",
+    "max_abs_err_vs_eager",
+    "max_rel_err_vs_eager",
+    "matches_eager",
+    "max_abs_err_vs_numpy",
+    "max_rel_err_vs_numpy",
+    "matches_numpy",
 ]
 ENVIRONMENT = [
-    "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model",
-    "cpu_count", "load_avg_start", "load_avg_end", "x64", "cpu_async_dispatch",
-    "xla_flags", "timestamp",
+    "jax_version",
+    "jaxlib_version",
+    "python_version",
+    "hostname",
+    "cpu_model",
+    "cpu_count",
+    "load_avg_start",
+    "load_avg_end",
+    "x64",
+    "cpu_async_dispatch",
+    "xla_flags",
+    "timestamp",
 ]
-COLUMNS = IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + DISK_CACHE + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
+COLUMNS = (
+    IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + DISK_CACHE + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
+)
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
 PROCESS_COLUMNS = [
-    "job_num", "workload", "mode", "size", "process", "cold_position", *COLD_FIELDS, "rounds", "number", "median_s",
-    "compiles_during_timing", "stop_reason",
+    "job_num",
+    "workload",
+    "mode",
+    "size",
+    "process",
+    "cold_position",
+    *COLD_FIELDS,
+    "rounds",
+    "number",
+    "median_s",
+    "compiles_during_timing",
+    "stop_reason",
 ]
 JOB_LIST_COLUMNS = ["job_num", "overrides"]  # a sweep's jobs.csv
 CALL_COLUMNS = [
-    "job_num", "workload", "mode", "size", "probe", "call", "variant", "status", "call_s", "compiles", "compiled",
-    "trace_s", "compile_s", "miss_reason", "hint", "error_phase", "error_type", "error_message",
+    "job_num",
+    "workload",
+    "mode",
+    "size",
+    "probe",
+    "call",
+    "variant",
+    "status",
+    "call_s",
+    "compiles",
+    "compiled",
+    "trace_s",
+    "compile_s",
+    "miss_reason",
+    "hint",
+    "error_phase",
+    "error_type",
+    "error_message",
 ]
 
 INT_COLUMNS = [
-    "size", "seed", "job_num", "n_samples", "number", "n_outliers", "n_processes", "first_call_compiles",
-    "compiles_during_timing", "cpu_count", "process", "round", "cold_position", "rounds", "call", "compiles",
-    "eager_ops", "xla_kernels", "xla_fusions", "jaxpr_eqns", "eager_bytes", "peak_rss_growth_bytes", "device_peak_bytes",
+    "size",
+    "seed",
+    "job_num",
+    "n_samples",
+    "number",
+    "n_outliers",
+    "n_processes",
+    "first_call_compiles",
+    "compiles_during_timing",
+    "cpu_count",
+    "process",
+    "round",
+    "cold_position",
+    "rounds",
+    "call",
+    "compiles",
+    "eager_ops",
+    "xla_kernels",
+    "xla_fusions",
+    "jaxpr_eqns",
+    "eager_bytes",
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
 ]
-BOOL_COLUMNS = ["unstable", "ci_target_met", "finite_output", "matches_eager", "matches_numpy", "compiled", "cache_hit", "x64", "cpu_async_dispatch"]
+BOOL_COLUMNS = [
+    "unstable",
+    "ci_target_met",
+    "finite_output",
+    "matches_eager",
+    "matches_numpy",
+    "compiled",
+    "cache_hit",
+    "x64",
+    "cpu_async_dispatch",
+]
 TEXT_COLUMNS = [
-    "workload", "mode", "dtype", "static_argnums", "static_argnames", "jit_fn", "donate_argnums", "donate_argnames",
-    "compiler_options", "donation", "attribution_error", "platform", "device_kind",
-    "overrides", "status", "error_phase", "error_type", "error_message", "hint",
-    "unstable_reason", "stop_reason", "ci_scope", "isolate", "modes", "baseline_mode", "verdict", "verdict_vs_numpy",
-    "jax_version", "jaxlib_version", "python_version", "hostname", "cpu_model", "xla_flags", "timestamp",
-    "config_hash", "explanation", "explanation_detail", "probe", "variant", "miss_reason",
+    "workload",
+    "mode",
+    "dtype",
+    "static_argnums",
+    "static_argnames",
+    "jit_fn",
+    "donate_argnums",
+    "donate_argnames",
+    "compiler_options",
+    "donation",
+    "attribution_error",
+    "platform",
+    "device_kind",
+    "overrides",
+    "status",
+    "error_phase",
+    "error_type",
+    "error_message",
+    "hint",
+    "unstable_reason",
+    "stop_reason",
+    "ci_scope",
+    "isolate",
+    "modes",
+    "baseline_mode",
+    "verdict",
+    "verdict_vs_numpy",
+    "jax_version",
+    "jaxlib_version",
+    "python_version",
+    "hostname",
+    "cpu_model",
+    "xla_flags",
+    "timestamp",
+    "config_hash",
+    "explanation",
+    "explanation_detail",
+    "probe",
+    "variant",
+    "miss_reason",
 ]
 
 
-KNOWN_NUMERIC = (set(COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS)) - set(TEXT_COLUMNS) - set(BOOL_COLUMNS)
+KNOWN_NUMERIC = (
+    (set(COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS))
+    - set(TEXT_COLUMNS)
+    - set(BOOL_COLUMNS)
+)
 
 
 def ordered_columns(names: Iterable[str]) -> list[str]:
     """The schema order for a set of column names; param_* after static_argnums, unknowns last."""
     names = list(dict.fromkeys(names))
     params = sorted(n for n in names if n.startswith("param_"))
-    order = IDENTITY[:5] + params + IDENTITY[5:] + COLUMNS[len(IDENTITY):]
+    order = IDENTITY[:5] + params + IDENTITY[5:] + COLUMNS[len(IDENTITY) :]
     return [c for c in order if c in names] + [c for c in names if c not in order]
 
 
@@ -118,7 +305,11 @@ def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> p
     else:
         frame = frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
     for col in INT_COLUMNS:  # an integer column with a missing cell must not become 20.0
-        if col in frame.columns and pd.api.types.is_numeric_dtype(frame[col]) and not pd.api.types.is_bool_dtype(frame[col]):
+        if (
+            col in frame.columns
+            and pd.api.types.is_numeric_dtype(frame[col])
+            and not pd.api.types.is_bool_dtype(frame[col])
+        ):
             values = frame[col].dropna()
             if len(values) and (values == values.round()).all():
                 frame[col] = frame[col].astype("Int64")
@@ -156,8 +347,11 @@ def job_result_files(root: str | os.PathLike, name: str = RESULTS_CSV) -> list[P
     """Every job-level results.csv (or other job file name) below root: not a gathered one (a folder with
     jobs below it), not in report/ or a hidden folder."""
     root = Path(root)
-    found = [p for p in root.rglob(name)
-             if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts)]
+    found = [
+        p
+        for p in root.rglob(name)
+        if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts)
+    ]
     folders = {p.parent for p in found}
     jobs = [p for p in found if not any(f != p.parent and p.parent in f.parents for f in folders)]
     return sorted(jobs, key=_job_sort_key)
@@ -285,6 +479,7 @@ def _to_bool(value):
 
 
 # ---- sweeps: the job list, what finished, the gathered file ---------------------------------
+
 
 @dataclass
 class SweepState:
@@ -428,9 +623,11 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
 def write_job(result: JobResult, folder: str | os.PathLike) -> None:
     """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
     folder = Path(folder)
-    for rows, columns, name in ((result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
-                                (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
-                                (result.calls, CALL_COLUMNS, CALLS_CSV)):
+    for rows, columns, name in (
+        (result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
+        (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
+        (result.calls, CALL_COLUMNS, CALLS_CSV),
+    ):
         if rows:
             write_csv(to_frame(rows, columns), folder / name)
     write_csv(to_frame(result.rows), folder / RESULTS_CSV)  # last: its presence marks the job complete

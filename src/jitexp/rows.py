@@ -39,10 +39,17 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     processes = raw.processes
     first = processes[0]
     base = identity_row(cfg, job_num, overrides)
-    base.update(platform=first.platform, device_kind=first.device_kind, load_avg_start=raw.load_avg_start,
-                **first.environment, cpu_async_dispatch=first.cpu_async_dispatch, isolate=cfg.isolate,
-                modes=",".join(cfg.mode.names), measure_s=sum(r.measure_s for r in processes),
-                **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")))
+    base.update(
+        platform=first.platform,
+        device_kind=first.device_kind,
+        load_avg_start=raw.load_avg_start,
+        **first.environment,
+        cpu_async_dispatch=first.cpu_async_dispatch,
+        isolate=cfg.isolate,
+        modes=",".join(cfg.mode.names),
+        measure_s=sum(r.measure_s for r in processes),
+        **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")),
+    )
     setups = [r.setup_s for r in processes if r.setup_s is not None]
     if setups:
         base["setup_s"] = float(np.median(setups))
@@ -114,8 +121,11 @@ def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: 
         if mode in live and boot is not None and point is not None:
             j = live.index(mode)
             row.update(_steady(results, mode, point[j], boot[:, j], cfg.timing.target_rel_ci))
-            row.update(n_processes=n_proc, stop_reason=stop_reason,
-                       ci_scope="between_processes" if n_proc > 1 else "within_process")
+            row.update(
+                n_processes=n_proc,
+                stop_reason=stop_reason,
+                ci_scope="between_processes" if n_proc > 1 else "within_process",
+            )
             if row.get("flops"):
                 row["gflops_per_s"] = row["flops"] / row["median_s"] / 1e9
             if row.get("bytes_accessed"):
@@ -156,9 +166,13 @@ def _cold(results: list[ProcessResult], mode: str) -> dict:
     ordered = sorted(cold, key=lambda c: c.first_call_s)
     middle = ordered[(len(ordered) - 1) // 2]  # the lower median: an observed call whose parts add up
     lo, hi = median_ci([c.first_call_s for c in cold])
-    return {"first_call_s": middle.first_call_s, **{k: getattr(middle, k) for k in COLD_PHASES},
-            "first_call_compiles": middle.first_call_compiles,
-            "first_call_ci95_low_s": lo, "first_call_ci95_high_s": hi}
+    return {
+        "first_call_s": middle.first_call_s,
+        **{k: getattr(middle, k) for k in COLD_PHASES},
+        "first_call_compiles": middle.first_call_compiles,
+        "first_call_ci95_low_s": lo,
+        "first_call_ci95_high_s": hi,
+    }
 
 
 def _steady(results: list[ProcessResult], mode: str, median: float, replicates: np.ndarray, target: float) -> dict:
@@ -170,32 +184,47 @@ def _steady(results: list[ProcessResult], mode: str, median: float, replicates: 
     half = (hi - lo) / 2 / median
     return {
         **{k: v for k, v in s.as_row().items() if k not in ("median_s", "ci95_low_s", "ci95_high_s", "n_outliers")},
-        "median_s": median, "ci95_low_s": lo, "ci95_high_s": hi, "rel_ci_halfwidth": half,
+        "median_s": median,
+        "ci95_low_s": lo,
+        "ci95_high_s": hi,
+        "rel_ci_halfwidth": half,
         "ci_target_met": bool(half <= target),
         "number": int(np.median([p.number for p in per_process])),
         "n_outliers": sum(tukey_outliers(x) for x in samples),
         "compiles_during_timing": sum(p.compiles_during_timing or 0 for p in per_process),
         "process_rel_spread": robust_cv(medians) if len(medians) > 1 else math.nan,
         "within_process_rel_spread": float(np.median([robust_cv(x) for x in samples])),
-        "process_median_min_s": min(medians), "process_median_max_s": max(medians),
+        "process_median_min_s": min(medians),
+        "process_median_max_s": max(medians),
     }
 
 
 def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
     """Speedup of row's mode over the baseline's (same processes, same rounds), its CI, verdict, break-even."""
     lo, hi = percentile_ci(ratio_replicates)
-    calls, ahead = break_even(baseline.get("first_call_s", math.nan), baseline["median_s"],
-                              row.get("first_call_s", math.nan), row["median_s"])
-    return {"baseline_mode": baseline["mode"], "speedup": baseline["median_s"] / row["median_s"],
-            "speedup_ci_low": lo, "speedup_ci_high": hi, "verdict": verdict(lo, hi),
-            "break_even_calls": calls, "ahead_until_calls": ahead}
+    calls, ahead = break_even(
+        baseline.get("first_call_s", math.nan), baseline["median_s"], row.get("first_call_s", math.nan), row["median_s"]
+    )
+    return {
+        "baseline_mode": baseline["mode"],
+        "speedup": baseline["median_s"] / row["median_s"],
+        "speedup_ci_low": lo,
+        "speedup_ci_high": hi,
+        "verdict": verdict(lo, hi),
+        "break_even_calls": calls,
+        "ahead_until_calls": ahead,
+    }
 
 
 def vs_numpy(speedup: float, ratio_replicates: np.ndarray) -> dict:
     """Speedup of a mode over the NumPy twin measured in the same rounds, its CI and verdict."""
     lo, hi = percentile_ci(ratio_replicates)
-    return {"speedup_vs_numpy": speedup, "speedup_vs_numpy_ci_low": lo, "speedup_vs_numpy_ci_high": hi,
-            "verdict_vs_numpy": verdict(lo, hi)}
+    return {
+        "speedup_vs_numpy": speedup,
+        "speedup_vs_numpy_ci_low": lo,
+        "speedup_vs_numpy_ci_high": hi,
+        "verdict_vs_numpy": verdict(lo, hi),
+    }
 
 
 def _pct(value: float, limit: float) -> str:
@@ -218,7 +247,9 @@ def instability(row: dict) -> dict:
         reasons.append(f"a process median lies {_pct(extreme, MAX_EXTREME)} from the median (limit {MAX_EXTREME:.0%})")
     within = row.get("within_process_rel_spread", math.nan)
     if within > MAX_SPREAD:
-        reasons.append(f"samples within a process spread {_pct(within, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})")
+        reasons.append(
+            f"samples within a process spread {_pct(within, MAX_SPREAD)} (robust cv; limit {MAX_SPREAD:.0%})"
+        )
     cpus = row.get("cpu_count") or 1
     load = max(row.get("load_avg_start") or 0, row.get("load_avg_end") or 0)
     if load > cpus:
@@ -237,10 +268,18 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
             ident = {**key, "mode": mode, "process": r.process}
             s = m.samples_s
             if m.cold is not None:
-                procs.append({**ident, "cold_position": m.cold_position, **vars(m.cold),
-                              "rounds": len(s) if s is not None else 0, "number": m.number,
-                              "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
-                              "compiles_during_timing": m.compiles_during_timing, "stop_reason": m.stop_reason})
+                procs.append(
+                    {
+                        **ident,
+                        "cold_position": m.cold_position,
+                        **vars(m.cold),
+                        "rounds": len(s) if s is not None else 0,
+                        "number": m.number,
+                        "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
+                        "compiles_during_timing": m.compiles_during_timing,
+                        "stop_reason": m.stop_reason,
+                    }
+                )
             for i, value in enumerate(s if s is not None else ()):
                 samples.append({**ident, "round": i, "number": m.number, "per_call_s": float(value)})
             calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.calls)
@@ -254,10 +293,15 @@ def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
         w = warm.modes.get(mode)
         if c.cold is None or w is None or w.cold is None:
             continue
-        out[mode] = {"cache_cold_first_call_s": c.cold.first_call_s, "cache_warm_first_call_s": w.cold.first_call_s,
-                     "cache_cold_compile_s": c.cold.compile_s, "cache_warm_compile_s": w.cold.compile_s,
-                     "cache_warm_trace_s": w.cold.trace_s, "cache_warm_lower_s": w.cold.lower_s,
-                     "cache_hit": (w.cache_hits or 0) > 0 and w.cache_misses == 0}
+        out[mode] = {
+            "cache_cold_first_call_s": c.cold.first_call_s,
+            "cache_warm_first_call_s": w.cold.first_call_s,
+            "cache_cold_compile_s": c.cold.compile_s,
+            "cache_warm_compile_s": w.cold.compile_s,
+            "cache_warm_trace_s": w.cold.trace_s,
+            "cache_warm_lower_s": w.cold.lower_s,
+            "cache_hit": (w.cache_hits or 0) > 0 and w.cache_misses == 0,
+        }
     return out
 
 
@@ -278,27 +322,65 @@ def sequence_rows(results: Mapping[str, ProcessResult], key: dict) -> list[dict]
 
 def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
     """The columns that say which case a row is (mode filled per row)."""
-    row = _identity(cfg.workload_name, None, cfg.size, cfg.dtype, list(cfg.static_argnums),
-                    cfg.workload.params, cfg.seed, job_num, overrides)
-    row.update(jit_options(cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn,
-                           cfg.mode.donate_argnames))
+    row = _identity(
+        cfg.workload_name,
+        None,
+        cfg.size,
+        cfg.dtype,
+        list(cfg.static_argnums),
+        cfg.workload.params,
+        cfg.seed,
+        job_num,
+        overrides,
+    )
+    row.update(
+        jit_options(
+            cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn, cfg.mode.donate_argnames
+        )
+    )
     return row
 
 
-def jit_options(donate_argnums: Any, compiler_options: Any, static_argnames: Any = (), jit_fn: Any = "jax.jit",
-                donate_argnames: Any = ()) -> dict:
+def jit_options(
+    donate_argnums: Any,
+    compiler_options: Any,
+    static_argnames: Any = (),
+    jit_fn: Any = "jax.jit",
+    donate_argnames: Any = (),
+) -> dict:
     """jit's own knobs as row text: lists like static_argnums, compiler_options as sorted key=value pairs."""
     options = dict(compiler_options or {})
-    return {"static_argnames": str(list(static_argnames or [])), "jit_fn": jit_fn or "jax.jit",
-            "donate_argnums": str(list(donate_argnums or [])), "donate_argnames": str(list(donate_argnames or [])),
-            "compiler_options": ",".join(f"{k}={options[k]}" for k in sorted(options))}
+    return {
+        "static_argnames": str(list(static_argnames or [])),
+        "jit_fn": jit_fn or "jax.jit",
+        "donate_argnums": str(list(donate_argnums or [])),
+        "donate_argnames": str(list(donate_argnames or [])),
+        "compiler_options": ",".join(f"{k}={options[k]}" for k in sorted(options)),
+    }
 
 
-def _identity(workload: Any, mode: Any, size: Any, dtype: Any, statics: Any, params: Mapping, seed: Any,
-              job_num: int, overrides: str) -> dict:
-    return {"workload": workload, "mode": mode, "size": size, "dtype": dtype, "static_argnums": str(statics),
-            **{f"param_{k}": v for k, v in params.items()},
-            "seed": seed, "job_num": job_num, "overrides": overrides}
+def _identity(
+    workload: Any,
+    mode: Any,
+    size: Any,
+    dtype: Any,
+    statics: Any,
+    params: Mapping,
+    seed: Any,
+    job_num: int,
+    overrides: str,
+) -> dict:
+    return {
+        "workload": workload,
+        "mode": mode,
+        "size": size,
+        "dtype": dtype,
+        "static_argnums": str(statics),
+        **{f"param_{k}": v for k, v in params.items()},
+        "seed": seed,
+        "job_num": job_num,
+        "overrides": overrides,
+    }
 
 
 def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, overrides: str = "") -> JobResult:
@@ -319,13 +401,20 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
     failed = Failure("config", qualified_name(type(error)), str(error), f"fix {error.key}").as_row()
     rows = []
     for mode in modes:
-        row = _identity(name, mode, pick("size"), pick("dtype"), list(statics or []), params,
-                        pick("seed"), job_num, overrides)
+        row = _identity(
+            name, mode, pick("size"), pick("dtype"), list(statics or []), params, pick("seed"), job_num, overrides
+        )
         names = pick("mode.static_argnames")
         donated = pick("mode.donate_argnums")
-        row.update(jit_options(donated if donated is not None else pick("workload.donate_argnums"), pick("mode.compiler_options"),
-                               names if names is not None else pick("workload.static_argnames"),
-                               pick("mode.jit_fn") or pick("workload.jit_fn"), pick("mode.donate_argnames")))
+        row.update(
+            jit_options(
+                donated if donated is not None else pick("workload.donate_argnums"),
+                pick("mode.compiler_options"),
+                names if names is not None else pick("workload.static_argnames"),
+                pick("mode.jit_fn") or pick("workload.jit_fn"),
+                pick("mode.donate_argnames"),
+            )
+        )
         row.update(failed)
         rows.append(row)
     return JobResult(rows)

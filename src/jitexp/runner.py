@@ -49,8 +49,12 @@ def check_memory(cfg: ExperimentConfig) -> None:
     """Refuse, before anything is allocated, a job whose inputs cannot fit in available memory."""
     need, available = input_bytes(cfg), available_memory()
     if available is not None and need > available:
-        raise ConfigError("size", cfg.size, f"the inputs need about {need / 2**30:.1f} GiB to build, "
-                                            f"and {available / 2**30:.1f} GiB of memory is available")
+        raise ConfigError(
+            "size",
+            cfg.size,
+            f"the inputs need about {need / 2**30:.1f} GiB to build, "
+            f"and {available / 2**30:.1f} GiB of memory is available",
+        )
 
 
 def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
@@ -117,5 +121,8 @@ def retrace_probe(cfg: ExperimentConfig) -> dict[str, ProcessResult]:
     """With a `sequence`: each mode but numpy calls the variants in order, in a fresh worker of its own."""
     if not cfg.sequence:
         return {}
-    return {mode: measure(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence"), cfg)
-            for mode in cfg.mode.names if mode != "numpy"}
+    return {
+        mode: measure(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence"), cfg)
+        for mode in cfg.mode.names
+        if mode != "numpy"
+    }

@@ -69,10 +69,19 @@ def summarize(values) -> Summary:
     std = float(x.std(ddof=1)) if x.size > 1 else 0.0
     lo, hi = median_ci(x)
     return Summary(
-        n_samples=int(x.size), median_s=float(median), mean_s=mean, std_s=std,
-        min_s=float(x.min()), max_s=float(x.max()), p10_s=float(p10), p90_s=float(p90),
-        iqr_s=float(q3 - q1), ci95_low_s=lo, ci95_high_s=hi,
-        cv=std / mean if mean > 0 else math.nan, n_outliers=tukey_outliers(x),
+        n_samples=int(x.size),
+        median_s=float(median),
+        mean_s=mean,
+        std_s=std,
+        min_s=float(x.min()),
+        max_s=float(x.max()),
+        p10_s=float(p10),
+        p90_s=float(p90),
+        iqr_s=float(q3 - q1),
+        ci95_low_s=lo,
+        ci95_high_s=hi,
+        cv=std / mean if mean > 0 else math.nan,
+        n_outliers=tukey_outliers(x),
     )
 
 

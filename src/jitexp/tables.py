@@ -36,20 +36,52 @@ VARIANT = "static_argnums"
 KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
 
 SPEEDUP_COLUMNS = [
-    "mode", VARIANT,
-    "eager_median_s", "eager_ci95_low_s", "eager_ci95_high_s", "eager_first_call_s",
-    "median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s",
-    "compile_overhead_s", "baseline_mode", "pairing", "speedup", "speedup_ci_low", "speedup_ci_high",
-    "verdict", "break_even_calls", "ahead_until_calls", "n_eager_rows", "n_rows",
+    "mode",
+    VARIANT,
+    "eager_median_s",
+    "eager_ci95_low_s",
+    "eager_ci95_high_s",
+    "eager_first_call_s",
+    "median_s",
+    "ci95_low_s",
+    "ci95_high_s",
+    "first_call_s",
+    "compile_s",
+    "compile_overhead_s",
+    "baseline_mode",
+    "pairing",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "verdict",
+    "break_even_calls",
+    "ahead_until_calls",
+    "n_eager_rows",
+    "n_rows",
 ]
 SCALING_COLUMNS = [
-    "mode", VARIANT, "n_sizes", "size_min", "size_max",
-    "min_size_median_s", "max_size_median_s", "growth_exponent", "first_call_growth_exponent",
+    "mode",
+    VARIANT,
+    "n_sizes",
+    "size_min",
+    "size_max",
+    "min_size_median_s",
+    "max_size_median_s",
+    "growth_exponent",
+    "first_call_growth_exponent",
 ]
 MIN_GROWTH_SIZES = 3  # a growth exponent needs this many sizes
 ERROR_COLUMNS = [
-    "workload", "mode", "size", "dtype", VARIANT, "job_num",
-    "error_phase", "error_type", "error_message", "hint",
+    "workload",
+    "mode",
+    "size",
+    "dtype",
+    VARIANT,
+    "job_num",
+    "error_phase",
+    "error_type",
+    "error_message",
+    "hint",
 ]
 
 
@@ -139,10 +171,17 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
     else:
         calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
     return {
-        **_sides(base, comp), "baseline_mode": baseline, "pairing": "paired",
-        "speedup": speedup.median(), "speedup_ci_low": lo.min(), "speedup_ci_high": hi.max(),
-        "verdict": verdict(lo.min(), hi.max()), "break_even_calls": calls, "ahead_until_calls": ahead,
-        "n_eager_rows": base["n_rows"], "n_rows": comp["n_rows"],
+        **_sides(base, comp),
+        "baseline_mode": baseline,
+        "pairing": "paired",
+        "speedup": speedup.median(),
+        "speedup_ci_low": lo.min(),
+        "speedup_ci_high": hi.max(),
+        "verdict": verdict(lo.min(), hi.max()),
+        "break_even_calls": calls,
+        "ahead_until_calls": ahead,
+        "n_eager_rows": base["n_rows"],
+        "n_rows": comp["n_rows"],
     }
 
 
@@ -151,11 +190,17 @@ def _unpaired_record(base: dict, comp: dict) -> dict:
     hi = _ratio(base["ci95_high_s"], comp["ci95_low_s"])
     calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
     return {
-        **_sides(base, comp), "baseline_mode": EAGER, "pairing": "unpaired",
-        "speedup": _ratio(base["median_s"], comp["median_s"]), "speedup_ci_low": lo, "speedup_ci_high": hi,
+        **_sides(base, comp),
+        "baseline_mode": EAGER,
+        "pairing": "unpaired",
+        "speedup": _ratio(base["median_s"], comp["median_s"]),
+        "speedup_ci_low": lo,
+        "speedup_ci_high": hi,
         "verdict": verdict(lo, hi) if not (is_missing(lo) or is_missing(hi)) else None,
-        "break_even_calls": calls, "ahead_until_calls": ahead,
-        "n_eager_rows": base["n_rows"], "n_rows": comp["n_rows"],
+        "break_even_calls": calls,
+        "ahead_until_calls": ahead,
+        "n_eager_rows": base["n_rows"],
+        "n_rows": comp["n_rows"],
     }
 
 
@@ -186,8 +231,17 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
     """Long table: one aggregated row per (workload, params, dtype, device, mode, variant, size)."""
     ok = ok_rows(df)
     keys = case_keys(df, size=False)
-    columns = keys + ["mode", VARIANT, "size", "median_s", "ci95_low_s", "ci95_high_s",
-                      "first_call_s", "compile_s", "n_rows"]
+    columns = keys + [
+        "mode",
+        VARIANT,
+        "size",
+        "median_s",
+        "ci95_low_s",
+        "ci95_high_s",
+        "first_call_s",
+        "compile_s",
+        "n_rows",
+    ]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
     ok = ok.assign(mode=get_column(ok, "mode"), static_argnums=get_column(ok, VARIANT))
@@ -210,16 +264,18 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
         line = line.sort_values("size")
         if line["size"].nunique() < 2:
             continue
-        records.append({
-            **dict(zip(group, as_tuple(values))),
-            "n_sizes": int(line["size"].nunique()),
-            "size_min": line["size"].min(),
-            "size_max": line["size"].max(),
-            "min_size_median_s": line["median_s"].iloc[0],
-            "max_size_median_s": line["median_s"].iloc[-1],
-            "growth_exponent": growth_exponent(line["size"], line["median_s"]),
-            "first_call_growth_exponent": growth_exponent(line["size"], line["first_call_s"]),
-        })
+        records.append(
+            {
+                **dict(zip(group, as_tuple(values))),
+                "n_sizes": int(line["size"].nunique()),
+                "size_min": line["size"].min(),
+                "size_max": line["size"].max(),
+                "min_size_median_s": line["median_s"].iloc[0],
+                "max_size_median_s": line["median_s"].iloc[-1],
+                "growth_exponent": growth_exponent(line["size"], line["median_s"]),
+                "first_call_growth_exponent": growth_exponent(line["size"], line["first_call_s"]),
+            }
+        )
     return _sorted(pd.DataFrame.from_records(records, columns=keys + SCALING_COLUMNS), keys)
 
 
@@ -233,8 +289,9 @@ def errors_table(df: pd.DataFrame) -> pd.DataFrame:
 def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every row, compact: identity (varying columns only), status, key timings, error class, notes."""
     always = ["workload", "mode", "size"]
-    varying = [c for c in ("dtype", VARIANT, "device_kind", "seed")
-               if c in df.columns and df[c].nunique(dropna=False) > 1]
+    varying = [
+        c for c in ("dtype", VARIANT, "device_kind", "seed") if c in df.columns and df[c].nunique(dropna=False) > 1
+    ]
     table = df.reindex(columns=always + varying).copy()
     table.insert(3, "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
@@ -253,8 +310,14 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
 def params_labels(df: pd.DataFrame) -> list[str]:
     """Each row's workload params as ``name=value, ...`` (missing params left out)."""
     cols = param_columns(df)
-    return [", ".join(f"{c[len('param_'):]}={plain(v)}" for c, v in zip(cols, values) if not is_missing(v))
-            for values in df[cols].itertuples(index=False)] if cols else [""] * len(df)
+    return (
+        [
+            ", ".join(f"{c[len('param_') :]}={plain(v)}" for c, v in zip(cols, values) if not is_missing(v))
+            for values in df[cols].itertuples(index=False)
+        ]
+        if cols
+        else [""] * len(df)
+    )
 
 
 def caveats(df: pd.DataFrame) -> list[str]:
@@ -287,24 +350,75 @@ def _notes(row: pd.Series, short: bool = False) -> str:
 # ---- why, memory, disk cache, retrace probe --------------------------------------------
 
 ATTRIBUTION_COLUMNS = [
-    "mode", VARIANT, "speedup", "explanation", "eager_ops", "jaxpr_eqns", "xla_kernels", "xla_fusions",
-    "eager_bytes", "bytes_accessed", "traffic_cut", "flops", "transcendentals", "arithmetic_intensity",
-    "op_dispatch_s", "explanation_detail",
+    "mode",
+    VARIANT,
+    "speedup",
+    "explanation",
+    "eager_ops",
+    "jaxpr_eqns",
+    "xla_kernels",
+    "xla_fusions",
+    "eager_bytes",
+    "bytes_accessed",
+    "traffic_cut",
+    "flops",
+    "transcendentals",
+    "arithmetic_intensity",
+    "op_dispatch_s",
+    "explanation_detail",
 ]
 MEMORY_COLUMNS = [
-    "mode", VARIANT, "peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes",
-    "output_size_bytes", "temp_size_bytes", "alias_size_bytes", "peak_memory_bytes", "donation",
+    "mode",
+    VARIANT,
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
+    "argument_size_bytes",
+    "output_size_bytes",
+    "temp_size_bytes",
+    "alias_size_bytes",
+    "peak_memory_bytes",
+    "donation",
 ]
 CACHE_COLUMNS = [
-    "mode", VARIANT, "cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
-    "cache_cold_compile_s", "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s",
+    "mode",
+    VARIANT,
+    "cache_hit",
+    "cache_cold_first_call_s",
+    "cache_warm_first_call_s",
+    "first_call_saved_s",
+    "cache_cold_compile_s",
+    "cache_warm_compile_s",
+    "cache_warm_trace_s",
+    "cache_warm_lower_s",
 ]
 SEQUENCE_COLUMNS = [
-    "job_num", "workload", "mode", "size", "dtype", VARIANT, "call", "variant", "label", "status", "call_s",
-    "compiled", "compiles", "trace_s", "compile_s", "miss_reason", "error_type",
+    "job_num",
+    "workload",
+    "mode",
+    "size",
+    "dtype",
+    VARIANT,
+    "call",
+    "variant",
+    "label",
+    "status",
+    "call_s",
+    "compiled",
+    "compiles",
+    "trace_s",
+    "compile_s",
+    "miss_reason",
+    "error_type",
 ]
-_MEMORY_VALUES = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes", "output_size_bytes",
-                  "temp_size_bytes", "alias_size_bytes", "peak_memory_bytes"]
+_MEMORY_VALUES = [
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
+    "argument_size_bytes",
+    "output_size_bytes",
+    "temp_size_bytes",
+    "alias_size_bytes",
+    "peak_memory_bytes",
+]
 
 
 def _identified(rows: pd.DataFrame, df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -347,8 +461,10 @@ def cache_table(df: pd.DataFrame) -> pd.DataFrame:
     if ok.empty or not {"cache_hit", "cache_cold_first_call_s"} & set(ok.columns):
         return pd.DataFrame(columns=case_keys(df) + CACHE_COLUMNS)
     rows = ok[get_column(ok, "cache_hit").notna() | get_column(ok, "cache_cold_first_call_s").notna()]
-    rows = rows.assign(first_call_saved_s=pd.to_numeric(get_column(rows, "cache_cold_first_call_s"), errors="coerce")
-                       - pd.to_numeric(get_column(rows, "cache_warm_first_call_s"), errors="coerce"))
+    rows = rows.assign(
+        first_call_saved_s=pd.to_numeric(get_column(rows, "cache_cold_first_call_s"), errors="coerce")
+        - pd.to_numeric(get_column(rows, "cache_warm_first_call_s"), errors="coerce")
+    )
     return _sorted(_identified(rows, df, CACHE_COLUMNS), case_keys(df))
 
 
@@ -361,8 +477,10 @@ def sequence_table(calls: pd.DataFrame | None, df: pd.DataFrame) -> pd.DataFrame
     if seq.empty:
         return pd.DataFrame(columns=SEQUENCE_COLUMNS)
     seq = join_jobs(seq, df)
-    params = {c[len("param_"):] for c in param_columns(df)}
-    seq = seq.assign(label=[variant_label(v, s, params) for v, s in zip(text_column(seq, "variant"), get_column(seq, VARIANT))])
+    params = {c[len("param_") :] for c in param_columns(df)}
+    seq = seq.assign(
+        label=[variant_label(v, s, params) for v, s in zip(text_column(seq, "variant"), get_column(seq, VARIANT))]
+    )
     return seq.reindex(columns=SEQUENCE_COLUMNS).reset_index(drop=True)
 
 
@@ -375,7 +493,10 @@ def join_jobs(calls: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     merged = calls.drop(columns=[c for c in extra if c in calls.columns]).merge(
         jobs.astype({"job_num": "object", "mode": "object"}),
         left_on=[calls["job_num"].astype("object"), calls["mode"].astype("object")],
-        right_on=["job_num", "mode"], how="left", suffixes=("", "_job"))
+        right_on=["job_num", "mode"],
+        how="left",
+        suffixes=("", "_job"),
+    )
     return merged.drop(columns=[c for c in merged.columns if c.endswith("_job") or c.startswith("key_")])
 
 
@@ -394,13 +515,18 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             for kind in {reason_kind(r) for r in split_reasons(reason)}:
                 kinds[kind] = kinds.get(kind, 0) + 1
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-        lines.append(f"unstable: {len(unstable)} of {n} rows" + (f" ({detail})" if detail else "")
-                     + "; reasons per row in results.csv (unstable_reason)" + _examples(unstable, total=n))
+        lines.append(
+            f"unstable: {len(unstable)} of {n} rows"
+            + (f" ({detail})" if detail else "")
+            + "; reasons per row in results.csv (unstable_reason)"
+            + _examples(unstable, total=n)
+        )
     compiles = pd.to_numeric(get_column(df, "compiles_during_timing"), errors="coerce").fillna(0)
     if (compiles > 0).any():
-        lines.append(f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
-                     f"({int(compiles.sum())} compile(s)): their steady state was not steady"
-                     + _examples(df[compiles > 0]))
+        lines.append(
+            f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
+            f"({int(compiles.sum())} compile(s)): their steady state was not steady" + _examples(df[compiles > 0])
+        )
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
         values = get_column(df, column)
         bad = values.notna() & ~values.map(is_true).astype(bool)
@@ -421,12 +547,16 @@ def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None) -> s
         return ""
     labels = []
     for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
-        labels.append(f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
-                      f"size {plain(row.get('size'))}")
+        labels.append(
+            f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
+            f"size {plain(row.get('size'))}"
+        )
     return ": " + "; ".join(labels)
 
 
-def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[str] = ("workload", "size", "mode")) -> pd.DataFrame:
+def compact_view(
+    table: pd.DataFrame, values: Sequence[str], always: Sequence[str] = ("workload", "size", "mode")
+) -> pd.DataFrame:
     """A table trimmed for reading: identity columns that vary (always the given ones), params as one
     ``params`` column, then the value columns that hold anything."""
     idents = ["workload", "params", "size", "dtype", "device_kind", "mode", VARIANT, *KNOBS]
@@ -441,16 +571,60 @@ def compact_view(table: pd.DataFrame, values: Sequence[str], always: Sequence[st
     return view.reset_index(drop=True)
 
 
-ATTRIBUTION_VIEW = ["speedup", "explanation", "eager_ops", "xla_kernels", "xla_fusions", "eager_bytes",
-                    "bytes_accessed", "traffic_cut", "arithmetic_intensity", "op_dispatch_s"]
-ATTRIBUTION_TERMINAL = ["speedup", "explanation", "eager_ops", "xla_kernels", "eager_bytes", "bytes_accessed",
-                        "traffic_cut"]
-MEMORY_VIEW = ["peak_rss_growth_bytes", "device_peak_bytes", "argument_size_bytes", "output_size_bytes",
-               "temp_size_bytes", "alias_size_bytes", "donation"]
-CACHE_VIEW = ["cache_hit", "cache_cold_first_call_s", "cache_warm_first_call_s", "first_call_saved_s",
-              "cache_cold_compile_s", "cache_warm_compile_s", "cache_warm_trace_s", "cache_warm_lower_s"]
-SEQUENCE_VIEW = ["job_num", "workload", "mode", VARIANT, "call", "label", "status", "call_s", "compiled",
-                 "compile_s", "miss_reason", "error_type"]
+ATTRIBUTION_VIEW = [
+    "speedup",
+    "explanation",
+    "eager_ops",
+    "xla_kernels",
+    "xla_fusions",
+    "eager_bytes",
+    "bytes_accessed",
+    "traffic_cut",
+    "arithmetic_intensity",
+    "op_dispatch_s",
+]
+ATTRIBUTION_TERMINAL = [
+    "speedup",
+    "explanation",
+    "eager_ops",
+    "xla_kernels",
+    "eager_bytes",
+    "bytes_accessed",
+    "traffic_cut",
+]
+MEMORY_VIEW = [
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
+    "argument_size_bytes",
+    "output_size_bytes",
+    "temp_size_bytes",
+    "alias_size_bytes",
+    "donation",
+]
+CACHE_VIEW = [
+    "cache_hit",
+    "cache_cold_first_call_s",
+    "cache_warm_first_call_s",
+    "first_call_saved_s",
+    "cache_cold_compile_s",
+    "cache_warm_compile_s",
+    "cache_warm_trace_s",
+    "cache_warm_lower_s",
+]
+SEQUENCE_VIEW = [
+    "job_num",
+    "workload",
+    "mode",
+    VARIANT,
+    "call",
+    "label",
+    "status",
+    "call_s",
+    "compiled",
+    "compile_s",
+    "miss_reason",
+    "error_type",
+]
 
 
 def attribution_details(attribution: pd.DataFrame) -> list[str]:
@@ -468,7 +642,9 @@ def sequence_view(sequence: pd.DataFrame) -> pd.DataFrame:
     """The retrace probe for reading: job, mode, static_argnums, call, label, compiled, why."""
     view = sequence.reindex(columns=SEQUENCE_VIEW).copy()
     view["error_type"] = [short_name(v) for v in view["error_type"]]
-    keep = [c for c in view.columns if c in ("call", "label") or (view[c].notna() & (view[c].astype("string") != "")).any()]
+    keep = [
+        c for c in view.columns if c in ("call", "label") or (view[c].notna() & (view[c].astype("string") != "")).any()
+    ]
     return view.loc[:, keep]
 
 
@@ -487,16 +663,22 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
         view[col] = speedup[col]
     view["speedup_ci95"] = [
         "-" if is_missing(lo) and is_missing(hi) else f"{format_value('speedup', lo)} - {format_value('speedup', hi)}"
-        for lo, hi in zip(speedup["speedup_ci_low"], speedup["speedup_ci_high"])]
+        for lo, hi in zip(speedup["speedup_ci_low"], speedup["speedup_ci_high"])
+    ]
     view["verdict"] = speedup["verdict"]
     view["pairing"] = speedup["pairing"]
-    view["pays_off"] = [payoff_text(v, c, a, b) for v, c, a, b in zip(
-        speedup["verdict"], speedup["break_even_calls"], speedup["ahead_until_calls"], speedup["baseline_mode"])]
+    view["pays_off"] = [
+        payoff_text(v, c, a, b)
+        for v, c, a, b in zip(
+            speedup["verdict"], speedup["break_even_calls"], speedup["ahead_until_calls"], speedup["baseline_mode"]
+        )
+    ]
     view["compile_overhead_s"] = speedup["compile_overhead_s"]
     return view
 
 
 # ---- helpers ---------------------------------------------------------------------------
+
 
 def _variants(compiled: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
     """Compiled rows split by (mode, static_argnums), modes in jit, aot, other order (jit's knobs are case keys)."""
@@ -507,8 +689,9 @@ def _variants(compiled: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
 
 def with_variant_columns(df: pd.DataFrame) -> pd.DataFrame:
     """df with static_argnums and the knob columns present (missing ones empty), so old CSVs group alike."""
-    return df.assign(**{c: get_column(df, c).astype("object").where(get_column(df, c).notna(), None)
-                        for c in [VARIANT, *KNOBS]})
+    return df.assign(
+        **{c: get_column(df, c).astype("object").where(get_column(df, c).notna(), None) for c in [VARIANT, *KNOBS]}
+    )
 
 
 def _sorted(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

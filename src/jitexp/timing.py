@@ -82,8 +82,14 @@ def rotation(modes: list[str], shift: int) -> list[str]:
     return modes[k:] + modes[:k]
 
 
-def measure_rounds(calls: Mapping[str, Call], blocks: Mapping[str, Block], policy: TimingConfig, *,
-                   shift: int = 0, sampling: Callable[[str], AbstractContextManager] | None = None) -> Rounds:
+def measure_rounds(
+    calls: Mapping[str, Call],
+    blocks: Mapping[str, Block],
+    policy: TimingConfig,
+    *,
+    shift: int = 0,
+    sampling: Callable[[str], AbstractContextManager] | None = None,
+) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
     A round takes one sample of every mode, in an order rotated by one each round (and by

@@ -108,15 +108,19 @@ def attention(q: Any, k: Any, v: Any) -> np.ndarray:
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     # jax.nn.gelu's default (approximate=True): the tanh form
-    return 0.5 * x * (1 + np.tanh(np.asarray(math.sqrt(2 / math.pi), x.dtype) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.tanh(np.asarray(math.sqrt(2 / math.pi), x.dtype) * (x + 0.044715 * x**3)))
 
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "relu": lambda x: np.maximum(x, 0), "gelu": _gelu, "tanh": np.tanh}
+    "relu": lambda x: np.maximum(x, 0),
+    "gelu": _gelu,
+    "tanh": np.tanh,
+}
 
 
-def mlp(x: Any, w_in: Any, b_in: Any, w_hidden: Any, b_hidden: Any, w_out: Any, b_out: Any,
-        activation: str) -> np.ndarray:
+def mlp(
+    x: Any, w_in: Any, b_in: Any, w_hidden: Any, b_hidden: Any, w_out: Any, b_out: Any, activation: str
+) -> np.ndarray:
     """Twin of library.mlp."""
     act = ACTIVATIONS[activation]
     w_hidden, b_hidden = host(w_hidden), host(b_hidden)
@@ -191,7 +195,22 @@ def transformer_block(params: dict[str, Any], x: Any) -> np.ndarray:
 
 
 __all__ = [
-    "host", "compute_heavy", "conditional", "apply_n_times", "add_one", "matmul", "elementwise_chain",
-    "softmax_cross_entropy", "many_small_ops", "softmax", "attention", "mlp", "grad_mlp", "recurrence",
-    "batched_matvec", "grow_while", "negative_sum", "transformer_block",
+    "host",
+    "compute_heavy",
+    "conditional",
+    "apply_n_times",
+    "add_one",
+    "matmul",
+    "elementwise_chain",
+    "softmax_cross_entropy",
+    "many_small_ops",
+    "softmax",
+    "attention",
+    "mlp",
+    "grad_mlp",
+    "recurrence",
+    "batched_matvec",
+    "grow_while",
+    "negative_sum",
+    "transformer_block",
 ]

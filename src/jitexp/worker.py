@@ -67,8 +67,11 @@ def measure_process(task: Task) -> ProcessResult:
     result = ProcessResult(task.process)
     try:
         fn = workloads.import_fn(cfg.workload.fn)
-        numpy_fn = (workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
-                    if cfg.mode.numpy and cfg.workload.numpy_fn else None)
+        numpy_fn = (
+            workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
+            if cfg.mode.numpy and cfg.workload.numpy_fn
+            else None
+        )
         setup = workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup else None
         jit_fn = workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn")
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
@@ -77,8 +80,12 @@ def measure_process(task: Task) -> ProcessResult:
         result.config_error = ConfigProblem(error.key, error.value, error.expected)
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
-    with jax_settings(cfg, x64=task.kind == "sequence" and any(
-            workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)), jax.default_device(device):
+    with (
+        jax_settings(
+            cfg, x64=task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)
+        ),
+        jax.default_device(device),
+    ):
         warm_backend(device)
         result.environment = environment()
         rss_before = memory.reset_peak_rss()
@@ -88,10 +95,21 @@ def measure_process(task: Task) -> ProcessResult:
                 args, kwargs, seconds = workloads.build_inputs(job, device, setup)
             result.setup_s = result.setup_s if result.setup_s is not None else seconds
             return workloads.Workload(
-                job.workload_name, fn, args, job.static_argnums, numpy_fn,
-                workloads.to_host(args) if numpy_fn else (), job.donate_argnums,
-                dict(job.mode.compiler_options), kwargs, workloads.to_host(kwargs) if numpy_fn else {},
-                job.static_argnames, tuple(job.mode.donate_argnames), jit_fn, dict(job.workload.carry))
+                job.workload_name,
+                fn,
+                args,
+                job.static_argnums,
+                numpy_fn,
+                workloads.to_host(args) if numpy_fn else (),
+                job.donate_argnums,
+                dict(job.mode.compiler_options),
+                kwargs,
+                workloads.to_host(kwargs) if numpy_fn else {},
+                job.static_argnames,
+                tuple(job.mode.donate_argnames),
+                jit_fn,
+                dict(job.workload.carry),
+            )
 
         try:
             enter_phase("inputs")
@@ -119,8 +137,12 @@ def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
         return
     need = per_set * (modes + 1)
     if need > available:
-        raise ConfigError("size", cfg.size, f"workload.setup's arrays need about {need / 2**30:.1f} GiB "
-                                            f"({modes} mode(s) and a check), and {available / 2**30:.1f} GiB is available")
+        raise ConfigError(
+            "size",
+            cfg.size,
+            f"workload.setup's arrays need about {need / 2**30:.1f} GiB "
+            f"({modes} mode(s) and a check), and {available / 2**30:.1f} GiB is available",
+        )
 
 
 def raised_at(exc: BaseException, what: str) -> str:
@@ -158,8 +180,9 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         finally:
             compiles.on_event = None
         cold[mode] = c
-        out[mode] = ModeResult(cold_position=position, cold=_cold_record(c),
-                               calls=[vars(r) for r in c.records] if task.calls > 1 else [])
+        out[mode] = ModeResult(
+            cold_position=position, cold=_cold_record(c), calls=[vars(r) for r in c.records] if task.calls > 1 else []
+        )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
     if task.extras:
@@ -167,8 +190,13 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
-    rounds = measure_rounds({m: c.call for m, c in live.items()}, {m: c.block for m, c in live.items()}, t,
-                            shift=task.process, sampling=counters.__getitem__)
+    rounds = measure_rounds(
+        {m: c.call for m, c in live.items()},
+        {m: c.block for m, c in live.items()},
+        t,
+        shift=task.process,
+        sampling=counters.__getitem__,
+    )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))
     for mode, samples in rounds.samples_s.items():
@@ -201,7 +229,9 @@ def _copy(leaf: Any) -> Any:
     return leaf.copy() if isinstance(leaf, jax.Array) else leaf
 
 
-def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCall], out: dict[str, ModeResult]) -> None:
+def _extras(
+    cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCall], out: dict[str, ModeResult]
+) -> None:
     """Process 0's extras per mode: finite output, XLA's cost analysis, outputs checked against eager's and NumPy's."""
     reference = None
     jax_modes = [m for m in cold if m != "numpy"]
@@ -210,8 +240,10 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCa
         try:
             shared = jaxpr_counts(w.fn, w.args, w.static_argnums, w.kwargs, w.static_argnames)
         except Exception as exc:  # a function plain tracing (and equinox's) cannot follow: no counts, a reason
-            shared = {"attribution_error": f"could not trace the function to count its ops "
-                                           f"({qualified_name(type(exc))}: {first_line(exc)})"}
+            shared = {
+                "attribution_error": f"could not trace the function to count its ops "
+                f"({qualified_name(type(exc))}: {first_line(exc)})"
+            }
         shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
     for mode, c in cold.items():
         extras = out[mode].extras
@@ -229,8 +261,11 @@ def _extras(cfg: ExperimentConfig, w: workloads.Workload, cold: dict[str, ColdCa
             with phase("check"):
                 if mode != "eager":
                     if reference is None:  # eager's first call on fresh inputs, as every mode's first call was
-                        reference = cold["eager"].output if "eager" in cold else jax.block_until_ready(
-                            w.fn(*w.args, **w.kwargs))
+                        reference = (
+                            cold["eager"].output
+                            if "eager" in cold
+                            else jax.block_until_ready(w.fn(*w.args, **w.kwargs))
+                        )
                     extras.update(output_error(c.output, reference, cfg.dtype))
                 if mode != "numpy" and "numpy" in cold:
                     extras.update(output_error(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
@@ -262,8 +297,10 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
                     args, kwargs = built.args, built.kwargs
                 else:
                     args = workloads.build_args(job, device)
-                    args = tuple(variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
-                                 for j, a in enumerate(args))
+                    args = tuple(
+                        variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
+                        for j, a in enumerate(args)
+                    )
                     kwargs = workloads.build_kwargs(job, device)
             with misses.captured() as reasons, CompileCounter() as counter:
                 start = time.perf_counter_ns()
@@ -278,8 +315,12 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
                 finally:
                     record["call_s"] = (time.perf_counter_ns() - start) / 1e9
             phases = counter.phases()
-            record.update(compiles=counter.count, compiled=counter.count > 0, trace_s=phases["trace_s"],
-                          compile_s=phases["compile_s"])
+            record.update(
+                compiles=counter.count,
+                compiled=counter.count > 0,
+                trace_s=phases["trace_s"],
+                compile_s=phases["compile_s"],
+            )
             record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
         except PhaseError as exc:
             record.update(failure_of(exc.phase, exc.cause).as_row())
@@ -294,8 +335,10 @@ def _aot(w: workloads.Workload, compiled: Any) -> tuple[Any, tuple[tuple, dict]]
     if compiled is None:
         compiled = (w.jitted().lower(*w.args, **w.kwargs).compile(), statics)
     elif statics != compiled[1]:
-        raise ValueError(f"an AOT-compiled function is fixed to the static arguments it was lowered with "
-                         f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()")
+        raise ValueError(
+            f"an AOT-compiled function is fixed to the static arguments it was lowered with "
+            f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()"
+        )
     return compiled, w.aot_inputs()
 
 
@@ -305,8 +348,12 @@ def _show(values: tuple) -> str:
 
 def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
     """The job's config with a sequence variant's arguments, kwargs, size, params and dtype."""
-    workload = dataclasses.replace(cfg.workload, args=variant["_args"], kwargs=variant.get("_kwargs", cfg.workload.kwargs),
-                                   params=variant.get("_params", cfg.workload.params))
+    workload = dataclasses.replace(
+        cfg.workload,
+        args=variant["_args"],
+        kwargs=variant.get("_kwargs", cfg.workload.kwargs),
+        params=variant.get("_params", cfg.workload.params),
+    )
     return dataclasses.replace(cfg, dtype=variant["_dtype"], size=variant.get("_size", cfg.size), workload=workload)
 
 
@@ -321,8 +368,11 @@ def cache_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], i
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
             continue
-        out[mode] = ModeResult(cold=_cold_record(c), cache_hits=counter.events[compiles.CACHE_HITS],
-                               cache_misses=counter.events[compiles.CACHE_MISSES])
+        out[mode] = ModeResult(
+            cold=_cold_record(c),
+            cache_hits=counter.events[compiles.CACHE_HITS],
+            cache_misses=counter.events[compiles.CACHE_MISSES],
+        )
 
 
 KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls}
@@ -394,8 +444,11 @@ def resolve_device(dc: DeviceConfig):
     try:
         devices = jax.devices() if dc.platform == "auto" else jax.devices(dc.platform)
     except RuntimeError:
-        raise ConfigError("device.platform", dc.platform,
-                          f"not available on this machine; available: {', '.join(available_platforms())}, auto") from None
+        raise ConfigError(
+            "device.platform",
+            dc.platform,
+            f"not available on this machine; available: {', '.join(available_platforms())}, auto",
+        ) from None
     if dc.index >= len(devices):
         raise ConfigError("device.index", dc.index, f"this machine has {len(devices)} {devices[0].platform} device(s)")
     return devices[dc.index]
@@ -430,9 +483,12 @@ def start_backends(cpu_async_dispatch: bool | None) -> bool:
         jax.devices()
         _cpu_async = bool(jax_flag(key))
     elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
-        raise ConfigError("cpu_async_dispatch", cpu_async_dispatch,
-                          f"this process's CPU client was created with {_cpu_async} and keeps it; "
-                          "use isolate=process (the default) to vary it")
+        raise ConfigError(
+            "cpu_async_dispatch",
+            cpu_async_dispatch,
+            f"this process's CPU client was created with {_cpu_async} and keeps it; "
+            "use isolate=process (the default) to vary it",
+        )
     return _cpu_async
 
 

@@ -121,9 +121,13 @@ class Workload:
 
     def jitted(self) -> Any:
         """jit_fn of the function with the job's statics, donations and compiler options (those it sets)."""
-        options = {"static_argnums": self.static_argnums, "static_argnames": self.static_argnames,
-                   "donate_argnums": self.donate_argnums, "donate_argnames": self.donate_argnames,
-                   "compiler_options": self.compiler_options}
+        options = {
+            "static_argnums": self.static_argnums,
+            "static_argnames": self.static_argnames,
+            "donate_argnums": self.donate_argnums,
+            "donate_argnames": self.donate_argnames,
+            "compiler_options": self.compiler_options,
+        }
         return self.jit_fn(self.fn, **{k: v for k, v in options.items() if v})
 
     def aot_inputs(self) -> tuple[tuple, dict]:
@@ -131,8 +135,10 @@ class Workload:
         if self.jit_fn is not jax.jit:
             return self.args, self.kwargs
         statics = static_positions(self.static_argnums, len(self.args))
-        return (tuple(a for i, a in enumerate(self.args) if i not in statics),
-                {k: v for k, v in self.kwargs.items() if k not in self.static_argnames})
+        return (
+            tuple(a for i, a in enumerate(self.args) if i not in statics),
+            {k: v for k, v in self.kwargs.items() if k not in self.static_argnames},
+        )
 
 
 def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
@@ -235,12 +241,15 @@ def as_inputs(made: Any, where: str) -> tuple[tuple, dict]:
         return tuple(made.args), dict(made.kwargs)
     if isinstance(made, (tuple, list)):
         return tuple(made), {}
-    raise TypeError(f"{where} returned {type(made).__name__}; it must return the positional arguments as a tuple, "
-                    "or jitexp.Inputs(args=..., kwargs=...)")
+    raise TypeError(
+        f"{where} returned {type(made).__name__}; it must return the positional arguments as a tuple, "
+        "or jitexp.Inputs(args=..., kwargs=...)"
+    )
 
 
 def setup_bytes(setup: Callable, cfg: ExperimentConfig) -> int | None:
     """Bytes of the arrays setup would return, from their shapes alone (jax.eval_shape); None if it cannot be traced."""
+
     def arrays() -> Any:
         args, kwargs = as_inputs(setup(**setup_keywords(cfg)), "setup")
         return jax.tree.map(lambda leaf: leaf if isinstance(leaf, (jax.Array, np.ndarray)) else None, (args, kwargs))
@@ -249,12 +258,16 @@ def setup_bytes(setup: Callable, cfg: ExperimentConfig) -> int | None:
         shapes = jax.eval_shape(arrays)
     except Exception:  # setup needs concrete values (NumPy on JAX arrays, Python branches on data)
         return None
-    return sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree.leaves(shapes)
-               if not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key))
+    return sum(
+        math.prod(leaf.shape) * leaf.dtype.itemsize
+        for leaf in jax.tree.leaves(shapes)
+        if not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+    )
 
 
 def to_host(tree: Any) -> Any:
     """A NumPy twin's inputs: the same pytree with device arrays copied to host NumPy arrays, the rest as it is."""
+
     def host(leaf: Any) -> Any:
         if isinstance(leaf, jax.Array) and not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
             return np.array(leaf)
@@ -281,7 +294,24 @@ def _hashable(value: Any) -> Any:
 
 
 __all__: Sequence[str] = [
-    "compute_heavy", "conditional", "conditional_lax", "apply_n_times", "add_one", "apply_n_times_fori",
-    "matmul", "elementwise_chain", "softmax_cross_entropy", "Workload", "import_fn",
-    "make_array", "build_inputs", "build_args", "build_kwargs", "run_setup", "setup_bytes", "to_host", "needs_x64", "static_positions",
+    "compute_heavy",
+    "conditional",
+    "conditional_lax",
+    "apply_n_times",
+    "add_one",
+    "apply_n_times_fori",
+    "matmul",
+    "elementwise_chain",
+    "softmax_cross_entropy",
+    "Workload",
+    "import_fn",
+    "make_array",
+    "build_inputs",
+    "build_args",
+    "build_kwargs",
+    "run_setup",
+    "setup_bytes",
+    "to_host",
+    "needs_x64",
+    "static_positions",
 ]

@@ -65,6 +65,7 @@ def test_readme_example_passes_every_check_before_running(tmp_path, monkeypatch)
         (0.0, "mean"), (0.0, "sum"), (0.1, "mean"), (0.1, "sum")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(commands())))
 def test_readme_example_runs_verbatim(tmp_path, index):
     # needs engine: runs measured jobs (timing=quick) through the installed command
@@ -82,6 +83,7 @@ def test_readme_example_runs_verbatim(tmp_path, index):
         assert len(rows) == 12 and set(rows["param_reduction"]) == {"mean", "sum"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(commands(MODELS, "model-commands"))))
 def test_readme_model_example_runs_verbatim(tmp_path, index):
     # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox

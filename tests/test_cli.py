@@ -140,6 +140,7 @@ def test_user_config_dir_adds_a_workload(tmp_path):
     assert row["flops"] == 2 * 4 * 3 * 2
 
 
+@pytest.mark.slow
 def test_textbook_speedup(tmp_path):
     out = tmp_path / "job"
     proc = run_cli(["experiment=seed_speedup", "size=64", "timing=quick", f"hydra.run.dir={out}"], cwd=tmp_path)
@@ -167,6 +168,7 @@ def test_textbook_speedup(tmp_path):
     assert (out / "report" / "attribution.csv").exists()
 
 
+@pytest.mark.slow
 def test_textbook_control_flow(tmp_path):
     _, out = sweep(["experiment=seed_control_flow"], tmp_path)
     df = read(out / "results.csv")
@@ -180,6 +182,7 @@ def test_textbook_control_flow(tmp_path):
     assert (df[df["mode"] == "eager"]["status"] == "ok").all()
 
 
+@pytest.mark.slow
 def test_textbook_static_args(tmp_path):
     _, out = sweep(["experiment=seed_static_args"], tmp_path)
     df = read(out / "results.csv")

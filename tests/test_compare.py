@@ -125,6 +125,7 @@ def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):
     assert main([str(base), str(new), "--fail-on", "speed"]) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # two measured runs: jit's steady state must come out faster
 def test_eager_base_against_jit_new_end_to_end(tmp_path):
     runs = {}

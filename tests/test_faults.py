@@ -89,6 +89,7 @@ def wait_for(path: Path, timeout: float = 60.0) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_every_fault_is_its_own_row_and_later_jobs_still_run(faults):
     out = faults / "sweep"
     fns = ",".join(f"faults.{f}" for f in ("raises", "callback_raises", "hangs", "aborts", "segfaults", "exits", "ok"))
@@ -142,6 +143,7 @@ def test_sigkill_mid_sweep_then_the_report_names_the_missing_jobs(faults):
     assert "Jobs that never finished" in (out / "report" / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
     out = faults / "sweep"
     first = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=4,8,16", f"hydra.sweep.dir={out}"], cwd=faults)
@@ -173,6 +175,7 @@ def test_job_folders_with_names_of_their_own_are_gathered(faults):
     assert sorted(read(out / "results.csv")["size"]) == [4, 8] and "2 jobs: 2 rows" in proc.stdout
 
 
+@pytest.mark.slow
 def test_exit_codes(faults):
     single = run_cli([*BASE, "workload.fn=faults.raises", f"hydra.run.dir={faults / 'one'}"], cwd=faults)
     assert single.returncode == 1

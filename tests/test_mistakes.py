@@ -72,6 +72,7 @@ def assert_one_line(error: ConfigError, bad: set[str]) -> None:
     assert message.startswith(f"{error.key}=") or message.startswith(f"{error.key} is invalid")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(override_sets())
 def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case):
@@ -183,6 +184,7 @@ MISTAKES = [
 ]
 
 
+@pytest.mark.slow
 def test_mistakes_through_the_command_are_one_line_and_exit_2(tmp_path):
     assert len({tuple(argv) for argv, _ in MISTAKES}) >= 30
 

@@ -350,6 +350,7 @@ def test_cloudpickle_round_trips_every_setup_output_and_pickle_the_plain_pytrees
         assert leaves_equal(pickle.loads(pickle.dumps(build(name))), build(name)), name
 
 
+@pytest.mark.slow
 def test_models_scan_runs_every_model_in_eager_jit_and_aot_with_and_without_donation(tmp_path):
     # needs engine: the preset through the installed command, one size, timing=quick (10 jobs)
     from conftest import read, run_cli

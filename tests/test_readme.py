@@ -69,6 +69,7 @@ def test_readme_example_passes_every_check_before_running(tmp_path, monkeypatch)
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(commands())))
 def test_readme_example_runs_verbatim(tmp_path, index):
     # needs engine: runs measured jobs (timing=quick) through the installed command
@@ -86,6 +87,7 @@ def test_readme_example_runs_verbatim(tmp_path, index):
         assert len(rows) == 12 and set(rows["param_reduction"]) == {"mean", "sum"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(commands(MODELS, "model-commands"))))
 def test_readme_model_example_runs_verbatim(tmp_path, index):
     # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox

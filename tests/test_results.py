@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(jobs=st.lists(st.lists(ROW, min_size=1, max_size=3), min_size=1, max_size=4))
 def test_job_csvs_round_trip_through_gather_and_load_results(tmp_path_factory, jobs):

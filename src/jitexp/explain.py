@@ -3,7 +3,8 @@
 The rules, in order (docs/measurement.md has the reasoning):
 - dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time;
   jit replaces those dispatches with one call.
-- one big kernel either way: the measured speedup is at most SMALL_GAIN, and eager dispatches at
+- one big kernel either way: the measured speedup (its CI's low end, when there is one, so that
+  noise around the threshold does not flip the label) is at most SMALL_GAIN, and eager dispatches at
   most BIG_KERNEL_OPS ops or the work runs at COMPUTE_INTENSITY flops per byte or more: the time
   is in kernels eager runs as well. A row jit made clearly faster is never labelled so: its gain
   came from somewhere, and the rules below name where.
@@ -41,6 +42,8 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
     share = ops * per_op / eager_s
     speedup = eager_s / own_s if own_s > 0 else math.inf
+    low = _num(row, "speedup_ci_low")
+    gain = min(speedup, low) if not math.isnan(low) else speedup  # the gain the measurement can vouch for
     traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan
     runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
     if share >= DISPATCH_SHARE:
@@ -49,7 +52,7 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
             f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
             f"{share:.0%} of its {format_seconds(eager_s)}; {runs}"
         )
-    elif speedup <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
+    elif gain <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
         label = "one big kernel either way"
         detail = (
             f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "

@@ -247,3 +247,14 @@ def test_a_models_workload_without_its_extra_names_the_extra(monkeypatch):
         import_fn("jitexp.models.eqx_mlp_grad")
     assert str(caught.value).endswith('it needs the models extra: pip install "jitexp[models]"')
     assert "\n" not in str(caught.value)
+
+
+def test_a_jit_fn_without_lower_makes_the_aot_row_an_error_with_a_hint(tmp_path):
+    (tmp_path / "plainjit.py").write_text(
+        "import jax\n\n\ndef jit(fn, **options):\n    jitted = jax.jit(fn, **options)\n    return lambda *a, **k: jitted(*a, **k)\n"
+    )
+    result = job("workload.fn=usercode.loss", "workload.setup=usercode.make", "mode=[jit,aot]", "mode.jit_fn=plainjit.jit")
+    assert result.by_mode("jit")["status"] == "ok"
+    aot = result.by_mode("aot")
+    assert (aot["status"], aot["error_phase"], aot["error_type"]) == ("error", "lower", "jitexp.modes.NoAotError")
+    assert "no ahead-of-time path" in aot["hint"] and "plainjit.jit returns a function without .lower()" in aot["error_message"]

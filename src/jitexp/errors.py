@@ -141,6 +141,10 @@ _HINTS = {
         "boolean indexing x[mask] has a data-dependent shape under jit: use jnp.where(mask, x, 0), "
         "or give the result a fixed size (jnp.nonzero(mask, size=...))"
     ),
+    "NoAotError": (
+        "this jit_fn has no ahead-of-time path: measure mode=[eager,jit], or use a jit_fn with .lower "
+        "(jax.jit, equinox.filter_jit, flax.nnx.jit)"
+    ),
 }
 
 

@@ -298,7 +298,10 @@ def failed_phase(w: Workload, mode: str) -> str:
 
 def cost_of(w: Workload) -> dict:
     """XLA's cost and memory analysis and the kernel counts of the compiled workload as row fields (empty where unavailable)."""
-    compiled = w.jitted().lower(*w.args, **w.kwargs).compile()
+    jitted = w.jitted()
+    if not hasattr(jitted, "lower"):  # a jit_fn without AOT stages: no compiled object to analyse, empty columns
+        return {}
+    compiled = jitted.lower(*w.args, **w.kwargs).compile()
     if not hasattr(compiled, "as_text"):  # equinox's Compiled wraps JAX's
         compiled = getattr(compiled, "compiled", compiled)
     try:

@@ -143,14 +143,14 @@ def overhead(samples: int) -> bool:
     from jitexp.config import import_fn
     from jitexp.modes import block_for, make_call
     from jitexp.timing import calibrate, gc_disabled, time_calls
-    from jitexp.workloads import Workload
+    from jitexp.workloads import Workload, copy_leaf
 
     step, args = hand_step(TINY_SIZE)
     fn = import_fn("jitexp.models.mlp_train_step")
     w = Workload(
         "mlp_train_step",
         fn,
-        tuple(jax.tree.map(lambda a: a.copy() if isinstance(a, jax.Array) else a, args)),
+        tuple(jax.tree.map(copy_leaf, args)),
         (3,),
         carry={0: 0, 1: 1},
     )

@@ -14,7 +14,7 @@ from .attribution import hlo_counts, quietly
 from .compiles import CompileCounter
 from .errors import PhaseError, interrupted, phase
 from .timing import Block, Call
-from .workloads import Workload, static_positions
+from .workloads import Workload, copy_leaf, static_positions
 
 
 @dataclass
@@ -254,7 +254,7 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
     block = block_for(out)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
-    first = jax.tree.map(_copy, out) if isinstance(call, Carry) else out  # the next call consumes it
+    first = jax.tree.map(copy_leaf, out) if isinstance(call, Carry) else out  # the next call consumes it
     with phase("execute"):  # calls 2..n: a failure here is the mode's error row too
         for i in range(2, n + 1):
             with CompileCounter() as later:
@@ -271,10 +271,6 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
         compiles=counter.count,
         records=records,
     )
-
-
-def _copy(leaf: Any) -> Any:
-    return leaf.copy() if isinstance(leaf, jax.Array) else leaf
 
 
 def failed_phase(w: Workload, mode: str) -> str:

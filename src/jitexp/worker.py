@@ -220,13 +220,9 @@ def donor(w: workloads.Workload) -> workloads.Workload:
     """w with its own copies of the donated arguments: donation invalidates them, and other modes need the originals."""
     if not w.donate_argnums and not w.donate_argnames:
         return w
-    args = tuple(jax.tree.map(_copy, a) if i in w.donate_argnums else a for i, a in enumerate(w.args))
-    kwargs = {k: jax.tree.map(_copy, v) if k in w.donate_argnames else v for k, v in w.kwargs.items()}
+    args = tuple(jax.tree.map(workloads.copy_leaf, a) if i in w.donate_argnums else a for i, a in enumerate(w.args))
+    kwargs = {k: jax.tree.map(workloads.copy_leaf, v) if k in w.donate_argnames else v for k, v in w.kwargs.items()}
     return dataclasses.replace(w, args=jax.block_until_ready(args), kwargs=jax.block_until_ready(kwargs))
-
-
-def _copy(leaf: Any) -> Any:
-    return leaf.copy() if isinstance(leaf, jax.Array) else leaf
 
 
 def _extras(
@@ -429,7 +425,7 @@ def output_error(result: Any, reference: Any, dtype: str, against: str = "eager"
 
 def _plain(leaf: Any) -> Any:
     """A typed PRNG key as its integer data (NumPy cannot hold key dtypes); anything else as it is."""
-    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+    if isinstance(leaf, jax.Array) and workloads.is_key(leaf):
         return jax.random.key_data(leaf)
     return leaf
 

@@ -258,18 +258,25 @@ def setup_bytes(setup: Callable, cfg: ExperimentConfig) -> int | None:
         shapes = jax.eval_shape(arrays)
     except Exception:  # setup needs concrete values (NumPy on JAX arrays, Python branches on data)
         return None
-    return sum(
-        math.prod(leaf.shape) * leaf.dtype.itemsize
-        for leaf in jax.tree.leaves(shapes)
-        if not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
-    )
+    return sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree.leaves(shapes) if not is_key(leaf))
+
+
+def is_key(leaf: Any) -> bool:
+    """A typed PRNG key (or its shape): NumPy cannot hold its dtype, and it has no bytes of data to count."""
+    dtype = getattr(leaf, "dtype", None)
+    return dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+
+
+def copy_leaf(leaf: Any) -> Any:
+    """A device array's own copy (the next call may donate or consume the original); other leaves as they are."""
+    return leaf.copy() if isinstance(leaf, jax.Array) else leaf
 
 
 def to_host(tree: Any) -> Any:
     """A NumPy twin's inputs: the same pytree with device arrays copied to host NumPy arrays, the rest as it is."""
 
     def host(leaf: Any) -> Any:
-        if isinstance(leaf, jax.Array) and not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        if isinstance(leaf, jax.Array) and not is_key(leaf):
             return np.array(leaf)
         return leaf
 
@@ -312,6 +319,8 @@ __all__: Sequence[str] = [
     "run_setup",
     "setup_bytes",
     "to_host",
+    "is_key",
+    "copy_leaf",
     "needs_x64",
     "static_positions",
 ]

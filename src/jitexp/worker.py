@@ -113,7 +113,7 @@ def measure_process(task: Task) -> ProcessResult:
 
         try:
             enter_phase("inputs")
-            if setup is not None:
+            if setup is not None and task.process == 0:  # the same shapes in every process: check once per job
                 check_setup_memory(setup, cfg, len(task.modes or cfg.mode.names))
             w = inputs()
         except ConfigError as error:

@@ -1,8 +1,9 @@
 """jitexp: what jax.jit does to your functions, measured honestly.
 
-Python API (mirrors the CLI): `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`,
-`load_results(dir) -> DataFrame`, `speedup_table(df)`, `make_report(dir)`.
-Importing jitexp does not import JAX; run() does.
+Python API (mirrors the CLI): `measure(fn, *args, **options) -> Measurement` on a function object,
+`compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`, `load_results(dir) -> DataFrame`,
+`speedup_table(df)`, `make_report(dir)`; `%load_ext jitexp` for the `%jitexp` IPython magic.
+Importing jitexp does not import JAX; run() does, and measure() in the worker processes only.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ _LAZY = {
     "make_report": "report",
     "format_sweep_summary": "report",
     "compare": "comparison",
+    "measure": "api",
+    "Measurement": "api",
+    "load_ipython_extension": "ipython",
 }
 
 __all__ = [
@@ -47,10 +51,15 @@ __all__ = [
     "make_report",
     "format_sweep_summary",
     "compare",
+    "measure",
+    "Measurement",
+    "load_ipython_extension",
 ]
 
 if TYPE_CHECKING:
+    from .api import Measurement, measure
     from .comparison import compare
+    from .ipython import load_ipython_extension
     from .preflight import compose
     from .records import JobResult
     from .report import format_sweep_summary, make_report

@@ -281,6 +281,14 @@ def unstable_clause(rows: Sequence[Mapping]) -> str:
     return f"unstable ({modes}): {n} reason{'s' if n != 1 else ''}, see results.csv unstable_reason"
 
 
+def failure_text(row: Mapping) -> str:
+    """A failed row in one line: ``jit failed in trace: TypeError: ... (hint: ...)``."""
+    hint = f" (hint: {row['hint']})" if row.get("hint") else ""
+    return (
+        f"{row['mode']} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
+    )
+
+
 def job_summary(rows: Sequence[Mapping]) -> str:
     """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
     r0 = rows[0]
@@ -291,10 +299,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     for row in rows:
         mode = row["mode"]
         if row.get("status") != "ok":
-            hint = f" (hint: {row['hint']})" if row.get("hint") else ""
-            parts.append(
-                f"{mode} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
-            )
+            parts.append(failure_text(row))
             continue
         half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
         parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}")

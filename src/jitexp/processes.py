@@ -21,6 +21,9 @@ import signal
 import sys
 import tempfile
 import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +68,8 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     proc = ctx.Process(target=_entry, args=(target, task, send), daemon=True)
     phase, result, outcome = "start", None, "crash"
     try:
-        proc.start()
+        with _main_left_alone():
+            proc.start()
         send.close()
         deadline = time.monotonic() + timeout_s
         while True:
@@ -111,6 +115,22 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
         error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
     return ProcessResult(task.process, error=error)
+
+
+@contextmanager
+def _main_left_alone() -> Iterator[None]:
+    """Start a worker without multiprocessing re-running the driver's __main__ in it.
+
+    A worker needs only jitexp's modules (a jitexp.measure function arrives cloudpickled), but
+    multiprocessing re-imports the caller's main script in every child: a script without a main
+    guard ran again there, and a program read from stdin failed with FileNotFoundError '<stdin>'.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-import
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _entry(target: Target, task: Task, conn: Any) -> None:

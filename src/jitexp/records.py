@@ -33,6 +33,16 @@ class Inputs:
 
 
 @dataclass
+class Payload:
+    """jitexp.measure's function and argument values for the worker: cloudpickled bytes, or (isolate=none) the objects."""
+
+    function: Any  # (fn, jit_fn or None): cloudpickle bytes, or the pair itself in-process
+    arguments: Any  # (args, kwargs) with device arrays as host values (jitexp.payload): bytes, or the pair in-process
+    arg_bytes: int = 0  # the arguments' array bytes: what the memory guard counts per set of inputs
+    x64: bool = False  # the caller's jax_enable_x64, so 64-bit values keep their width in the worker
+
+
+@dataclass
 class Task:
     """One process's share of a job: the config, which process it is, and what it records."""
 
@@ -46,6 +56,7 @@ class Task:
     sys_path: list[str] = field(default_factory=list)
     cwd: str = ""
     stderr_path: str = ""
+    payload: Payload | None = None  # jitexp.measure: the function and arguments travel here, not by import path
 
 
 @dataclass

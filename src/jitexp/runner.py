@@ -19,23 +19,25 @@ from .config import ExperimentConfig, from_dict, input_bytes
 from .env import available_memory, load_avg
 from .errors import ConfigError
 from .processes import Target, launch
-from .records import JobRaw, JobResult, ProcessResult, Task
+from .records import JobRaw, JobResult, Payload, ProcessResult, Task
 from .rows import ci_met, job_result
 
 WORKER = Target("jitexp.worker", "entry")  # what a fresh process runs (imported there, never here)
 
 
-def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "") -> JobResult:
+def run(
+    cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "", payload: Payload | None = None
+) -> JobResult:
     """Measure one case in its modes; config mistakes raise ConfigError, failures become error rows.
 
     An ExperimentConfig is trusted as validated (compose() and from_dict() return such); a
-    mapping is validated here.
+    mapping is validated here. A payload (jitexp.measure) carries the function and its arguments.
     """
     if not isinstance(cfg, ExperimentConfig):
         cfg = from_dict(cfg)
-    check_memory(cfg)
+    check_memory(cfg, payload)
     load_start = load_avg()
-    processes, stop_reason = collect(cfg)
+    processes, stop_reason = collect(cfg, payload)
     problem = processes[0].config_error
     if problem is not None:
         raise ConfigError(problem.key, problem.value, problem.expected)
@@ -45,9 +47,21 @@ def run(cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 
 
-def check_memory(cfg: ExperimentConfig) -> None:
-    """Refuse, before anything is allocated, a job whose inputs cannot fit in available memory."""
+def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
+    """Refuse, before anything is allocated, a job whose inputs cannot fit in available memory.
+
+    A payload's arguments count once per mode and once more for the checks, as a setup's do in the worker.
+    """
     need, available = input_bytes(cfg), available_memory()
+    sets = len(cfg.mode.names) + 1
+    if payload is not None and available is not None and payload.arg_bytes * sets > available:
+        raise ConfigError(
+            "args",
+            None,
+            f"the arguments' arrays ({payload.arg_bytes / 2**30:.1f} GiB) need about "
+            f"{payload.arg_bytes * sets / 2**30:.1f} GiB ({sets - 1} mode(s) and a check), "
+            f"and {available / 2**30:.1f} GiB of memory is available",
+        )
     if available is not None and need > available:
         raise ConfigError(
             "size",
@@ -66,7 +80,7 @@ def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
     return launch(WORKER, task, cfg.timing.timeout_s)
 
 
-def collect(cfg: ExperimentConfig) -> tuple[list[ProcessResult], str]:
+def collect(cfg: ExperimentConfig, payload: Payload | None = None) -> tuple[list[ProcessResult], str]:
     """Results of the job's processes, and why no more were started.
 
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
@@ -74,13 +88,14 @@ def collect(cfg: ExperimentConfig) -> tuple[list[ProcessResult], str]:
     """
     t = cfg.timing
     if cfg.isolate == "none":
-        return [measure(Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False), cfg)], "isolate=none"
+        task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
+        return [measure(task, cfg)], "isolate=none"
     results: list[ProcessResult] = []
     modes = cfg.mode.names
     start = time.perf_counter()
     while True:
         p = len(results)
-        result = measure(Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0), cfg)
+        result = measure(Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload), cfg)
         results.append(result)
         if result.failed:
             return results, "error"

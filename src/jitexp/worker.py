@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import compiles, memory, misses, workloads
+from . import compiles, memory, misses, payload, workloads
 from .attribution import jaxpr_counts, op_dispatch_s
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
@@ -66,14 +66,19 @@ def measure_process(task: Task) -> ProcessResult:
     started = time.perf_counter()
     result = ProcessResult(task.process)
     try:
-        fn = workloads.import_fn(cfg.workload.fn)
+        by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
+        fn: Any = workloads.import_fn(cfg.workload.fn) if by_path else None
         numpy_fn = (
             workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
             if cfg.mode.numpy and cfg.workload.numpy_fn
             else None
         )
-        setup = workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup else None
-        jit_fn = workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn")
+        setup = workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup and by_path else None
+        jit_fn: Any = (
+            workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn")
+            if by_path
+            else None
+        )
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
@@ -82,7 +87,9 @@ def measure_process(task: Task) -> ProcessResult:
     result.platform, result.device_kind = device.platform, device.device_kind
     with (
         jax_settings(
-            cfg, x64=task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)
+            cfg,
+            x64=(task.payload is not None and task.payload.x64)
+            or (task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
         ),
         jax.default_device(device),
     ):
@@ -113,7 +120,10 @@ def measure_process(task: Task) -> ProcessResult:
 
         try:
             enter_phase("inputs")
-            if setup is not None and task.process == 0:  # the same shapes in every process: check once per job
+            if task.payload is not None:  # unpickled here, under the job's device and JAX settings
+                with phase("inputs"):
+                    fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
+            elif setup is not None and task.process == 0:  # the same shapes in every process: check once per job
                 check_setup_memory(setup, cfg, len(task.modes or cfg.mode.names))
             w = inputs()
         except ConfigError as error:
@@ -121,7 +131,7 @@ def measure_process(task: Task) -> ProcessResult:
             return result
         except PhaseError as exc:
             result.error = failure_of(exc.phase, exc.cause)
-            if setup is not None:
+            if setup is not None and by_path:
                 result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
             return result
         KINDS[task.kind](task, w, result.modes, inputs if setup is not None else lambda job=cfg: w)

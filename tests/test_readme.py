@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,15 @@ from jitexp import preflight
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def chapter(start: str, end: str) -> str:
+    """The README from the heading `start` to the heading `end`."""
+    text = README.read_text()
+    return text[text.index(start) : text.index(end)]
+
+
 def section(part: str = "### A function of arrays") -> str:
     """One part of the README's "Your own code" section: the arrays example or the models example."""
-    text = README.read_text()
-    text = text[text.index("## Your own code") : text.index("## Common mistakes")]
+    text = chapter("## Your own code", "## Common mistakes")
     start = text.index(part)
     end = text.find("\n### ", start + len(part))
     return text[start : end if end > 0 else len(text)]
@@ -114,3 +121,34 @@ def test_readme_model_example_runs_verbatim(tmp_path, index):
         assert sorted(jit["donate_argnums"]) == ["[0, 1]", "[]"]
     if "equinox.filter_jit" in " ".join(argv):
         assert (rows["jit_fn"] == "equinox.filter_jit").all()
+
+
+FROM_PYTHON = ("## From Python, notebooks and pytest", "## Running on a cluster")
+
+
+@pytest.mark.slow
+def test_readme_python_example_runs_verbatim(tmp_path):
+    code = re.search(r"<!-- python-example -->\n```python\n(.*?)```", chapter(*FROM_PYTHON), re.S).group(1)
+    (tmp_path / "example.py").write_text(code)
+    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("loss size=2048 float32 cpu: eager "), proc.stdout
+    rows = read(tmp_path / "runs" / "loss" / "results.csv")
+    assert list(rows["mode"]) == ["eager", "jit"] and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
+    # each command as printed, with the quick timing added (one process a side: the comparison cannot tell)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
+    text = chapter(*FROM_PYTHON)
+    ((path, body),) = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", text, re.S)
+    (tmp_path / path).write_text(body)
+    block = re.search(r"<!-- pytest-commands -->\n```bash\n(.*?)```", text, re.S).group(1)
+    found = [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+    assert [argv[:2] for argv in found] == [["pytest", "test_perf.py"]] * 3
+    for argv in found:
+        proc = run_cli([*argv[1:], "--jitexp-timing=quick", "--jitexp-allow-undetectable"], cwd=tmp_path, name="pytest")
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert "1 passed" in proc.stdout and "test_perf.py::test_step_speed" in proc.stdout
+    assert (tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv").is_file()

@@ -70,18 +70,22 @@ class Session:
             if self.save or self.compare:
                 pytest.fail(line, pytrace=False)
             pytest.skip(line)
+        folder = self.folder(test)
+        stored = self.root / self.compare / folder if self.compare else None
+        if stored is not None and not (stored / "results.csv").is_file():
+            self.entries.append(Entry(test, "not timed", "no baseline"))
+            pytest.skip(f"jitexp: no baseline {self.compare!r} for {test} (no {stored}); save one with --jitexp-save")
         if self.timing:
             options = {**options, "timing": self.timing}
         measured = run_for_test(request, fn, args, options)
-        folder = self.folder(test)
         if not measured.ok:
             self.entries.append(Entry(test, repr(measured)))
             pytest.fail(f"jitexp: {test}: " + "; ".join(measured.errors), pytrace=False)
         entry = Entry(test, repr(measured))
         self.entries.append(entry)
         saved = measured.save(self.root / self.save / folder) if self.save else None
-        if self.compare:
-            self.check(test, measured, folder, saved, entry)
+        if stored is not None:
+            self.check(test, measured, stored, saved, entry)
         return measured
 
     def folder(self, test: str) -> str:
@@ -90,15 +94,10 @@ class Session:
         name = re.sub(r"[^\w.-]+", "_", test).strip("_")
         return name if n == 1 else f"{name}-{n}"
 
-    def check(self, test: str, measured: Measurement, folder: str, saved: Path | None, entry: Entry) -> None:
-        """Compare with the stored job; skip without one, fail on a significant slowdown (or on "cannot tell")."""
+    def check(self, test: str, measured: Measurement, stored: Path, saved: Path | None, entry: Entry) -> None:
+        """Compare with the stored job; fail on a significant slowdown (or on "cannot tell", unless allowed)."""
         from .comparison import across_machines, compare, load_side
 
-        assert self.compare is not None
-        stored = self.root / self.compare / folder
-        if not (stored / "results.csv").is_file():
-            entry.against = "no baseline"
-            pytest.skip(f"jitexp: no baseline {self.compare!r} for {test} ({stored}); save one with --jitexp-save")
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             base, new = load_side(stored), load_side(saved or measured.save(scratch))
         table = compare(base, new, threshold=self.threshold)

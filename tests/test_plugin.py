@@ -1,0 +1,155 @@
+"""The pytest plugin, run for real with pytester in a fresh pytest process: save, compare, slowdown, disable, xdist."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+import pytest
+
+from conftest import command
+
+pytest_plugins = ["pytester"]
+
+# A regression test of the kind a user writes; WORK (from the environment, read when the module loads)
+# sets how many matmuls the step does, so a later run can be made deliberately slower.
+USER_TEST = textwrap.dedent("""
+    import os
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    WORK = int(os.environ.get("WORK", "1"))
+    TIMING = {TIMING}
+
+
+    def step(x):
+        y = x
+        for _ in range(WORK):
+            y = jnp.tanh(y @ x)
+        return y
+
+
+    def test_step(jitexp_measure):
+        jitexp_measure(step, np.full((128, 128), 0.01, np.float32), timing=TIMING)
+""")
+# four processes a side: few enough to be quick, enough for a comparison to reach significance
+FOUR = {
+    "processes": 4,
+    "max_processes": 4,
+    "warmup": 1,
+    "min_samples": 5,
+    "max_samples": 20,
+    "min_sample_time_s": 0.001,
+    "max_time_s": 0.1,
+    "dispatch_probes": 2,
+}
+
+
+@pytest.fixture
+def user(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
+
+    def write(timing: object = "'quick'") -> None:
+        pytester.makepyfile(
+            test_user=USER_TEST.replace("{TIMING}", repr(timing) if isinstance(timing, dict) else timing)
+        )
+
+    return write
+
+
+def stored(pytester, name: str) -> pd.DataFrame:
+    return pd.read_csv(pytester.path / ".jitexp" / name / "test_user.py_test_step" / "results.csv")
+
+
+@pytest.mark.serial
+@pytest.mark.slow
+def test_save_compare_unchanged_passes_and_a_slowdown_fails_naming_the_metric(pytester, user, monkeypatch):
+    user(FOUR)
+    saved = pytester.runpytest_subprocess("--jitexp-save=base")
+    saved.assert_outcomes(passed=1)
+    rows = stored(pytester, "base")
+    assert set(rows["mode"]) == {"eager", "jit"} and (rows["n_processes"] == 4).all()
+    assert (rows["overrides"] == "test_user.py::test_step").all()
+    saved.stdout.fnmatch_lines(["*= jitexp =*", "*test_user.py::test_step*step size=16384 float32 cpu: eager*"])
+
+    same = pytester.runpytest_subprocess("--jitexp-compare=base", "--jitexp-threshold=0.5")
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*vs base*machine*", "*test_user.py::test_step*same machine*"])
+
+    monkeypatch.setenv("WORK", "10")  # ten matmuls instead of one: several times the steady-state time
+    slower = pytester.runpytest_subprocess("--jitexp-compare=base", "--jitexp-threshold=0.5")
+    slower.assert_outcomes(failed=1)
+    slower.stdout.re_match_lines(
+        [
+            r".*jitexp: test_user.py::test_step: (eager|jit) (steady|first_call|compile) is \d[\d.]*x the baseline 'base' "
+            r"\(95% CI [\d.]+x-[\d.]+x, p=[\d.e-]+, 4 vs 4 processes\): slower beyond the 50% threshold"
+        ]
+    )
+    assert stored(pytester, "base")["n_processes"].eq(4).all()  # the baseline was not overwritten
+
+    report = pytester.run(command("jitexp-report"), str(pytester.path / ".jitexp" / "base"))
+    assert report.ret == 0  # the saved folder is a sweep jitexp-report reads as it is
+
+
+def test_no_baseline_skips_with_one_line(pytester, user):
+    user()
+    result = pytester.runpytest_subprocess("--jitexp-compare=nothing", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*jitexp: no baseline 'nothing' for test_user.py::test_step (no *); save one*"])
+
+
+def test_a_baseline_from_another_machine_is_compared_and_said_so(pytester, user):
+    user()
+    pytester.runpytest_subprocess("--jitexp-save=other", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    path = pytester.path / ".jitexp" / "other" / "test_user.py_test_step" / "results.csv"
+    rows = pd.read_csv(path)
+    rows["hostname"], rows["cpu_model"] = "elsewhere", "another CPU"
+    rows.to_csv(path, index=False)
+    result = pytester.runpytest_subprocess(
+        "--jitexp-compare=other", "--jitexp-allow-undetectable", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_user.py::test_step*different machine*", "*from a different machine*"])
+    assert not (pytester.path / ".pytest_cache").exists()
+
+
+def test_disable_calls_the_function_once_untimed(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    pytester.makepyfile(
+        test_once="""
+        calls = []
+
+        def record(x):
+            calls.append(x)
+            return x + 1
+
+        def test_once(jitexp_measure):
+            assert jitexp_measure(record, 41) is None
+            assert calls == [41]
+        """
+    )
+    result = pytester.runpytest_subprocess("--jitexp-disable")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_once.py::test_once*not timed (--jitexp-disable): called once*"])
+
+
+def test_xdist_workers_refuse_to_time(pytester, user, monkeypatch):
+    user()
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    skipped = pytester.runpytest_subprocess("-rs")
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(["*jitexp: not timing under pytest-xdist (worker gw1): parallel tests disturb*"])
+    failed = pytester.runpytest_subprocess("--jitexp-save=x")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*jitexp: not timing under pytest-xdist (worker gw1)*--jitexp-disable*"])
+    pytester.runpytest_subprocess("--jitexp-disable").assert_outcomes(passed=1)
+
+
+def test_option_mistakes_are_usage_errors(pytester, user):
+    user()
+    result = pytester.runpytest_subprocess("--jitexp-fail-on=steady,speed")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--jitexp-fail-on='speed' is invalid; valid choices: steady, first_call, compile*"])
+    result = pytester.runpytest_subprocess("--jitexp-timing=fast")
+    result.stderr.fnmatch_lines(["*--jitexp-timing='fast' is invalid; valid choices: default, quick, rigorous*"])

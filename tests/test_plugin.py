@@ -99,6 +99,7 @@ def test_no_baseline_skips_with_one_line(pytester, user):
     result.stdout.fnmatch_lines(["*jitexp: no baseline 'nothing' for test_user.py::test_step (no *); save one*"])
 
 
+@pytest.mark.slow
 def test_a_baseline_from_another_machine_is_compared_and_said_so(pytester, user):
     user()
     pytester.runpytest_subprocess("--jitexp-save=other", "-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
-from jitexp.comparison import change_verdict, compare, load_side, main
+from jitexp.comparison import compare, load_side, main
 from jitexp.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv
+from jitexp.stats import change_verdict, undetectable
 
 ENV = {
     "jax_version": "0.10.2",
@@ -111,6 +112,26 @@ def test_verdict_needs_significance_and_a_change_beyond_the_threshold():
     assert change_verdict(1.2, 0.2) == "no significant change"  # not significant
     assert change_verdict(1.03, 0.0001) == "no significant change"  # significant but within 5%
     assert change_verdict(1.03, 0.0001, threshold=0.01) == "slower"
+
+
+def test_counts_that_can_never_reach_significance_cannot_tell():
+    assert undetectable(1, 1) == "1 process per side" and undetectable(1, 8) == "1 vs 8 processes per side"
+    assert undetectable(3, 3) == "3 processes per side"  # exact U: the smallest two-sided p is 2/20
+    assert undetectable(4, 4) is None and undetectable(6, 6) is None  # 2/70 < 0.05
+    assert undetectable(5) == "5 process pairs" and undetectable(6) is None  # signed-rank: 2/2**n
+    assert undetectable(4, 4, alpha=0.01) == "4 processes per side"
+    assert change_verdict(3.0, 1.0, cannot="1 process per side") == "cannot tell (1 process per side)"
+
+
+def test_one_process_per_side_cannot_tell_and_fails_the_gate_unless_allowed(tmp_path, capsys):
+    base = fake_run(tmp_path / "base", {"w": 1e-3}, seed=0, processes=1)
+    new = fake_run(tmp_path / "new", {"w": 3e-3}, seed=1, processes=1)  # 3x the time: invisible with one process
+    table = compare(base, new)
+    assert table["verdict"].tolist() == ["cannot tell (1 process per side)"] * 3
+    assert main([str(base), str(new), "--no-plot"]) == 1
+    out = capsys.readouterr().out
+    assert "3 comparison(s) cannot tell" in out and "timing.processes" in out
+    assert main([str(base), str(new), "--no-plot", "--allow-undetectable"]) == 0
 
 
 def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):

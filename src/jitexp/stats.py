@@ -247,3 +247,32 @@ def paired_p(log_ratios: list[float]) -> float:
     if x.size < 2 or np.all(x == 0):
         return 1.0
     return float(wilcoxon(x, alternative="two-sided").pvalue)
+
+
+def paired_change(
+    base: list[float], new: list[float], threshold: float = THRESHOLD, alpha: float = ALPHA, seed: int = 0
+) -> dict:
+    """NEW against BASE over pairs measured side by side (one process's two variants, or a process pair).
+
+    ratio: median of NEW's per-pair values over BASE's (time: > 1 is slower); its 95% CI from
+    resampling whole pairs; p from a Wilcoxon signed-rank test on the per-pair log ratios; the
+    verdict as `change_verdict`, 'cannot tell' when n pairs could never be significant.
+    """
+    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError("paired_change needs the same number (>= 1) of values on each side")
+    ratio = float(np.median(b) / np.median(a)) if np.median(a) > 0 else math.nan
+    rng = np.random.default_rng(seed)
+    picked = rng.integers(0, a.size, size=(N_RESAMPLES, a.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = percentile_ci(np.median(b[picked], axis=1) / np.median(a[picked], axis=1))
+        logs = np.log(b / a)
+    p = paired_p(list(logs))
+    return {
+        "ratio": ratio,
+        "ratio_ci_low": lo,
+        "ratio_ci_high": hi,
+        "p_value": p,
+        "verdict": change_verdict(ratio, p, threshold, alpha, cannot=undetectable(a.size, None, alpha)),
+        "n_pairs": int(a.size),
+    }

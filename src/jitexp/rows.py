@@ -18,6 +18,7 @@ from .explain import explain
 from .records import COLD_PHASES, JobRaw, JobResult, ProcessResult
 from .stats import (
     break_even,
+    paired_change,
     hierarchical_medians,
     median_ci,
     percentile_ci,
@@ -418,3 +419,27 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
         row.update(failed)
         rows.append(row)
     return JobResult(rows)
+
+
+AB_METRICS = ("steady", "first_call", "compile")
+
+
+def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list]) -> dict[str, Any]:
+    """The ab_* columns of a variant's (or env's) row against the baseline's, from aligned per-pair values.
+
+    base[metric][i] and new[metric][i] come from pair i (one process for variants, a process pair
+    for envs); a pair with a missing or non-positive value on either side is left out.
+    """
+    out: dict[str, Any] = {"ab_baseline": baseline}
+    for metric in AB_METRICS:
+        pairs = [
+            (float(a), float(b))
+            for a, b in zip(base.get(metric, []), new.get(metric, []))
+            if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0
+        ]
+        if not pairs:
+            continue
+        change = paired_change([a for a, _ in pairs], [b for _, b in pairs])
+        out[f"ab_{metric}_n_pairs"] = change.pop("n_pairs")
+        out.update({f"ab_{metric}_{key}": value for key, value in change.items()})
+    return out

@@ -18,9 +18,9 @@ from .explain import explain
 from .records import COLD_PHASES, JobRaw, JobResult, ProcessResult
 from .stats import (
     break_even,
-    paired_change,
     hierarchical_medians,
     median_ci,
+    paired_change,
     percentile_ci,
     point_medians,
     robust_cv,

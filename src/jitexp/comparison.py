@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .host import PROBE_COLUMNS
 from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
 from .stats import (
     ALPHA,
@@ -130,6 +131,7 @@ def compare(
     table = pd.DataFrame.from_records(records, columns=keys + COLUMNS)
     if table.empty:
         return table
+    table["verdict"] = within_drift(table, host_drift(base, new))
     order = table["ratio"].map(lambda r: -abs(math.log(r)) if r and r > 0 else 0.0)
     return table.assign(_order=order).sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
 
@@ -171,6 +173,53 @@ def metric_row(metric: str, base: list, new: list, threshold: float, alpha: floa
         "n_base": len(per_a),
         "n_new": len(per_b),
     }
+
+
+WITHIN_DRIFT = "within host drift"
+
+
+def host_drift(base: Side, new: Side) -> dict[str, float]:
+    """Per host probe both runs recorded, NEW/BASE of its median over their rows: how far the host itself moved."""
+    out = {}
+    for col in PROBE_COLUMNS:
+        if col in base.rows.columns and col in new.rows.columns:
+            a, b = base.rows[col].dropna(), new.rows[col].dropna()
+            if len(a) and len(b) and a.median() > 0:
+                out[col] = float(b.median() / a.median())
+    return out
+
+
+def within_drift(table: pd.DataFrame, drift: dict[str, float]) -> pd.Series:
+    """Verdicts, with 'faster'/'slower' turned into 'within host drift' where a probe moved at least as much as the case."""
+    if not drift:
+        return table["verdict"]
+    host = max(max(r, 1 / r) for r in drift.values() if r > 0)
+    moved = table["ratio"].map(lambda r: max(r, 1 / r) if r and r > 0 else math.inf)
+    return table["verdict"].where(~(table["verdict"].isin(["faster", "slower"]) & (moved <= host)), WITHIN_DRIFT)
+
+
+def drift_lines(base: Side, new: Side) -> list[str]:
+    """What the two runs' host looked like: CPU steal of each, and the host probe's ratio between them."""
+    lines = []
+    for name, side in (("BASE", base), ("NEW", new)):
+        rows = side.rows
+        if "steal_median" in rows.columns and rows["steal_median"].notna().any():
+            lines.append(
+                f"steal {name}: median {rows['steal_median'].median():.1%}, max {rows['steal_max'].max():.1%}"
+                f" ({int(rows.get('n_steal_replaced', pd.Series(dtype=float)).fillna(0).sum())} processes replaced)"
+            )
+        else:
+            lines.append(f"steal {name}: not recorded")
+    drift = host_drift(base, new)
+    if drift:
+        parts = ", ".join(f"{col.removeprefix('host_probe_').removesuffix('_s')} {r:.3f}x" for col, r in drift.items())
+        host = max(max(r, 1 / r) for r in drift.values() if r > 0)
+        lines.append(
+            f"host drift (probe NEW/BASE): {parts}; a case that moved no more than {host:.3f}x is '{WITHIN_DRIFT}'"
+        )
+    else:
+        lines.append("host drift: no host probe on both sides (runs from before jitexp recorded it)")
+    return lines
 
 
 def environment_diff(base: Side, new: Side) -> list[str]:
@@ -328,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
         f"alpha {args.alpha})",
         *(f"  differs: {line}" for line in env),
+        *(f"  {line}" for line in drift_lines(base, new)),
     ]
     from .formatting import markdown_table, text_table
 
@@ -352,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"BASE `{args.base}`, NEW `{args.new}` ({scope}).",
         "",
         *(f"- differs: {line}" for line in env),
+        *(f"- {line}" for line in drift_lines(base, new)),
         "",
         markdown_table(render(table)) if not table.empty else "no case in common",
         "",

@@ -49,6 +49,14 @@ def test_rounds_read_the_counters_around_each_round_and_the_rule_needs_most_roun
     per_round = host.round_steal(rounds.ticks)
     assert per_round == [1.0] * 5
     assert host.mostly_under_steal(per_round, 0.3, max_steal=0.05)
+    one_tick = [START]  # 40 rounds of one tick each, every other one stolen: a round's own share is 0 or 1
+    for i in range(40):
+        last = list(one_tick[-1])
+        last[7 if i % 2 else 0] += 1
+        one_tick.append(tuple(last))
+    widened = host.round_steal(one_tick)
+    assert all(0.4 <= s <= 0.6 for s in widened)  # each over >= 10 ticks around its round
+    assert host.round_steal([START, None, START]) == [None, None]  # not accounted
     assert not host.mostly_under_steal([0.5, 0.0, 0.0, None], 0.3, max_steal=0.05)  # one marked round of three
     assert not host.mostly_under_steal(per_round, 0.01, max_steal=0.05)  # the process's own share disagrees
     assert not host.mostly_under_steal([None, None], None, max_steal=0.05)  # not accounted: never replaced

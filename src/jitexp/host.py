@@ -57,25 +57,29 @@ def shares(before: Sequence[int] | None, after: Sequence[int] | None, min_ticks:
     return Shares(delta[STEAL] / total, delta[IDLE] / total, delta[IOWAIT] / total, total)
 
 
-def round_steal(readings: Sequence[Sequence[int] | None]) -> list[float | None]:
-    """Per round, the steal share between consecutive readings (None: no reading, or no tick in the round).
+def round_steal(readings: Sequence[Sequence[int] | None], min_ticks: int = MIN_TICKS) -> list[float | None]:
+    """Per round, the steal share around it: over the round, widened by neighbouring rounds to at least
+    min_ticks jiffies (a round lasts a few 10 ms ticks: alone, its share would be 0 or 1/2 or 1).
 
-    A round lasts a few ticks, so one round's share is coarse (0, 1/4, 1/2, ...); the process's
-    share over all its rounds is the figure to read.
+    None where a reading is missing (no steal accounting) or no tick passed in all the rounds.
     """
+    n = len(readings) - 1
+    if n < 1 or any(r is None for r in readings):
+        return [None] * max(n, 0)
+    totals = [sum(r) for r in readings]  # type: ignore[arg-type]
     out: list[float | None] = []
-    for before, after in zip(readings[:-1], readings[1:]):
-        s = shares(before, after, min_ticks=1)
+    for i in range(n):
+        lo, hi = i, i + 1
+        while totals[hi] - totals[lo] < min_ticks and (lo > 0 or hi < n):
+            lo, hi = max(lo - 1, 0), min(hi + 1, n)
+        s = shares(readings[lo], readings[hi], min_ticks=1)
         out.append(s.steal if s is not None else None)
     return out
 
 
 def mostly_under_steal(per_round: Sequence[float | None], overall: float | None, max_steal: float) -> bool:
-    """A process measured mostly under steal: its rounds' steal share above max_steal, and most rounds marked.
-
-    Jiffies are 10 ms, so one round's share is coarse; the process's share over all its rounds
-    must agree before the process is replaced.
-    """
+    """A process measured mostly under steal: most of its rounds marked (steal around them above
+    max_steal), and its share over all its rounds above max_steal too."""
     known = [s for s in per_round if s is not None]
     if overall is None or not known:
         return False

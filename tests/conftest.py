@@ -21,8 +21,10 @@ def command(name: str) -> str:
     return path
 
 
-def run_cli(args: list[str], cwd: Path, name: str = "jitexp", timeout: int = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+def run_cli(
+    args: list[str], cwd: Path, name: str = "jitexp", timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     env.pop("PYTHONPATH", None)  # test the installed package, not the source tree
     return subprocess.run([command(name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 

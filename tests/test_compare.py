@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
-from jitexp.comparison import change_verdict, compare, load_side, main
+from jitexp.comparison import compare, load_side, main
 from jitexp.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv
+from jitexp.stats import change_verdict, undetectable
 
 ENV = {
     "jax_version": "0.10.2",
@@ -33,6 +34,7 @@ def fake_run(
     noise: float = 0.02,
     processes: int = 8,
     jax_version: str = "0.10.2",
+    host: dict | None = None,
 ) -> Path:
     """A sweep folder with one job per case: per-process samples around the given median (seconds)."""
     rng = np.random.default_rng(seed)
@@ -47,6 +49,7 @@ def fake_run(
                 "size": 64,
                 "job_num": num,
                 "median_s": median,
+                **(host or {}),
             }
         ]
         samples, procs = [], []
@@ -111,6 +114,42 @@ def test_verdict_needs_significance_and_a_change_beyond_the_threshold():
     assert change_verdict(1.2, 0.2) == "no significant change"  # not significant
     assert change_verdict(1.03, 0.0001) == "no significant change"  # significant but within 5%
     assert change_verdict(1.03, 0.0001, threshold=0.01) == "slower"
+
+
+def test_counts_that_can_never_reach_significance_cannot_tell():
+    assert undetectable(1, 1) == "1 process per side" and undetectable(1, 8) == "1 vs 8 processes per side"
+    assert undetectable(3, 3) == "3 processes per side"  # exact U: the smallest two-sided p is 2/20
+    assert undetectable(4, 4) is None and undetectable(6, 6) is None  # 2/70 < 0.05
+    assert undetectable(5) == "5 process pairs" and undetectable(6) is None  # signed-rank: 2/2**n
+    assert undetectable(4, 4, alpha=0.01) == "4 processes per side"
+    assert change_verdict(3.0, 1.0, cannot="1 process per side") == "cannot tell (1 process per side)"
+
+
+def test_one_process_per_side_cannot_tell_and_fails_the_gate_unless_allowed(tmp_path, capsys):
+    base = fake_run(tmp_path / "base", {"w": 1e-3}, seed=0, processes=1)
+    new = fake_run(tmp_path / "new", {"w": 3e-3}, seed=1, processes=1)  # 3x the time: invisible with one process
+    table = compare(base, new)
+    assert table["verdict"].tolist() == ["cannot tell (1 process per side)"] * 3
+    assert main([str(base), str(new), "--no-plot"]) == 1
+    out = capsys.readouterr().out
+    assert "3 comparison(s) cannot tell" in out and "timing.processes" in out
+    assert main([str(base), str(new), "--no-plot", "--allow-undetectable"]) == 0
+
+
+def test_a_change_no_larger_than_the_host_probe_moved_is_within_host_drift(tmp_path, capsys):
+    calm = {"host_probe_matmul_s": 1e-3, "host_probe_dispatch_s": 1e-5, "steal_median": 0.01, "steal_max": 0.02}
+    busy = {"host_probe_matmul_s": 1.2e-3, "host_probe_dispatch_s": 1e-5, "steal_median": 0.12, "steal_max": 0.2}
+    base = fake_run(tmp_path / "base", {"w": 1e-3, "big": 1e-3}, seed=0, host=calm)
+    new = fake_run(tmp_path / "new", {"w": 1.15e-3, "big": 2e-3}, seed=1, host=busy)
+    table = compare(base, new).set_index(["workload", "metric"])
+    assert table.loc[("w", "steady"), "verdict"] == "within host drift"  # 1.15x while the host's matmul moved 1.2x
+    assert table.loc[("big", "steady"), "verdict"] == "slower"  # 2x: more than the host moved
+    assert main([str(base), str(new), "--no-plot", "--fail-on", "steady"]) == 1  # big still fails the gate
+    out = capsys.readouterr().out
+    assert "steal BASE: median 1.0%, max 2.0%" in out and "steal NEW: median 12.0%, max 20.0%" in out
+    assert "host drift (probe NEW/BASE): dispatch 1.000x, matmul 1.200x" in out
+    plain = fake_run(tmp_path / "old", {"w": 1e-3}, seed=0)  # a run from before the probe existed
+    assert compare(plain, new).set_index(["workload", "metric"]).loc[("w", "steady"), "verdict"] == "slower"
 
 
 def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):

@@ -112,3 +112,15 @@ def test_every_worker_field_has_its_column():
     )
     with pytest.raises(KeyError, match="flopz"):
         Extras().update({"flopz": 1.0})
+
+
+def test_ab_columns_per_metric_against_the_baseline():
+    from jitexp.rows import ab_columns
+
+    base = {"steady": [1.0, 1.1, 0.9, 1.0, 1.05, 0.95], "compile": [None] * 6}
+    new = {"steady": [1.3, 1.4, 1.2, 1.3, 1.35, 1.25], "compile": [0.1] * 6}
+    cols = ab_columns("before", base, new)
+    assert cols["ab_baseline"] == "before" and cols["ab_steady_verdict"] == "slower"
+    assert cols["ab_steady_ratio"] == pytest.approx(1.3) and cols["ab_steady_n_pairs"] == 6
+    assert not any(k.startswith("ab_compile") for k in cols)  # no pair with both values
+    assert not any(k.startswith("ab_first_call") for k in cols)

@@ -58,7 +58,8 @@ def test_each_mode_measures_compute_heavy(mode):
         "max_rel_err_vs_eager",
         "matches_eager",
     }
-    assert set(COLUMNS) - set(row) == (alone - {"status"}) | (compiled_only if mode == "eager" else set())
+    short = {"steal_median", "steal_max"}  # empty when a process's rounds lasted under 10 jiffies (timing=quick)
+    assert set(COLUMNS) - set(row) - short == (alone - {"status"}) | (compiled_only if mode == "eager" else set())
     assert row["eager_ops"] == 6 and row["peak_rss_growth_bytes"] >= 0
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]
     assert row["n_samples"] == len(result.samples) >= 3

@@ -193,3 +193,17 @@ def test_instability_reasons_read_cleanly():
     assert flagged["unstable"] and flagged["unstable_reason"] == "process medians spread 10.0% (robust cv; limit 10%)"
     calm = instability({**row, "process_rel_spread": 0.05})
     assert calm == {"unstable": False, "unstable_reason": ""}
+
+
+def test_paired_change_finds_a_consistent_shift_and_not_noise():
+    from jitexp.stats import paired_change
+
+    rng = np.random.default_rng(0)
+    base = rng.lognormal(0, 0.2, 8)  # processes differ a lot; the pairs move together
+    slower = paired_change(list(base), list(base * 1.2 * rng.lognormal(0, 0.02, 8)))
+    assert slower["verdict"] == "slower" and slower["ratio_ci_low"] > 1.05 and slower["n_pairs"] == 8
+    same = paired_change(list(base), list(base * rng.lognormal(0, 0.02, 8)))
+    assert same["verdict"] == "no significant change" and same["ratio_ci_low"] < 1 < same["ratio_ci_high"]
+    assert paired_change([1.0, 1.1], [3.0, 3.3])["verdict"] == "cannot tell (2 process pairs)"
+    with pytest.raises(ValueError):
+        paired_change([1.0], [1.0, 2.0])

@@ -19,14 +19,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .host import PROBE_COLUMNS
 from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
-from .stats import hierarchical_medians, percentile_ci, point_medians
+from .stats import (
+    ALPHA,
+    CANNOT_TELL,
+    THRESHOLD,
+    change_verdict,
+    hierarchical_medians,
+    independent_p,
+    percentile_ci,
+    point_medians,
+    undetectable,
+)
 
 METRICS = ("steady", "first_call", "compile")
-# Changes within 5% are noise here: the paired speedup of one preset moved by 5-10% between
-# sessions on the 2-core VM (docs/benchmarks.md), and asv uses a factor of 1.1 for the same reason.
-THRESHOLD = 0.05
-ALPHA = 0.05
 CASE = ["workload", "size", "dtype", "mode", "static_argnums", "device_kind"]
 ENVIRONMENT = [
     "jax_version",
@@ -124,6 +131,7 @@ def compare(
     table = pd.DataFrame.from_records(records, columns=keys + COLUMNS)
     if table.empty:
         return table
+    table["verdict"] = within_drift(table, host_drift(base, new))
     order = table["ratio"].map(lambda r: -abs(math.log(r)) if r and r > 0 else 0.0)
     return table.assign(_order=order).sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
 
@@ -140,9 +148,8 @@ def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
 
 
 def metric_row(metric: str, base: list, new: list, threshold: float, alpha: float) -> dict:
-    """Ratio NEW/BASE of the medians of per-process values, its CI, Mann-Whitney p and the verdict."""
-    from scipy.stats import mannwhitneyu
-
+    """Ratio NEW/BASE of the medians of per-process values, its CI, Mann-Whitney p and the verdict
+    ('cannot tell' when so few processes could never reach significance at alpha)."""
     steady = metric == "steady"
     groups_a = [np.asarray(v, float).reshape(-1, 1) for v in base] if steady else [[v] for v in base]
     groups_b = [np.asarray(v, float).reshape(-1, 1) for v in new] if steady else [[v] for v in new]
@@ -153,7 +160,7 @@ def metric_row(metric: str, base: list, new: list, threshold: float, alpha: floa
     med_a, med_b = float(point_medians(groups_a)[0]), float(point_medians(groups_b)[0])
     ratio = med_b / med_a if med_a > 0 else math.nan
     lo, hi = percentile_ci(boot_b / boot_a)
-    p = float(mannwhitneyu(per_a, per_b, alternative="two-sided").pvalue) if len(per_a) > 1 or len(per_b) > 1 else 1.0
+    p = independent_p(per_a, per_b)
     return {
         "metric": metric,
         "base_s": med_a,
@@ -162,21 +169,57 @@ def metric_row(metric: str, base: list, new: list, threshold: float, alpha: floa
         "ratio_ci_low": lo,
         "ratio_ci_high": hi,
         "p_value": p,
-        "verdict": change_verdict(ratio, p, threshold, alpha),
+        "verdict": change_verdict(ratio, p, threshold, alpha, cannot=undetectable(len(per_a), len(per_b), alpha)),
         "n_base": len(per_a),
         "n_new": len(per_b),
     }
 
 
-def change_verdict(ratio: float, p_value: float, threshold: float = THRESHOLD, alpha: float = ALPHA) -> str:
-    """slower / faster when significant (p < alpha) and beyond the threshold (symmetric in log), else no significant change."""
-    if not (p_value < alpha) or not math.isfinite(ratio):
-        return "no significant change"
-    if ratio > 1 + threshold:
-        return "slower"
-    if ratio < 1 / (1 + threshold):
-        return "faster"
-    return "no significant change"
+WITHIN_DRIFT = "within host drift"
+
+
+def host_drift(base: Side, new: Side) -> dict[str, float]:
+    """Per host probe both runs recorded, NEW/BASE of its median over their rows: how far the host itself moved."""
+    out = {}
+    for col in PROBE_COLUMNS:
+        if col in base.rows.columns and col in new.rows.columns:
+            a, b = base.rows[col].dropna(), new.rows[col].dropna()
+            if len(a) and len(b) and a.median() > 0:
+                out[col] = float(b.median() / a.median())
+    return out
+
+
+def within_drift(table: pd.DataFrame, drift: dict[str, float]) -> pd.Series:
+    """Verdicts, with 'faster'/'slower' turned into 'within host drift' where a probe moved at least as much as the case."""
+    if not drift:
+        return table["verdict"]
+    host = max(max(r, 1 / r) for r in drift.values() if r > 0)
+    moved = table["ratio"].map(lambda r: max(r, 1 / r) if r and r > 0 else math.inf)
+    return table["verdict"].where(~(table["verdict"].isin(["faster", "slower"]) & (moved <= host)), WITHIN_DRIFT)
+
+
+def drift_lines(base: Side, new: Side) -> list[str]:
+    """What the two runs' host looked like: CPU steal of each, and the host probe's ratio between them."""
+    lines = []
+    for name, side in (("BASE", base), ("NEW", new)):
+        rows = side.rows
+        if "steal_median" in rows.columns and rows["steal_median"].notna().any():
+            lines.append(
+                f"steal {name}: median {rows['steal_median'].median():.1%}, max {rows['steal_max'].max():.1%}"
+                f" ({int(rows.get('n_steal_replaced', pd.Series(dtype=float)).fillna(0).sum())} processes replaced)"
+            )
+        else:
+            lines.append(f"steal {name}: not recorded")
+    drift = host_drift(base, new)
+    if drift:
+        parts = ", ".join(f"{col.removeprefix('host_probe_').removesuffix('_s')} {r:.3f}x" for col, r in drift.items())
+        host = max(max(r, 1 / r) for r in drift.values() if r > 0)
+        lines.append(
+            f"host drift (probe NEW/BASE): {parts}; a case that moved no more than {host:.3f}x is '{WITHIN_DRIFT}'"
+        )
+    else:
+        lines.append("host drift: no host probe on both sides (runs from before jitexp recorded it)")
+    return lines
 
 
 def environment_diff(base: Side, new: Side) -> list[str]:
@@ -292,7 +335,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fail-on",
         default=",".join(METRICS),
-        help="metrics whose significant slowdown exits 1 (default: steady,first_call,compile)",
+        help="metrics whose significant slowdown (or a 'cannot tell') exits 1 (default: steady,first_call,compile)",
+    )
+    parser.add_argument(
+        "--allow-undetectable",
+        action="store_true",
+        help="a 'cannot tell' (too few processes to reach significance) does not fail --fail-on",
     )
     parser.add_argument("--ignore", default="", help="identity columns not to match on, e.g. mode (comma-separated)")
     parser.add_argument(
@@ -329,12 +377,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
         f"alpha {args.alpha})",
         *(f"  differs: {line}" for line in env),
+        *(f"  {line}" for line in drift_lines(base, new)),
     ]
     from .formatting import markdown_table, text_table
 
     lines = [*head, ""]
     lines += [text_table(render(table), width=40)] if not table.empty else ["no case in common"]
     lines += ["", *missing] if missing else []
+    undecided = table[table["verdict"].str.startswith(CANNOT_TELL)] if not table.empty else table
+    if len(undecided):
+        lines += [
+            "",
+            f"{len(undecided)} comparison(s) cannot tell: too few processes for a significant result at "
+            f"alpha {args.alpha}; use timing=default (6 processes) or raise timing.processes on both runs",
+        ]
     print("\n".join(lines))
     out = (
         Path(args.out) if args.out else Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
@@ -346,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"BASE `{args.base}`, NEW `{args.new}` ({scope}).",
         "",
         *(f"- differs: {line}" for line in env),
+        *(f"- {line}" for line in drift_lines(base, new)),
         "",
         markdown_table(render(table)) if not table.empty else "no case in common",
         "",
@@ -356,8 +413,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         md += ["", "![compare](compare.png)"]
     write_atomic(out / "compare.md", ("\n".join(md) + "\n").encode())
     print(f"\ncompare: {out / 'compare.md'}")
-    slower = table[(table["verdict"] == "slower") & table["metric"].isin(fail_on)] if not table.empty else table
-    return 1 if len(slower) else 0
+    return 1 if len(failing(table, fail_on, args.allow_undetectable)) else 0
+
+
+def failing(table: pd.DataFrame, fail_on: Sequence[str], allow_undetectable: bool = False) -> pd.DataFrame:
+    """The rows that fail a CI gate: significantly slower, or cannot tell unless allowed, in fail_on metrics."""
+    if table.empty:
+        return table
+    bad = table["verdict"] == "slower"
+    if not allow_undetectable:
+        bad |= table["verdict"].str.startswith(CANNOT_TELL)
+    return table[bad & table["metric"].isin(fail_on)]
 
 
 if __name__ == "__main__":

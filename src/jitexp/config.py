@@ -110,6 +110,7 @@ class TimingConfig:
     job_time_s: float = 15.0  # ...and the job has run for less than this
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
+    max_steal: float = 0.05  # a round whose CPU steal share exceeds this is marked; mostly marked: replaced
 
 
 @dataclass
@@ -133,6 +134,7 @@ class ExperimentConfig:
     # retrace probe: argument variants called in order in a fresh worker per mode, one calls.csv
     # row each, e.g. [{n: 2}, {n: 3}, {n: 2}]; keys: workload params, size, dtype, python_scalars
     sequence: List[Dict[str, Any]] = field(default_factory=list)
+    cpu_affinity: Optional[List[int]] = None  # cores the worker processes run on (null: any)
 
     @property
     def workload_name(self) -> str:
@@ -206,6 +208,9 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
     if t.max_processes < t.processes:
         raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
+    if not 0 < t.max_steal <= 1:
+        raise ConfigError("timing.max_steal", t.max_steal, "must lie in (0, 1]: a share of CPU time, e.g. 0.05")
+    _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
     _validate_inputs(cfg)
@@ -253,6 +258,20 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if any(i not in arrays for i in donated):
         raise ConfigError("mode.donate_argnums", list(donated), f"positions of traced array arguments: {arrays}")
     return cfg
+
+
+def _validate_affinity(cores: Any) -> None:
+    """cpu_affinity: a non-empty list of cores this process may run on."""
+    if cores is None:
+        return
+    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    bad = [c for c in cores if not isinstance(c, int) or c not in usable]
+    if not cores or bad:
+        raise ConfigError(
+            "cpu_affinity",
+            list(cores),
+            f"cores of this machine: a non-empty list from {usable}" + (f" ({bad[0]} is not one)" if bad else ""),
+        )
 
 
 def _validate_inputs(cfg: ExperimentConfig) -> None:

@@ -96,7 +96,7 @@ class Session:
 
     def check(self, test: str, measured: Measurement, stored: Path, saved: Path | None, entry: Entry) -> None:
         """Compare with the stored job; fail on a significant slowdown (or on "cannot tell", unless allowed)."""
-        from .comparison import across_machines, compare, load_side
+        from .comparison import across_machines, compare, failing, load_side
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             base, new = load_side(stored), load_side(saved or measured.save(scratch))
@@ -110,8 +110,7 @@ class Session:
         if judged.empty:
             entry.against = f"nothing to judge in {', '.join(self.fail_on)}"
             return
-        verdicts = judged["verdict"].astype(str)
-        bad = judged[(verdicts == "slower") | (verdicts.str.startswith("cannot tell") & (not self.allow_undetectable))]
+        bad = failing(judged, self.fail_on, self.allow_undetectable)
         worst = (bad if len(bad) else judged).sort_values("ratio", ascending=False).iloc[0]
         entry.against = f"{worst['mode']} {worst['metric']} {worst['ratio']:.3g}x: {worst['verdict']}"
         if len(bad):

@@ -151,6 +151,26 @@ class ModeResult:
 
 
 @dataclass
+class Noise:
+    """The machine's own noise in one process: CPU shares over its cold calls and its rounds, the host probe.
+
+    Shares are fractions of all CPU time from /proc/stat (None: not accounted here).
+    """
+
+    steal_cold: float | None = None  # over the cold first calls
+    steal: float | None = None  # over the sampled rounds
+    idle: float | None = None
+    iowait: float | None = None
+    round_steal: list[float | None] = field(default_factory=list)  # per round (None: no tick in it)
+    rounds_under_steal: int | None = None  # rounds whose steal share exceeded timing.max_steal
+    under_steal: bool = False  # measured mostly under steal (host.mostly_under_steal)
+    host_probe: dict[str, float] = field(default_factory=dict)  # host_probe_<name>_s
+
+
+NOISE_COLUMNS = ("steal", "steal_cold", "idle", "iowait", "rounds_under_steal")
+
+
+@dataclass
 class ProcessResult:
     """Everything one worker process returns; a crash or timeout is a result with `error` set."""
 
@@ -166,6 +186,7 @@ class ProcessResult:
     setup_s: float | None = None  # workload.setup's untimed run in this process
     peak_rss_growth_bytes: int | None = None
     device_peak_bytes: int | None = None
+    noise: Noise = field(default_factory=Noise)
 
     @property
     def failed(self) -> bool:
@@ -187,6 +208,7 @@ class JobRaw:
     sequence: dict[str, ProcessResult] = field(default_factory=dict)  # the retrace probe, per mode
     load_avg_start: float | None = None
     load_avg_end: float | None = None
+    replaced: list[ProcessResult] = field(default_factory=list)  # measured mostly under steal, replaced by others
 
 
 @dataclass

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .records import COLD_FIELDS, JobResult
+from .host import PROBE_COLUMNS
+from .records import COLD_FIELDS, NOISE_COLUMNS, JobResult
 
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
@@ -75,6 +76,7 @@ SPREAD = [
     "modes",
     "measure_s",
 ]
+NOISE = ["steal_median", "steal_max", "n_steal_replaced", *PROBE_COLUMNS]
 PAIRED = [
     "baseline_mode",
     "speedup",
@@ -154,6 +156,8 @@ ENVIRONMENT = [
     "hostname",
     "cpu_model",
     "cpu_count",
+    "cpu_affinity",
+    "blas_threads",
     "load_avg_start",
     "load_avg_end",
     "x64",
@@ -162,10 +166,21 @@ ENVIRONMENT = [
     "timestamp",
 ]
 COLUMNS = (
-    IDENTITY + OUTCOME + STEADY + SPREAD + PAIRED + COMPILATION + DISK_CACHE + ATTRIBUTION + WORK + CHECKS + ENVIRONMENT
+    IDENTITY
+    + OUTCOME
+    + STEADY
+    + SPREAD
+    + NOISE
+    + PAIRED
+    + COMPILATION
+    + DISK_CACHE
+    + ATTRIBUTION
+    + WORK
+    + CHECKS
+    + ENVIRONMENT
 )
 
-SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s"]
+SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s", "steal"]
 PROCESS_COLUMNS = [
     "job_num",
     "workload",
@@ -179,6 +194,8 @@ PROCESS_COLUMNS = [
     "median_s",
     "compiles_during_timing",
     "stop_reason",
+    *NOISE_COLUMNS,
+    *PROBE_COLUMNS,
 ]
 JOB_LIST_COLUMNS = ["job_num", "overrides"]  # a sweep's jobs.csv
 CALL_COLUMNS = [
@@ -226,6 +243,9 @@ INT_COLUMNS = [
     "eager_bytes",
     "peak_rss_growth_bytes",
     "device_peak_bytes",
+    "n_steal_replaced",
+    "rounds_under_steal",
+    "blas_threads",
 ]
 BOOL_COLUMNS = [
     "unstable",
@@ -273,6 +293,7 @@ TEXT_COLUMNS = [
     "cpu_model",
     "xla_flags",
     "timestamp",
+    "cpu_affinity",
     "config_hash",
     "explanation",
     "explanation_detail",

@@ -15,11 +15,12 @@ import numpy as np
 from .config import MODES, ExperimentConfig
 from .errors import ConfigError, Failure, qualified_name
 from .explain import explain
-from .records import COLD_PHASES, JobRaw, JobResult, ProcessResult
+from .records import COLD_PHASES, NOISE_COLUMNS, JobRaw, JobResult, ProcessResult
 from .stats import (
     break_even,
     hierarchical_medians,
     median_ci,
+    paired_change,
     percentile_ci,
     point_medians,
     robust_cv,
@@ -53,16 +54,36 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     setups = [r.setup_s for r in processes if r.setup_s is not None]
     if setups:
         base["setup_s"] = float(np.median(setups))
+    base.update(noise_columns(processes, len(raw.replaced)))
     rows = mode_rows(cfg, processes, raw.stop_reason, base)
     cache = cache_columns(*raw.cache) if raw.cache else {}
     for row in rows:
         row.update(cache.get(row["mode"], {}))
         row["load_avg_end"] = raw.load_avg_end
         if row["status"] == "ok":
-            row.update(instability(row))
+            row.update(instability(row, cfg.timing.max_steal))
     samples, procs, calls = long_rows(rows, processes)
     calls.extend(sequence_rows(raw.sequence, {k: rows[0][k] for k in KEY_COLUMNS}))
     return JobResult(rows, samples, procs, calls)
+
+
+def noise_columns(processes: list[ProcessResult], replaced: int) -> dict[str, Any]:
+    """The machine's noise over a job's kept processes: steal median and maximum, replacements, host probe medians."""
+    out: dict[str, Any] = {"n_steal_replaced": replaced}
+    steal = [r.noise.steal for r in processes if r.noise.steal is not None]
+    if steal:
+        out.update(steal_median=float(np.median(steal)), steal_max=float(max(steal)))
+    probes: dict[str, list[float]] = {}
+    for r in processes:
+        for name, value in r.noise.host_probe.items():
+            probes.setdefault(name, []).append(value)
+    out.update({name: float(np.median(values)) for name, values in probes.items()})
+    return out
+
+
+def _process_noise(r: ProcessResult) -> dict[str, Any]:
+    """processes.csv's noise columns of one process (None: not accounted)."""
+    return {**{k: getattr(r.noise, k) for k in NOISE_COLUMNS}, **r.noise.host_probe}
 
 
 def _median_of(processes: list[ProcessResult], keys: tuple[str, ...]) -> dict:
@@ -233,9 +254,12 @@ def _pct(value: float, limit: float) -> str:
     return text if text != f"{limit:.0%}" else f"{value:.1%}"
 
 
-def instability(row: dict) -> dict:
-    """Flag a steady state that may not be one, with pyperf's thresholds; the reasons say why."""
+def instability(row: dict, max_steal: float = 0.05) -> dict:
+    """Flag a steady state that may not be one, with pyperf's thresholds (and CPU steal); the reasons say why."""
     reasons = []
+    steal = row.get("steal_median")
+    if steal is not None and steal > max_steal:
+        reasons.append(f"CPU steal {_pct(steal, max_steal)} of the time (median process; limit {max_steal:.0%})")
     if row.get("compiles_during_timing", 0) > 0:
         reasons.append(f"{row['compiles_during_timing']} compile(s) while timed")
     spread = row.get("process_rel_spread", math.nan)
@@ -278,10 +302,20 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                         "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
                         "compiles_during_timing": m.compiles_during_timing,
                         "stop_reason": m.stop_reason,
+                        **_process_noise(r),
                     }
                 )
+            steal = r.noise.round_steal
             for i, value in enumerate(s if s is not None else ()):
-                samples.append({**ident, "round": i, "number": m.number, "per_call_s": float(value)})
+                samples.append(
+                    {
+                        **ident,
+                        "round": i,
+                        "number": m.number,
+                        "per_call_s": float(value),
+                        "steal": steal[i] if i < len(steal) else None,
+                    }
+                )
             calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.calls)
     return samples, procs, calls
 
@@ -418,3 +452,27 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
         row.update(failed)
         rows.append(row)
     return JobResult(rows)
+
+
+AB_METRICS = ("steady", "first_call", "compile")
+
+
+def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list]) -> dict[str, Any]:
+    """The ab_* columns of a variant's (or env's) row against the baseline's, from aligned per-pair values.
+
+    base[metric][i] and new[metric][i] come from pair i (one process for variants, a process pair
+    for envs); a pair with a missing or non-positive value on either side is left out.
+    """
+    out: dict[str, Any] = {"ab_baseline": baseline}
+    for metric in AB_METRICS:
+        pairs = [
+            (float(a), float(b))
+            for a, b in zip(base.get(metric, []), new.get(metric, []))
+            if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0
+        ]
+        if not pairs:
+            continue
+        change = paired_change([a for a, _ in pairs], [b for _, b in pairs])
+        out[f"ab_{metric}_n_pairs"] = change.pop("n_pairs")
+        out.update({f"ab_{metric}_{key}": value for key, value in change.items()})
+    return out

@@ -37,13 +37,13 @@ def run(
         cfg = from_dict(cfg)
     check_memory(cfg, payload)
     load_start = load_avg()
-    processes, stop_reason = collect(cfg, payload)
+    processes, stop_reason, replaced = collect(cfg, payload)
     problem = processes[0].config_error
     if problem is not None:
         raise ConfigError(problem.key, problem.value, problem.expected)
     cache = disk_cache_probe(cfg)
     load_end = load_avg()
-    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end)
+    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced)
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 
 
@@ -80,37 +80,45 @@ def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
     return launch(WORKER, task, cfg.timing.timeout_s)
 
 
-def collect(cfg: ExperimentConfig, payload: Payload | None = None) -> tuple[list[ProcessResult], str]:
-    """Results of the job's processes, and why no more were started.
+def collect(
+    cfg: ExperimentConfig, payload: Payload | None = None
+) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
+    """Results of the job's processes, why no more were started, and the processes replaced under steal.
 
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
     CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`.
+    A process measured mostly under CPU steal is replaced by a new one while both limits allow.
     """
     t = cfg.timing
     if cfg.isolate == "none":
         task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
-        return [measure(task, cfg)], "isolate=none"
+        return [measure(task, cfg)], "isolate=none", []
     results: list[ProcessResult] = []
+    replaced: list[ProcessResult] = []
     modes = cfg.mode.names
     start = time.perf_counter()
     while True:
         p = len(results)
         result = measure(Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload), cfg)
+        started = len(results) + len(replaced) + 1
+        if result.noise.under_steal and started < t.max_processes and time.perf_counter() - start < t.job_time_s:
+            replaced.append(result)  # the next process takes its place (and its index)
+            continue
         results.append(result)
         if result.failed:
-            return results, "error"
+            return results, "error", replaced
         modes = tuple(m for m in modes if m not in result.modes or result.modes[m].error is None)
         if not modes:
-            return results, "error"
+            return results, "error", replaced
         n = len(results)
         if n < t.processes:
             continue
         if n >= t.max_processes:
-            return results, "max_processes"
+            return results, "max_processes", replaced
         if time.perf_counter() - start >= t.job_time_s:
-            return results, "budget"
+            return results, "budget", replaced
         if ci_met(results, cfg.mode.names, t.target_rel_ci):
-            return results, "ci"
+            return results, "ci", replaced
 
 
 def disk_cache_probe(cfg: ExperimentConfig) -> tuple[ProcessResult, ProcessResult] | None:

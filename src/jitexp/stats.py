@@ -184,3 +184,95 @@ def break_even(base_first_s: float, base_median_s: float, first_s: float, median
     while ahead(n + 1):
         n += 1
     return math.inf, float(n)
+
+
+# ---- has something changed ----------------------------------------------------------------
+
+# Changes within 5% are noise here: the paired speedup of one preset moved by 5-10% between
+# sessions on the 2-core VM (docs/benchmarks.md), and asv uses a factor of 1.1 for the same reason.
+THRESHOLD = 0.05
+ALPHA = 0.05
+CANNOT_TELL = "cannot tell"
+
+
+def undetectable(n_a: int, n_b: int | None = None, alpha: float = ALPHA) -> str | None:
+    """Why no test result could reach significance at alpha with these counts, or None when one can.
+
+    Two independent sides (n_b given): the smallest two-sided p of an exact Mann-Whitney U test
+    is 2 / C(n_a + n_b, n_a). Paired (n_b None, n_a process pairs): the smallest two-sided p of an
+    exact Wilcoxon signed-rank test is 2 / 2**n_a.
+    """
+    if n_b is None:
+        smallest = 2.0 / 2.0**n_a if n_a > 0 else 1.0
+        return None if smallest < alpha else f"{n_a} process pair{'s' if n_a != 1 else ''}"
+    smallest = 2.0 / math.comb(n_a + n_b, n_a) if n_a > 0 and n_b > 0 else 1.0
+    if smallest < alpha:
+        return None
+    if n_a == n_b:
+        return f"{n_a} process{'es' if n_a != 1 else ''} per side"
+    return f"{n_a} vs {n_b} processes per side"
+
+
+def change_verdict(
+    ratio: float, p_value: float, threshold: float = THRESHOLD, alpha: float = ALPHA, *, cannot: str | None = None
+) -> str:
+    """NEW/BASE time ratio -> slower / faster (significant and beyond the threshold, symmetric in log),
+    'cannot tell (why)' when the counts could never reach significance, else no significant change."""
+    if cannot:
+        return f"{CANNOT_TELL} ({cannot})"
+    if not (p_value < alpha) or not math.isfinite(ratio):
+        return "no significant change"
+    if ratio > 1 + threshold:
+        return "slower"
+    if ratio < 1 / (1 + threshold):
+        return "faster"
+    return "no significant change"
+
+
+def independent_p(per_a: list[float], per_b: list[float]) -> float:
+    """Two-sided Mann-Whitney U p over per-process values of two independent runs (1.0 when untestable)."""
+    from scipy.stats import mannwhitneyu
+
+    if len(per_a) < 1 or len(per_b) < 1 or len(per_a) + len(per_b) < 3:
+        return 1.0
+    return float(mannwhitneyu(per_a, per_b, alternative="two-sided").pvalue)
+
+
+def paired_p(log_ratios: list[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p over per-process (or per process pair) log ratios (1.0 when untestable)."""
+    from scipy.stats import wilcoxon
+
+    x = np.asarray(log_ratios, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size < 2 or np.all(x == 0):
+        return 1.0
+    return float(wilcoxon(x, alternative="two-sided").pvalue)
+
+
+def paired_change(
+    base: list[float], new: list[float], threshold: float = THRESHOLD, alpha: float = ALPHA, seed: int = 0
+) -> dict:
+    """NEW against BASE over pairs measured side by side (one process's two variants, or a process pair).
+
+    ratio: median of NEW's per-pair values over BASE's (time: > 1 is slower); its 95% CI from
+    resampling whole pairs; p from a Wilcoxon signed-rank test on the per-pair log ratios; the
+    verdict as `change_verdict`, 'cannot tell' when n pairs could never be significant.
+    """
+    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError("paired_change needs the same number (>= 1) of values on each side")
+    ratio = float(np.median(b) / np.median(a)) if np.median(a) > 0 else math.nan
+    rng = np.random.default_rng(seed)
+    picked = rng.integers(0, a.size, size=(N_RESAMPLES, a.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = percentile_ci(np.median(b[picked], axis=1) / np.median(a[picked], axis=1))
+        logs = np.log(b / a)
+    p = paired_p(list(logs))
+    return {
+        "ratio": ratio,
+        "ratio_ci_low": lo,
+        "ratio_ci_high": hi,
+        "p_value": p,
+        "verdict": change_verdict(ratio, p, threshold, alpha, cannot=undetectable(a.size, None, alpha)),
+        "n_pairs": int(a.size),
+    }

@@ -19,6 +19,7 @@ from .formatting import (
     EAGER,
     NUMPY,
     cell_text,
+    format_seconds,
     format_value,
     is_missing,
     is_true,
@@ -527,11 +528,46 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
             f"({int(compiles.sum())} compile(s)): their steady state was not steady" + _examples(df[compiles > 0])
         )
+    lines += steal_caveats(df)
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
         values = get_column(df, column)
         bad = values.notna() & ~values.map(is_true).astype(bool)
         if bad.any():
             lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad]))
+    return lines
+
+
+STEAL_NOTED = 0.05  # timing.max_steal's default: rows above it are named
+
+
+def steal_caveats(df: pd.DataFrame) -> list[str]:
+    """CPU steal over the rows (which rows it moved, processes replaced) and the host probe's spread across them."""
+    lines = []
+    steal = pd.to_numeric(get_column(df, "steal_median"), errors="coerce")
+    if steal.notna().any():
+        high = steal > STEAL_NOTED
+        replaced = int(pd.to_numeric(get_column(df, "n_steal_replaced"), errors="coerce").fillna(0).sum())
+        worst = pd.to_numeric(get_column(df, "steal_max"), errors="coerce").max()
+        lines.append(
+            f"CPU steal (hypervisor): median process {steal.min():.1%}..{steal.max():.1%} over {len(df)} rows, "
+            f"worst process {worst:.1%}; {int(high.sum())} row(s) above {STEAL_NOTED:.0%}"
+            + (_examples(df[high]) if high.any() else "")
+            + (f"; {replaced} process(es) replaced under steal" if replaced else "")
+        )
+    spreads = []
+    for col in [c for c in df.columns if c.startswith("host_probe_")]:
+        values = pd.to_numeric(df[col], errors="coerce").dropna()
+        if len(values) > 1 and values.min() > 0:
+            name = col.removeprefix("host_probe_").removesuffix("_s")
+            spreads.append(
+                f"{name} {format_seconds(values.min())}..{format_seconds(values.max())} "
+                f"({values.max() / values.min():.2f}x)"
+            )
+    if spreads:
+        lines.append(
+            "host probe across the rows (the same kernels every time; a wide spread means the host moved): "
+            + ", ".join(spreads)
+        )
     return lines
 
 

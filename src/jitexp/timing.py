@@ -37,6 +37,7 @@ class Rounds:
     stop_reason: str  # "ci" | "budget" | "max_samples"
     elapsed_s: float
     errors: dict[str, BaseException] = field(default_factory=dict)  # modes that failed while sampled
+    ticks: list[Any] = field(default_factory=list)  # tick() before the first round and after each round
     last_output: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -89,6 +90,7 @@ def measure_rounds(
     *,
     shift: int = 0,
     sampling: Callable[[str], AbstractContextManager] | None = None,
+    tick: Callable[[], Any] | None = None,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
@@ -96,8 +98,9 @@ def measure_rounds(
     `shift` per process), so drift hits all modes alike. Sampling stops after at least
     `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
     process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
-    compile counter) is entered around each of that mode's samples. A mode that raises is
-    dropped from later rounds and its exception kept in `errors`.
+    compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
+    is read before the first round and after each. A mode that raises is dropped from later
+    rounds and its exception kept in `errors`.
     """
     modes = list(calls)
     errors: dict[str, BaseException] = {}
@@ -115,8 +118,11 @@ def measure_rounds(
     live = [m for m in modes if m not in errors]
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
+    ticks: list[Any] = []
     with gc_disabled():
         start = time.perf_counter()
+        if tick:
+            ticks.append(tick())
         while rounds < policy.max_samples and live:
             for mode in rotation(live, rounds + shift):
                 try:
@@ -130,6 +136,8 @@ def measure_rounds(
                 samples[mode].append(per_call)
             live = [m for m in live if m not in errors]
             rounds += 1
+            if tick:
+                ticks.append(tick())
             if rounds < policy.min_samples:
                 continue
             if all(summarize(samples[m]).rel_ci_halfwidth <= policy.target_rel_ci for m in live):
@@ -140,7 +148,7 @@ def measure_rounds(
                 break
         elapsed = time.perf_counter() - start
     kept = {m: np.asarray(s) for m, s in samples.items() if m not in errors}
-    return Rounds(kept, {m: number[m] for m in kept}, stop, elapsed, errors, last)
+    return Rounds(kept, {m: number[m] for m in kept}, stop, elapsed, errors, ticks, last)
 
 
 def dispatch_times(call: Call, block: Block, probes: int) -> np.ndarray:

@@ -19,14 +19,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import compiles, memory, misses, payload, workloads
+from . import compiles, host, memory, misses, payload, workloads
 from .attribution import jaxpr_counts, op_dispatch_s
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig
 from .env import available_memory, environment, jax_flag
 from .errors import ConfigError, PhaseError, failure_of, first_line, phase, qualified_name
 from .modes import Carry, ColdCall, cold_call, cost_of
-from .records import Cold, ConfigProblem, ModeResult, ProcessResult, Task
+from .records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
 from .timing import dispatch_times, measure_rounds, rotation
 
 # Normwise relative error allowed between a compiled result and eager's, per dtype:
@@ -44,6 +44,8 @@ def entry(task: Task, conn: Any) -> None:
         sys.path[:] = task.sys_path
     if task.cwd:
         os.chdir(task.cwd)
+    if task.cfg.cpu_affinity:
+        os.sched_setaffinity(0, task.cfg.cpu_affinity)  # before JAX sizes its thread pools
     _conn = conn
     try:
         result = measure_process(task)
@@ -94,7 +96,9 @@ def measure_process(task: Task) -> ProcessResult:
         jax.default_device(device),
     ):
         warm_backend(device)
-        result.environment = environment()
+        result.environment = {**environment(), **pinning(cfg.cpu_affinity)}
+        if task.kind == "measure":
+            result.noise.host_probe = host.host_probe()
         rss_before = memory.reset_peak_rss()
 
         def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
@@ -134,7 +138,9 @@ def measure_process(task: Task) -> ProcessResult:
             if setup is not None and by_path:
                 result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
             return result
-        KINDS[task.kind](task, w, result.modes, inputs if setup is not None else lambda job=cfg: w)
+        noise = KINDS[task.kind](task, w, result.modes, inputs if setup is not None else lambda job=cfg: w)
+        if noise is not None:
+            result.noise = dataclasses.replace(noise, host_probe=result.noise.host_probe)
         result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
     result.measure_s = time.perf_counter() - started
     return result
@@ -167,10 +173,11 @@ def raised_at(exc: BaseException, what: str) -> str:
 Inputs = Callable[..., workloads.Workload]  # builds a workload's inputs afresh (workload.setup), or returns the same
 
 
-def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> Noise:
     cfg, t = task.cfg, task.cfg.timing
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
+    cold_start = host.cpu_times()
     for position, mode in enumerate(order):
         try:
             own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
@@ -195,6 +202,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
+    cold_share = host.shares(cold_start, host.cpu_times())
     if task.extras:
         _extras(cfg, inputs(), cold, out)
     live = {m: c for m, c in cold.items() if out[m].error is None}
@@ -206,6 +214,7 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         t,
         shift=task.process,
         sampling=counters.__getitem__,
+        tick=host.cpu_times,
     )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))
@@ -220,6 +229,35 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
                 out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+    return noise_of(cold_share, rounds.ticks, t.max_steal)
+
+
+def noise_of(cold: host.Shares | None, ticks: list, max_steal: float) -> Noise:
+    """The process's Noise record from its cold-call shares and the CPU counters read around each round."""
+    per_round = host.round_steal(ticks)
+    sampled = host.shares(ticks[0], ticks[-1]) if len(ticks) > 1 else None
+    known = [s for s in per_round if s is not None]
+    overall = sampled.steal if sampled is not None else None
+    return Noise(
+        steal_cold=cold.steal if cold is not None else None,
+        steal=overall,
+        idle=sampled.idle if sampled is not None else None,
+        iowait=sampled.iowait if sampled is not None else None,
+        round_steal=per_round,
+        rounds_under_steal=sum(s > max_steal for s in known) if known else None,
+        under_steal=host.mostly_under_steal(per_round, overall, max_steal),
+    )
+
+
+def pinning(cores: list[int] | None) -> dict:
+    """The worker's CPU affinity and its BLAS thread count (limited to the pinned cores when cpu_affinity is set)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if cores:
+        threadpool_limits(len(cores), user_api="blas")
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"]
+    return {"cpu_affinity": ",".join(map(str, affinity)), "blas_threads": max(blas) if blas else None}
 
 
 def _cold_record(c: ColdCall) -> Cold:

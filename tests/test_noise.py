@@ -1,0 +1,130 @@
+"""The machine's own noise: steal shares from fake /proc/stat counters, the replacement rule, the host probe, pinning."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from conftest import run_cli
+from jitexp import host, runner
+from jitexp.config import ExperimentConfig, ModeConfig, TimingConfig
+from jitexp.records import Noise, ProcessResult
+from jitexp.rows import instability, noise_columns
+from jitexp.timing import measure_rounds
+
+# user nice system idle iowait irq softirq steal
+START = (1000, 0, 100, 500, 10, 0, 0, 50)
+
+
+def stat_line(values) -> str:
+    return "cpu  " + " ".join(map(str, values)) + " 0 0\ncpu0 1 2 3\n"
+
+
+def test_cpu_times_reads_the_aggregate_line_and_refuses_a_kernel_without_steal(tmp_path):
+    full = tmp_path / "stat"
+    full.write_text(stat_line(START))
+    assert host.cpu_times(str(full)) == START
+    old = tmp_path / "old"
+    old.write_text("cpu  1 2 3 4 5 6 7\n")  # no steal field: not accounted
+    assert host.cpu_times(str(old)) is None
+    assert host.cpu_times(str(tmp_path / "missing")) is None
+
+
+def test_shares_over_an_interval():
+    after = (1080, 0, 110, 500, 10, 0, 0, 80)  # 120 ticks: 30 stolen
+    s = host.shares(START, after)
+    assert s is not None and s.steal == pytest.approx(0.25) and s.idle == 0 and s.ticks == 120
+    assert host.shares(START, START) is None  # no tick passed
+    assert host.shares(START, (1003, 0, 100, 500, 10, 0, 0, 51)) is None  # 4 ticks: below MIN_TICKS
+    assert host.shares(None, after) is None
+
+
+def test_rounds_read_the_counters_around_each_round_and_the_rule_needs_most_rounds_marked():
+    readings = iter([START[:7] + (50 + 2 * i,) for i in range(100)])  # each reading: 2 more steal ticks only
+    policy = TimingConfig(warmup=0, min_samples=5, max_samples=5, min_sample_time_s=1e-5, max_time_s=1.0)
+    rounds = measure_rounds({"a": lambda: 1}, {"a": lambda x: x}, policy, tick=lambda: next(readings))
+    assert len(rounds.ticks) == 6  # before the first round and after each of the 5
+    per_round = host.round_steal(rounds.ticks)
+    assert per_round == [1.0] * 5
+    assert host.mostly_under_steal(per_round, 0.3, max_steal=0.05)
+    one_tick = [START]  # 40 rounds of one tick each, every other one stolen: a round's own share is 0 or 1
+    for i in range(40):
+        last = list(one_tick[-1])
+        last[7 if i % 2 else 0] += 1
+        one_tick.append(tuple(last))
+    widened = host.round_steal(one_tick)
+    assert all(0.4 <= s <= 0.6 for s in widened)  # each over >= 10 ticks around its round
+    assert host.round_steal([START, None, START]) == [None, None]  # not accounted
+    assert not host.mostly_under_steal([0.5, 0.0, 0.0, None], 0.3, max_steal=0.05)  # one marked round of three
+    assert not host.mostly_under_steal(per_round, 0.01, max_steal=0.05)  # the process's own share disagrees
+    assert not host.mostly_under_steal([None, None], None, max_steal=0.05)  # not accounted: never replaced
+
+
+def fake_process(p: int, under_steal: bool, steal: float | None = 0.01) -> ProcessResult:
+    return ProcessResult(p, noise=Noise(steal=steal, under_steal=under_steal, host_probe={"host_probe_copy_s": 1e-3}))
+
+
+def test_a_process_measured_under_steal_is_replaced_while_the_budget_allows(monkeypatch):
+    verdicts = iter([True, False, True, False, True, True, True, True])
+    started = []
+
+    def fake_measure(task, cfg):
+        started.append(task.process)
+        return fake_process(task.process, next(verdicts))
+
+    monkeypatch.setattr(runner, "measure", fake_measure)
+    monkeypatch.setattr(runner, "ci_met", lambda *a: True)
+    cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6, job_time_s=60))
+    kept, stop, replaced = runner.collect(cfg)
+    # p0 under steal -> replaced by another p0; p1 under steal -> replaced; p2 under steal with 5 started
+    # and max_processes 6 -> replaced (6th start) is not allowed: the 6th is kept whatever it saw
+    assert started == [0, 0, 1, 1, 2, 2]
+    assert [r.process for r in kept] == [0, 1, 2] and len(replaced) == 3 and stop == "ci"
+    cfg_quick = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=1, max_processes=1))
+    verdicts = iter([True])
+    kept, _, replaced = runner.collect(cfg_quick)
+    assert len(kept) == 1 and replaced == []  # no budget for a replacement: kept, and the row says steal
+
+
+def test_noise_columns_and_the_steal_reason():
+    cols = noise_columns([fake_process(0, False, 0.02), fake_process(1, False, 0.12), fake_process(2, False, None)], 2)
+    assert cols["steal_median"] == pytest.approx(0.07) and cols["steal_max"] == pytest.approx(0.12)
+    assert cols["n_steal_replaced"] == 2 and cols["host_probe_copy_s"] == pytest.approx(1e-3)
+    none = noise_columns([fake_process(0, False, None)], 0)
+    assert "steal_median" not in none and "steal_max" not in none  # not accounted: empty, not zero
+    row = {"median_s": 1.0, "process_median_min_s": 1.0, "process_median_max_s": 1.0, "steal_median": 0.12}
+    assert "CPU steal 12%" in instability(row, max_steal=0.05)["unstable_reason"]
+    assert not instability({**row, "steal_median": 0.01}, max_steal=0.05)["unstable"]
+
+
+@pytest.mark.slow
+def test_a_job_without_steal_accounting_has_empty_columns_and_records_the_probe_and_pinning(tmp_path):
+    fake = tmp_path / "stat"
+    fake.write_text("cpu  1 2 3 4 5 6 7\n")  # an old kernel: no steal field
+    out = tmp_path / "run"
+    core = sorted(os.sched_getaffinity(0))[-1]
+    proc = run_cli(
+        ["workload=add_one", "size=64", "timing=quick", f"cpu_affinity=[{core}]", f"hydra.run.dir={out}"],
+        cwd=tmp_path,
+        env={host.STAT_ENV: str(fake)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = pd.read_csv(out / "results.csv")
+    assert rows["steal_median"].isna().all() and rows["steal_max"].isna().all()
+    assert (rows["n_steal_replaced"] == 0).all()
+    for name in host.PROBE_COLUMNS:
+        assert (rows[name] > 0).all(), name
+    assert rows["cpu_affinity"].astype(str).tolist() == [str(core)] * len(rows)
+    assert (rows["blas_threads"] == 1).all()  # the NumPy twin's BLAS follows the pinned cores
+    procs = pd.read_csv(out / "processes.csv")
+    assert procs["steal"].isna().all() and (procs["host_probe_dispatch_s"] > 0).all()
+    assert "steal" in pd.read_csv(out / "samples.csv").columns
+
+
+def test_cpu_affinity_naming_a_core_this_machine_lacks_is_one_line(tmp_path):
+    proc = run_cli(["timing=quick", "cpu_affinity=[4096]", f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "cpu_affinity" in lines[0] and "4096" in lines[0], proc.stderr

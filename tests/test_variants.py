@@ -83,6 +83,19 @@ def test_nested_and_dotted_keys_and_mode_options_are_variants():
     assert cfg.workload.params["n"] == 3  # the job's own is unchanged
 
 
+def test_an_experiment_preset_sets_variants(tmp_path):
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "ab.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - override /workload: custom\nworkload:\n  args: [{shape: [8, 8]}]\n"
+        "variants:\n  before: {workload.fn: abcode.once}\n  after: {workload: {fn: abcode.thrice}}\n"
+    )
+    [cfg] = preflight.check(["--config-dir", str(tmp_path), "experiment=ab"])
+    assert {name: c.workload.fn for name, c in variant_configs(cfg).items()} == {
+        "before": "abcode.once",
+        "after": "abcode.thrice",
+    }
+
+
 @pytest.mark.parametrize(
     "variants, key, words",
     [

@@ -152,3 +152,20 @@ def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
         assert proc.returncode == 0, proc.stdout[-3000:]
         assert "1 passed" in proc.stdout and "test_perf.py::test_step_speed" in proc.stdout
     assert (tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv").is_file()
+VARIANTS = "### Before and after in one run"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(commands(VARIANTS, "variant-commands"))))
+def test_readme_variants_example_runs_verbatim(tmp_path, index):
+    # two versions of a function in one job: variant rows, ab_* columns against the first
+    assert write_files(tmp_path, VARIANTS) == {"mysoftmax.py"}
+    argv = commands(VARIANTS, "variant-commands")[index]
+    out = tmp_path / "job"
+    proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["variant", "mode", "status", "error_message"]]
+    assert list(rows["variant"]) == ["before", "before", "after", "after"]
+    assert rows.loc[rows["variant"] == "after", "ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
+    assert "after jit vs before" in proc.stdout

@@ -135,6 +135,10 @@ class ExperimentConfig:
     # row each, e.g. [{n: 2}, {n: 3}, {n: 2}]; keys: workload params, size, dtype, python_scalars
     sequence: List[Dict[str, Any]] = field(default_factory=list)
     cpu_affinity: Optional[List[int]] = None  # cores the worker processes run on (null: any)
+    # versions measured together in the same worker processes, each paired against the first (the
+    # baseline): {name: {dotted key: value}}, e.g. {before: {workload.fn: m.f}, after: {workload.fn: m.g}}.
+    # Typed Any (checked by variant_overrides): OmegaConf cannot merge `variants={...}` into a null Dict node
+    variants: Optional[Any] = None
 
     @property
     def workload_name(self) -> str:
@@ -232,6 +236,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         _check_param(name, cfg.workload.params, rule)
     for i, arg in enumerate(cfg.workload.args or []):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
+    if cfg.variants:
+        _validate_with_variants(cfg)
     for i, item in enumerate(cfg.sequence):
         if not isinstance(item, dict) or "_args" not in item:
             raise ConfigError(
@@ -473,6 +479,10 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     """
     node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
     _unknown_keys(OmegaConf.to_container(node, resolve=False))
+    overrides = variant_overrides(node)
+    filled = _variant_defaults(node, overrides)
+    if filled is not node:
+        node = cfg = filled
     if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(
         node.workload, "args"
     ):
@@ -492,6 +502,7 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
         message = str(exc).strip().splitlines()[0]
         raise ConfigError(key, None, message) from None
     exp.sequence = resolve_sequence(node, exp)
+    exp.variants = resolve_variants(node, exp, overrides)
     if exp.mode.numpy and exp.workload.numpy_fn is None and exp.mode.names != ("numpy",):
         exp.mode = dataclasses.replace(exp.mode, numpy=False)
         log.warning("%s declares no numpy_fn: measuring %s without numpy", exp.workload_name, ",".join(exp.mode.names))
@@ -547,6 +558,201 @@ def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
             }
         )
     return resolved
+
+
+# ---- variants: versions of the job measured in the same processes ---------------------------
+
+VARIANT_TOP_KEYS = ("size", "seed", "dtype")  # top-level keys a variant may set (dtype: while x64 agrees)
+VARIANT_MODE_KEYS = (
+    "static_argnums",
+    "static_argnames",
+    "donate_argnums",
+    "donate_argnames",
+    "compiler_options",
+    "jit_fn",
+)
+VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options")  # mappings whose entries are the user's
+VARIANT_NODES = ("workload", "mode", "device", "timing", "workload.params")  # written nested or dotted alike
+# set once per worker process (the device, JAX's clients and flags): two values need two processes
+PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir")
+JOB_KEYS = ("timing", "calls", "check", "resume", "fail_on_error", "sequence", "variants")  # the job's, not a variant's
+_PROCESS_LEVEL = (
+    "is set once per worker process and variants share their processes; compare it in separate "
+    "processes: envs (two installs) or a sweep (-m)"
+)
+_JOB_LEVEL = "is the job's, the same for every variant: set it outside variants"
+
+
+def variant_overrides(node: DictConfig) -> dict[str, dict[str, Any]]:
+    """The job's `variants` as {name: {dotted key: value}}, every key checked; empty when it has none.
+
+    A key that cannot vary inside one process, or that is the job's own, or that the config does
+    not have, is a ConfigError naming `variants.NAME.KEY` (with a did-you-mean for a typo).
+    """
+    raw = OmegaConf.select(node, "variants", default=None)
+    entries = OmegaConf.to_container(raw, resolve=False) if isinstance(raw, DictConfig) else raw
+    if not entries:
+        return {}
+    if not isinstance(entries, dict) or len(entries) < 2:
+        raise ConfigError(
+            "variants",
+            list(entries) if isinstance(entries, dict) else entries,
+            "needs two or more, the first the baseline, e.g. 'variants={before:{workload.fn:m.f},after:{workload.fn:m.g}}'",
+        )
+    params = list(OmegaConf.select(node, "workload.params", default=None) or {})
+    out = {}
+    for key_, changes in entries.items():
+        name = str(key_)
+        if not isinstance(changes, dict):
+            raise ConfigError(f"variants.{name}", changes, "a mapping of overrides, e.g. {workload.fn: m.f}")
+        flat = _flatten(changes, f"variants.{name}")
+        for key, value in flat.items():
+            _check_variant_key(f"variants.{name}", key, value, params)
+        out[name] = flat
+    return out
+
+
+def _flatten(changes: Mapping, where: str, prefix: str = "") -> dict[str, Any]:
+    """{workload: {fn: x}} and {workload.fn: x} alike as {"workload.fn": x} (open mappings stay values)."""
+    flat: dict[str, Any] = {}
+    for key, value in changes.items():
+        if str(key).startswith("_"):  # resolved data kept beside the overrides
+            continue
+        full = f"{prefix}{key}"
+        if full in VARIANT_NODES and not isinstance(value, Mapping):
+            raise ConfigError(
+                f"{where}.{full}",
+                value,
+                f"a variant sets keys of {full} ({full}.KEY: value), not a config group",
+            )
+        if full in VARIANT_NODES:
+            flat.update(_flatten(value, where, full + "."))
+        else:
+            flat[full] = value
+    return flat
+
+
+def _check_variant_key(where: str, key: str, value: Any, params: list[str]) -> None:
+    """Refuse a variant's key that cannot vary in one process, is the job's, or does not exist."""
+    head, _, rest = key.partition(".")
+    field_name, _, sub = rest.partition(".")
+    if head in PROCESS_KEYS:
+        raise ConfigError(f"{where}.{key}", value, _PROCESS_LEVEL)
+    if head in JOB_KEYS or (head == "mode" and (not rest or field_name in MODES)):
+        raise ConfigError(f"{where}.{key}", value, _JOB_LEVEL)
+    if head in VARIANT_TOP_KEYS and not rest:
+        return
+    if head == "workload":
+        known = [f.name for f in dataclasses.fields(WorkloadConfig)]
+    elif head == "mode":
+        known = list(VARIANT_MODE_KEYS)
+    else:
+        raise unknown_key(f"{where}.{key}", value, [*VARIANT_TOP_KEYS, "workload", "mode", *PROCESS_KEYS, *JOB_KEYS])
+    if field_name not in known:
+        raise unknown_key(f"{where}.{head}.{field_name}", value, known)
+    if not sub or f"{head}.{field_name}" in VARIANT_OPEN:
+        return
+    if key.startswith("workload.params.") and "." not in sub:
+        if sub not in params:
+            raise unknown_key(f"{where}.{key}", value, params)
+        return
+    raise ConfigError(f"{where}.{key}", value, f"{head}.{field_name} takes a value, not keys")
+
+
+def _variant_defaults(node: DictConfig, overrides: Mapping[str, dict]) -> DictConfig:
+    """The job with a key it leaves ??? (workload=custom's fn) that every variant sets taken from the baseline's."""
+    if not overrides:
+        return node
+    first, *others = overrides.values()
+    filled = None
+    for key, value in first.items():
+        parent_key, _, leaf = key.rpartition(".")
+        parent = OmegaConf.select(node, parent_key) if parent_key else node
+        if not isinstance(parent, DictConfig) or leaf not in parent.keys() or not OmegaConf.is_missing(parent, leaf):
+            continue
+        if all(key in o for o in others):
+            filled = filled if filled is not None else node.copy()
+            OmegaConf.update(filled, key, value, merge=False)
+    return filled if filled is not None else node
+
+
+def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping[str, dict]) -> dict[str, dict] | None:
+    """Each variant's overrides with `_resolved`: its workload, mode, size, dtype and seed, resolved
+    and validated like a job of its own (a changed size or param reaches every argument that
+    interpolates it); None when the job has none."""
+    if not overrides:
+        return None
+    base = node.copy()
+    OmegaConf.set_struct(base, False)
+    resolved: dict[str, dict] = {}
+    x64 = None
+    for name, flat in overrides.items():
+        changes: dict[str, Any] = {"variants": None, "sequence": []}
+        for key, value in flat.items():
+            _set_dotted(changes, key, value)
+        try:
+            variant = from_dict(cast(DictConfig, OmegaConf.merge(base, changes)))
+        except ConfigError as error:
+            if not any(error.key == k or error.key.startswith(k + ".") for k in flat):
+                validate(exp)  # a mistake of the job itself is named as the job's
+            raise ConfigError(f"variants.{name}.{error.key}", error.value, error.expected) from None
+        wide = needs_x64(variant)
+        if x64 is not None and wide != x64:
+            key = "dtype" if "dtype" in flat else "workload.args"
+            raise ConfigError(
+                f"variants.{name}.{key}",
+                flat.get(key),
+                f"turns x64 {'on' if wide else 'off'} and the baseline does not; x64 {_PROCESS_LEVEL}",
+            )
+        x64 = wide
+        resolved[name] = {
+            **flat,
+            "_resolved": {
+                "workload": dataclasses.asdict(variant.workload),
+                "mode": dataclasses.asdict(variant.mode),
+                "size": variant.size,
+                "dtype": variant.dtype,
+                "seed": variant.seed,
+            },
+        }
+    return resolved
+
+
+def _set_dotted(tree: dict, key: str, value: Any) -> None:
+    """tree with `a.b.c` set to value as nested dicts (what OmegaConf.merge takes)."""
+    *parents, leaf = key.split(".")
+    for part in parents:
+        tree = tree.setdefault(part, {})
+    tree[leaf] = value
+
+
+def _validate_with_variants(cfg: ExperimentConfig) -> None:
+    """The probes that measure one config cannot take variants."""
+    if cfg.sequence:
+        raise ConfigError("sequence", "[...]", "the retrace probe calls one config; run it in a job without variants")
+    if cfg.compilation_cache_dir is not None:
+        raise ConfigError(
+            "compilation_cache_dir",
+            cfg.compilation_cache_dir,
+            "the disk-cache probe measures one config; run it in a job without variants",
+        )
+
+
+def variant_configs(cfg: ExperimentConfig) -> dict[str, ExperimentConfig]:
+    """Each variant's own config (the job's with its overrides applied), in order; empty without variants."""
+    out = {}
+    for name, entry in (cfg.variants or {}).items():
+        r = entry["_resolved"]
+        out[name] = dataclasses.replace(
+            cfg,
+            workload=WorkloadConfig(**r["workload"]),
+            mode=ModeConfig(**r["mode"]),
+            size=r["size"],
+            dtype=r["dtype"],
+            seed=r["seed"],
+            variants=None,
+        )
+    return out
 
 
 def writable_dir(key: str, path: str) -> None:
@@ -708,6 +914,12 @@ def array_specs(cfg: ExperimentConfig) -> list[dict]:
     """The array specs among the workload's arguments and keyword arguments (not literals; none under setup)."""
     specs = [a for a in cfg.workload.args or [] if "value" not in a]
     return specs + [v for v in cfg.workload.kwargs.values() if isinstance(v, dict) and "value" not in v]
+
+
+def needs_x64(cfg: ExperimentConfig) -> bool:
+    """float64 anywhere (the job's dtype or an argument's) turns on x64 for the job."""
+    wide = {"float64", "int64", "complex128"}
+    return cfg.dtype in wide or any(a.get("dtype") in wide for a in array_specs(cfg))
 
 
 def input_bytes(cfg: ExperimentConfig) -> int:

@@ -271,13 +271,39 @@ def split_reasons(text: Any) -> list[str]:
     return [r.strip() for r in _REASONS.split(cell_text(text)) if r.strip()]
 
 
+def row_label(row: Mapping) -> str:
+    """A row's mode, after its variant in a job with variants: ``jit``, ``after jit``."""
+    variant = cell_text(row.get("variant"))
+    return f"{variant} {row.get('mode')}" if variant else str(row.get("mode"))
+
+
+def ab_phrase(row: Mapping, metric: str = "steady") -> str:
+    """A variant's change against the baseline variant: ``after jit 3.02x slower than before (95% CI
+    2.95x-3.10x, p=0.031)``, ``... 1.01x: no significant change (...)``, ``... cannot tell (1 process pair)``."""
+    verdict_ = cell_text(row.get(f"ab_{metric}_verdict"))
+    head = f"{row_label(row)} vs {row.get('ab_baseline')}"
+    if is_missing(row.get(f"ab_{metric}_ratio")) or not verdict_:
+        return f"{head}: -"
+    ratio = float(row[f"ab_{metric}_ratio"])
+    if verdict_.startswith("cannot tell"):
+        return f"{head} {three_digits(ratio)}x: {verdict_}"
+    lo, hi = row.get(f"ab_{metric}_ratio_ci_low"), row.get(f"ab_{metric}_ratio_ci_high")
+    p: Any = row.get(f"ab_{metric}_p_value")
+    detail = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x, p={'-' if is_missing(p) else f'{float(p):.2g}'})"
+    if verdict_ == "slower":
+        return f"{row_label(row)} {three_digits(ratio)}x slower than {row.get('ab_baseline')} {detail}"
+    if verdict_ == "faster":
+        return f"{row_label(row)} {three_digits(1 / ratio)}x faster than {row.get('ab_baseline')} {detail}"
+    return f"{head} {three_digits(ratio)}x: {verdict_} {detail}"
+
+
 def unstable_clause(rows: Sequence[Mapping]) -> str:
     """``unstable (eager, jit): 3 reasons, see results.csv unstable_reason``; ``""`` when every row is stable."""
     unstable = [r for r in rows if is_true(r.get("unstable"))]
     if not unstable:
         return ""
     n = sum(max(len(split_reasons(r.get("unstable_reason"))), 1) for r in unstable)
-    modes = ", ".join(str(r.get("mode")) for r in unstable)
+    modes = ", ".join(row_label(r) for r in unstable)
     return f"unstable ({modes}): {n} reason{'s' if n != 1 else ''}, see results.csv unstable_reason"
 
 
@@ -290,14 +316,17 @@ def failure_text(row: Mapping) -> str:
 
 
 def job_summary(rows: Sequence[Mapping]) -> str:
-    """One line for a job: each mode's median with its CI, then each paired verdict, compile and pay-off."""
+    """One line for a job: each mode's median with its CI, then each variant's change against the
+    baseline variant (a job with variants), then each paired verdict, compile and pay-off."""
     r0 = rows[0]
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
-    head = " ".join(str(p) for p in (r0["workload"], params, f"size={plain(r0['size'])}", r0["dtype"], device) if p)
+    workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
+    head = " ".join(str(p) for p in (workload, params, f"size={plain(r0['size'])}", r0["dtype"], device) if p)
     parts, verdicts = [], []
+    changes = [ab_phrase(row) for row in rows if cell_text(row.get("ab_baseline"))]
     for row in rows:
-        mode = row["mode"]
+        mode, plain_mode = row_label(row), row["mode"]
         if row.get("status") != "ok":
             parts.append(failure_text(row))
             continue
@@ -312,7 +341,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
                 row["speedup_ci_high"],
                 row["verdict"],
             )
-            if mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
+            if plain_mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
                 verdicts.append(phrase)
             else:
                 compile_s = row.get("compile_s")
@@ -322,7 +351,11 @@ def job_summary(rows: Sequence[Mapping]) -> str:
                 )
                 why = f", {row['explanation']}" if not is_missing(row.get("explanation")) else ""
                 verdicts.append(f"{phrase}{why}{compile_part}, {payoff}")
-        if not is_missing(row.get("speedup_vs_numpy")) and mode != row.get("baseline_mode", EAGER) and mode != EAGER:
+        if (
+            not is_missing(row.get("speedup_vs_numpy"))
+            and plain_mode != row.get("baseline_mode", EAGER)
+            and plain_mode != EAGER
+        ):
             verdicts.append(
                 speedup_phrase(
                     mode,
@@ -337,7 +370,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
     notes = [unstable_clause(rows)]
     text = f"{head}: {', '.join(parts)}"
-    if verdicts:
-        text += " -> " + "; ".join(verdicts)
+    if changes or verdicts:
+        text += " -> " + "; ".join(changes + verdicts)
     tail = [t for t in [scope, *notes] if t]
     return text + (f" [{'; '.join(tail)}]" if tail else "")

@@ -68,20 +68,20 @@ def figure_groups(df: pd.DataFrame):
 
 
 def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The x groups of a figure: one per (params, static_argnums, knobs, size), labelled on two lines.
+    """The x groups of a figure: one per (variant, params, static_argnums, knobs, size), labelled on two lines.
 
     The label names only what varies in the figure: ``n=2 (static)`` / ``donate [0]`` and ``size 50``.
     """
     rows = tables.with_variant_columns(rows)
     params = tables.param_columns(rows)
-    keys = [*params, tables.VARIANT, *tables.KNOBS, "size"]
+    keys = [tables.AB_VARIANT, *params, tables.VARIANT, *tables.KNOBS, "size"]
     keys = [k for k in keys if k in rows.columns]
     varying = {k for k in keys if rows[k].astype("string").nunique(dropna=False) > 1}
     static_varies = tables.VARIANT in varying
     groups = []
     for values, case in rows.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, tables.as_tuple(values)))
-        parts = []
+        parts = [formatting.cell_text(ident[tables.AB_VARIANT])] if tables.AB_VARIANT in varying else []
         static_mark = static_varies or formatting.is_static(ident.get(tables.VARIANT))
         text = formatting.params_text(ident, static_mark=static_mark)
         if text:
@@ -98,6 +98,7 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
             if not formatting.is_missing(ident.get(k))
             else ""
             for k in keys
+            if k != tables.AB_VARIANT  # variants keep the job's order, the baseline first
         )
         groups.append((sort_key, "\n".join(parts), case))
     try:

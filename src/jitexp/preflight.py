@@ -33,6 +33,7 @@ from .config import (
     from_dict,
     jit_options_in_force,
     unknown_key,
+    variant_configs,
     writable_dir,
 )
 from .errors import ConfigError, first_line
@@ -231,9 +232,19 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
     try:
         if arity:
             _check_arity_once(exp, arity_cache)
+            _check_variants_arity(exp, arity_cache)
     except ConfigError as error:
         raise _located(hydra, error, parsed) from error
     return exp
+
+
+def _check_variants_arity(exp: ExperimentConfig, arity_cache: dict) -> None:
+    """check_arity on each variant's own config; a mistake is named `variants.NAME.KEY`."""
+    for name, variant in variant_configs(exp).items():
+        try:
+            _check_arity_once(variant, arity_cache)
+        except ConfigError as error:
+            raise ConfigError(f"variants.{name}.{error.key}", error.value, error.expected) from None
 
 
 def _check_arity_once(exp: ExperimentConfig, arity_cache: dict) -> None:

@@ -187,6 +187,8 @@ class ProcessResult:
     peak_rss_growth_bytes: int | None = None
     device_peak_bytes: int | None = None
     noise: Noise = field(default_factory=Noise)
+    # a job with `variants`: per variant, per mode (and `modes` stays empty)
+    variants: dict[str, dict[str, ModeResult]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -194,8 +196,13 @@ class ProcessResult:
 
     @property
     def clean(self) -> bool:
-        """No failure anywhere: not the process, not any mode."""
-        return not self.failed and not any(m.error for m in self.modes.values())
+        """No failure anywhere: not the process, not any mode (of any variant)."""
+        results = [*self.modes.values(), *(m for modes in self.variants.values() for m in modes.values())]
+        return not self.failed and not any(m.error for m in results)
+
+    def of_variant(self, name: str) -> ProcessResult:
+        """This process as if it had measured one variant alone: its modes in `modes`."""
+        return dataclasses.replace(self, modes=self.variants.get(name, {}), variants={})
 
 
 @dataclass

@@ -34,6 +34,8 @@ from .tables import (
     ATTRIBUTION_VIEW,
     CACHE_VIEW,
     MEMORY_VIEW,
+    ab_table,
+    ab_view,
     attribution_details,
     attribution_table,
     cache_table,
@@ -91,6 +93,11 @@ ENV_COLUMNS = [
     "cpu_async_dispatch",
     "xla_flags",
 ]
+AB_NOTE = (
+    "variants against the baseline variant (jobs with `variants`): new/base = time ratio (> 1 is slower), "
+    "paired per process (every variant ran in the same processes' rounds); CI from resampling processes, "
+    "p from a Wilcoxon signed-rank test; 'cannot tell' when so few processes can never reach significance"
+)
 SPEEDUP_NOTE = (
     "speedup = baseline median / compiled median. paired: both modes measured together in the same "
     "fresh processes, interleaved round by round; the 95% CI resamples whole processes (pairs kept "
@@ -174,6 +181,7 @@ def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[s
         "errors": errors_table(df),
     }
     optional = {
+        "ab": ab_table(df),
         "attribution": attribution_table(df),
         "memory": memory_table(df),
         "cache": cache_table(df),
@@ -182,7 +190,7 @@ def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[s
     return {**frames, **{k: v for k, v in optional.items() if not v.empty}}
 
 
-OPTIONAL_TABLES = ("attribution", "memory", "cache", "sequence")
+OPTIONAL_TABLES = ("ab", "attribution", "memory", "cache", "sequence")
 
 
 def write_report(
@@ -309,6 +317,8 @@ def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], st
     """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
     parts = [format_sweep_summary(df, state)]
+    if "ab" in frames:
+        parts += ["", textwrap.fill(AB_NOTE, width), text_table(ab_view(frames["ab"]))]
     if "attribution" in frames:
         parts += [
             "",
@@ -378,6 +388,17 @@ def summary_markdown(
             markdown_table(speedup_view(frames["speedup"])),
             "",
             "Full table: [speedup.csv](speedup.csv)",
+            "",
+        ]
+    if "ab" in frames:
+        lines += [
+            "## Variants against the baseline",
+            "",
+            AB_NOTE + ".",
+            "",
+            markdown_table(ab_view(frames["ab"])),
+            "",
+            "Full table: [ab.csv](ab.csv)",
             "",
         ]
     if "attribution" in frames:

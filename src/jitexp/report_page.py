@@ -23,7 +23,7 @@ from .formatting import (
     render,
     short_name,
 )
-from .tables import KNOBS, VARIANT, case_keys, error_rows, get_column, ok_rows
+from .tables import KNOBS, VARIANT, ab_table, ab_view, case_keys, error_rows, get_column, ok_rows
 
 PAGE = "index.html"
 VERDICT_COLUMNS = ["case", "modes", "speedup (95% CI)", "verdict", "pays off", "why"]
@@ -115,6 +115,13 @@ def page_html(
         "<h2>Verdicts</h2>",
         _table_html(verdict_table(df, speedup), verdict_column="verdict"),
     ]
+    ab = ab_table(df)
+    if not ab.empty:
+        parts += [
+            "<h2>Variants against the baseline</h2>",
+            "<p>new/base: time ratio (&gt; 1 is slower), paired per process; 95% CI, Wilcoxon p.</p>",
+            _table_html(ab_view(ab), verdict_column="verdict"),
+        ]
     if caveats:
         parts += ["<h2>Caveats</h2>", "<ul>", *[f"<li>{_e(c)}</li>" for c in caveats], "</ul>"]
     if images:
@@ -173,11 +180,13 @@ def _key(row: pd.Series, keys: list[str]) -> tuple:
 
 def _case(row: pd.Series, keys: list[str]) -> str:
     params = params_text(row)
+    variant = cell_text(row.get("variant")) if "variant" in keys else ""
     knobs = [
         f"{k}={row.get(k)}" for k in KNOBS if k in keys and cell_text(row.get(k)) not in ("", "[]", "{}", "jax.jit")
     ]
     parts = [
         str(row.get("workload")),
+        f"[{variant}]" if variant else "",
         params,
         *knobs,
         f"size {plain(row.get('size'))}" if not is_missing(row.get("size")) else "",

@@ -179,6 +179,16 @@ COLUMNS = (
     + CHECKS
     + ENVIRONMENT
 )
+# written only by a job with `variants` (like param_<name>): which variant a row is, after `mode`, and
+# its paired change against the baseline variant's same mode, after the paired speedups
+VARIANT = "variant"
+AB_METRICS = ("steady", "first_call", "compile")
+AB = ["ab_baseline"] + [
+    f"ab_{metric}_{part}"
+    for metric in AB_METRICS
+    for part in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict", "n_pairs")
+]
+OPTIONAL_COLUMNS = [VARIANT, *AB]
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s", "steal"]
 PROCESS_COLUMNS = [
@@ -246,6 +256,7 @@ INT_COLUMNS = [
     "n_steal_replaced",
     "rounds_under_steal",
     "blas_threads",
+    *(f"ab_{metric}_n_pairs" for metric in AB_METRICS),
 ]
 BOOL_COLUMNS = [
     "unstable",
@@ -300,11 +311,13 @@ TEXT_COLUMNS = [
     "probe",
     "variant",
     "miss_reason",
+    "ab_baseline",
+    *(f"ab_{metric}_verdict" for metric in AB_METRICS),
 ]
 
 
 KNOWN_NUMERIC = (
-    (set(COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS))
+    (set(COLUMNS) | set(OPTIONAL_COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS))
     - set(TEXT_COLUMNS)
     - set(BOOL_COLUMNS)
 )
@@ -314,7 +327,18 @@ def ordered_columns(names: Iterable[str]) -> list[str]:
     """The schema order for a set of column names; param_* after static_argnums, unknowns last."""
     names = list(dict.fromkeys(names))
     params = sorted(n for n in names if n.startswith("param_"))
-    order = IDENTITY[:5] + params + IDENTITY[5:] + COLUMNS[len(IDENTITY) :]
+    rest = COLUMNS[len(IDENTITY) :]
+    after_paired = rest.index(PAIRED[-1]) + 1
+    order = (
+        IDENTITY[:2]
+        + [VARIANT]
+        + IDENTITY[2:5]
+        + params
+        + IDENTITY[5:]
+        + rest[:after_paired]
+        + AB
+        + rest[after_paired:]
+    )
     return [c for c in order if c in names] + [c for c in names if c not in order]
 
 
@@ -641,6 +665,14 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
     return True
 
 
+def with_variant(columns: Sequence[str], rows: Sequence[Mapping]) -> list[str]:
+    """A long file's columns, with `variant` after `mode` when its rows carry one (a job with variants)."""
+    columns = list(columns)
+    if VARIANT in columns or not any(VARIANT in row for row in rows):
+        return columns
+    return [*columns[: columns.index("mode") + 1], VARIANT, *columns[columns.index("mode") + 1 :]]
+
+
 def write_job(result: JobResult, folder: str | os.PathLike) -> None:
     """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
     folder = Path(folder)
@@ -650,5 +682,5 @@ def write_job(result: JobResult, folder: str | os.PathLike) -> None:
         (result.calls, CALL_COLUMNS, CALLS_CSV),
     ):
         if rows:
-            write_csv(to_frame(rows, columns), folder / name)
+            write_csv(to_frame(rows, with_variant(columns, rows)), folder / name)
     write_csv(to_frame(result.rows), folder / RESULTS_CSV)  # last: its presence marks the job complete

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import MODES, ExperimentConfig
+from .config import MODES, ExperimentConfig, variant_configs
 from .errors import ConfigError, Failure, qualified_name
 from .explain import explain
 from .records import COLD_PHASES, NOISE_COLUMNS, JobRaw, JobResult, ProcessResult
@@ -55,14 +55,17 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     if setups:
         base["setup_s"] = float(np.median(setups))
     base.update(noise_columns(processes, len(raw.replaced)))
-    rows = mode_rows(cfg, processes, raw.stop_reason, base)
+    if cfg.variants:
+        rows = variant_rows(cfg, processes, raw.stop_reason, base, job_num, overrides)
+    else:
+        rows = mode_rows(cfg, processes, raw.stop_reason, base)
     cache = cache_columns(*raw.cache) if raw.cache else {}
     for row in rows:
         row.update(cache.get(row["mode"], {}))
         row["load_avg_end"] = raw.load_avg_end
         if row["status"] == "ok":
             row.update(instability(row, cfg.timing.max_steal))
-    samples, procs, calls = long_rows(rows, processes)
+    samples, procs, calls = variant_long_rows(rows, processes) if cfg.variants else long_rows(rows, processes)
     calls.extend(sequence_rows(raw.sequence, {k: rows[0][k] for k in KEY_COLUMNS}))
     return JobResult(rows, samples, procs, calls)
 
@@ -109,7 +112,10 @@ def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple
 
 
 def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:
-    """Whether the figures a job reports are within target: the speedups when modes are paired, else the medians."""
+    """Whether the figures a job reports are within target: the speedups when modes are paired, else the medians
+    (with variants: each variant's, and each variant's steady-state ratio to the baseline)."""
+    if any(r.variants for r in results):
+        return _variants_ci_met(results, modes, target)
     live, groups = paired_groups(results, modes)
     if not groups:
         return True
@@ -124,6 +130,58 @@ def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) 
         if (hi - lo) / 2 / (point[0] / point[j + 1]) > target:
             return False
     return True
+
+
+def _variants_ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:
+    names = list(dict.fromkeys(name for r in results for name in r.variants))
+    if not all(ci_met([r.of_variant(name) for r in results], modes, target) for name in names):
+        return False
+    for name in names[1:]:
+        for mode in modes:
+            ab = ab_columns(names[0], variant_pairs(results, names[0], mode), variant_pairs(results, name, mode))
+            if ab.get("ab_steady_n_pairs", 0) < 2:
+                continue
+            lo, hi, ratio = ab["ab_steady_ratio_ci_low"], ab["ab_steady_ratio_ci_high"], ab["ab_steady_ratio"]
+            if not (hi - lo) / 2 / ratio <= target:
+                return False
+    return True
+
+
+def variant_rows(
+    cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict, job_num: int, overrides: str
+) -> list[dict]:
+    """One row per (variant, mode), each as mode_rows makes it from that variant's own config and measurements,
+    with a `variant` column; every other variant's rows get the ab_* columns against the first's same mode."""
+    configs = variant_configs(cfg)
+    rows = []
+    for name, own in configs.items():
+        ident = {**base, **identity_row(own, job_num, overrides), "variant": name}
+        rows.extend(mode_rows(own, [r.of_variant(name) for r in results], stop_reason, ident))
+    baseline, *others = configs
+    by_key = {(row["variant"], row["mode"]): row for row in rows}
+    for name in others:
+        for mode in cfg.mode.names:
+            row, against = by_key[(name, mode)], by_key[(baseline, mode)]
+            if row["status"] == "ok" and against["status"] == "ok":
+                row.update(
+                    ab_columns(baseline, variant_pairs(results, baseline, mode), variant_pairs(results, name, mode))
+                )
+    return rows
+
+
+def variant_pairs(results: list[ProcessResult], name: str, mode: str) -> dict[str, list]:
+    """Per process (one pair: every variant ran in its rounds), a variant's values for ab_columns, None where
+    missing: steady = the median per-call time of its samples, first_call and compile = its cold first call's."""
+    out: dict[str, list] = {metric: [] for metric in AB_METRICS}
+    for r in results:
+        m = r.variants.get(name, {}).get(mode)
+        m = m if m is not None and m.error is None else None
+        samples = m.samples_s if m is not None else None
+        cold = m.cold if m is not None else None
+        out["steady"].append(float(np.median(samples)) if samples is not None and len(samples) else None)
+        out["first_call"].append(cold.first_call_s if cold is not None else None)
+        out["compile"].append(cold.compile_s if cold is not None else None)
+    return out
 
 
 def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict) -> list[dict]:
@@ -317,6 +375,18 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                     }
                 )
             calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.calls)
+    return samples, procs, calls
+
+
+def variant_long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict], list[dict], list[dict]]:
+    """long_rows of each variant (its own rows and measurements), every record with its `variant`."""
+    samples: list[dict] = []
+    procs: list[dict] = []
+    calls: list[dict] = []
+    for name in dict.fromkeys(row["variant"] for row in rows):
+        mine = long_rows([row for row in rows if row["variant"] == name], [r.of_variant(name) for r in results])
+        for into, records in zip((samples, procs, calls), mine):
+            into.extend({**record, "variant": name} for record in records)
     return samples, procs, calls
 
 

@@ -35,6 +35,9 @@ MODE_ORDER = list(MODES)
 VARIANT = "static_argnums"
 # a job's own jit settings: a case of its own when a sweep varies them
 KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
+AB_VARIANT = (
+    "variant"  # a job's `variants` name: a case key of its own (not a knob: calls.csv has a `variant` of its own)
+)
 
 SPEEDUP_COLUMNS = [
     "mode",
@@ -92,8 +95,8 @@ def param_columns(df: pd.DataFrame) -> list[str]:
 
 
 def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
-    """Columns that identify one measured case across modes: workload, params, jit's knobs, size, dtype, device."""
-    keys = ["workload", *param_columns(df), *KNOBS, "size", "dtype", "platform", "device_kind"]
+    """Columns that identify one measured case across modes: workload, variant, params, jit's knobs, size, dtype, device."""
+    keys = ["workload", AB_VARIANT, *param_columns(df), *KNOBS, "size", "dtype", "platform", "device_kind"]
     return [k for k in keys if k in df.columns and (size or k != "size")]
 
 
@@ -216,6 +219,60 @@ def _sides(base: dict, comp: dict) -> dict:
     }
 
 
+AB_COLUMNS = [
+    "variant",
+    "ab_baseline",
+    "mode",
+    "metric",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "p_value",
+    "verdict",
+    "n_pairs",
+]
+
+
+def ab_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Each variant against the job's baseline variant, per mode and metric (steady, first_call, compile):
+    NEW/BASE time ratio with its CI, p and verdict, from the rows' ab_* columns; empty without variants."""
+    keys = [k for k in case_keys(df) if k not in (AB_VARIANT, "workload")]
+    columns = ["job_num", "workload", *keys, *AB_COLUMNS]
+    rows = df[text_column(df, "ab_baseline") != ""] if "ab_baseline" in df.columns else df.iloc[0:0]
+    records = []
+    for _, row in rows.iterrows():
+        for metric in ("steady", "first_call", "compile"):
+            if is_missing(row.get(f"ab_{metric}_ratio")):
+                continue
+            records.append(
+                {
+                    **{k: row.get(k) for k in ["job_num", "workload", *keys, "variant", "ab_baseline", "mode"]},
+                    "metric": metric,
+                    **{
+                        part: row.get(f"ab_{metric}_{part}")
+                        for part in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict", "n_pairs")
+                    },
+                }
+            )
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
+    """The A/B table for reading: variant against baseline, mode, metric, ratio with CI, p, verdict, pairs."""
+    view = ab.reindex(columns=["variant", "ab_baseline", "mode", "metric"]).rename(columns={"ab_baseline": "against"})
+    view["new/base"] = [
+        f"{format_value('speedup', r)} ({format_value('speedup', lo)} - {format_value('speedup', hi)})"
+        for r, lo, hi in zip(ab["ratio"], ab["ratio_ci_low"], ab["ratio_ci_high"])
+    ]
+    view["p"] = [f"{float(p):.2g}" if not is_missing(p) else "-" for p in ab["p_value"]]
+    view["verdict"] = ab["verdict"]
+    view["pairs"] = ab["n_pairs"]
+    if ab["workload"].nunique(dropna=False) > 1 or ab["job_num"].nunique(dropna=False) > 1:
+        view.insert(0, "workload", ab["workload"])
+        view.insert(0, "job", ab["job_num"])
+    return view.reset_index(drop=True)
+
+
 def growth_exponent(sizes: Iterable[float], times: Iterable[float]) -> float:
     """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under MIN_GROWTH_SIZES sizes
     (two points always fit a line exactly, so a slope from them says nothing about the shape)."""
@@ -291,7 +348,9 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every row, compact: identity (varying columns only), status, key timings, error class, notes."""
     always = ["workload", "mode", "size"]
     varying = [
-        c for c in ("dtype", VARIANT, "device_kind", "seed") if c in df.columns and df[c].nunique(dropna=False) > 1
+        c
+        for c in ("dtype", VARIANT, AB_VARIANT, "device_kind", "seed")
+        if c in df.columns and df[c].nunique(dropna=False) > 1
     ]
     table = df.reindex(columns=always + varying).copy()
     table.insert(3, "params", params_labels(df))
@@ -595,7 +654,7 @@ def compact_view(
 ) -> pd.DataFrame:
     """A table trimmed for reading: identity columns that vary (always the given ones), params as one
     ``params`` column, then the value columns that hold anything."""
-    idents = ["workload", "params", "size", "dtype", "device_kind", "mode", VARIANT, *KNOBS]
+    idents = ["workload", AB_VARIANT, "params", "size", "dtype", "device_kind", "mode", VARIANT, *KNOBS]
     view = pd.DataFrame(index=table.index)
     for col in idents:
         values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else get_column(table, col)
@@ -691,7 +750,7 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     view.insert(1, "params", params_labels(speedup))
     if not view["params"].astype(bool).any():
         view = view.drop(columns="params")
-    for col in [VARIANT, *KNOBS]:
+    for col in [AB_VARIANT, VARIANT, *KNOBS]:
         if col in speedup.columns and speedup[col].nunique(dropna=False) > 1:
             view[col] = speedup[col]
     view["mode"] = speedup["mode"]

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 from . import compiles, host, memory, misses, payload, workloads
 from .attribution import jaxpr_counts, op_dispatch_s
 from .compiles import CompileCounter
-from .config import DeviceConfig, ExperimentConfig
+from .config import DeviceConfig, ExperimentConfig, variant_configs
 from .env import available_memory, environment, jax_flag
 from .errors import ConfigError, PhaseError, failure_of, first_line, phase, qualified_name
 from .modes import Carry, ColdCall, cold_call, cost_of
@@ -67,20 +67,11 @@ def measure_process(task: Task) -> ProcessResult:
     cfg = task.cfg
     started = time.perf_counter()
     result = ProcessResult(task.process)
+    variants = variant_configs(cfg) if task.kind == "measure" else {}
     try:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
-        fn: Any = workloads.import_fn(cfg.workload.fn) if by_path else None
-        numpy_fn = (
-            workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
-            if cfg.mode.numpy and cfg.workload.numpy_fn
-            else None
-        )
-        setup = workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup and by_path else None
-        jit_fn: Any = (
-            workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn")
-            if by_path
-            else None
-        )
+        variant_jobs = variants or {"": cfg}
+        loaded = {name: import_functions(job, name) for name, job in variant_jobs.items()} if by_path else {}
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
@@ -89,7 +80,7 @@ def measure_process(task: Task) -> ProcessResult:
     result.platform, result.device_kind = device.platform, device.device_kind
     with (
         jax_settings(
-            cfg,
+            next(iter(variants.values()), cfg),
             x64=(task.payload is not None and task.payload.x64)
             or (task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
         ),
@@ -100,50 +91,89 @@ def measure_process(task: Task) -> ProcessResult:
         if task.kind == "measure":
             result.noise.host_probe = host.host_probe()
         rss_before = memory.reset_peak_rss()
-
-        def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
-            with phase("inputs"):
-                args, kwargs, seconds = workloads.build_inputs(job, device, setup)
-            result.setup_s = result.setup_s if result.setup_s is not None else seconds
-            return workloads.Workload(
-                job.workload_name,
-                fn,
-                args,
-                job.static_argnums,
-                numpy_fn,
-                workloads.to_host(args) if numpy_fn else (),
-                job.donate_argnums,
-                dict(job.mode.compiler_options),
-                kwargs,
-                workloads.to_host(kwargs) if numpy_fn else {},
-                job.static_argnames,
-                tuple(job.mode.donate_argnames),
-                jit_fn,
-                dict(job.workload.carry),
-            )
-
-        try:
-            enter_phase("inputs")
-            if task.payload is not None:  # unpickled here, under the job's device and JAX settings
-                with phase("inputs"):
-                    fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
-            elif setup is not None and task.process == 0:  # the same shapes in every process: check once per job
-                check_setup_memory(setup, cfg, len(task.modes or cfg.mode.names))
-            w = inputs()
-        except ConfigError as error:
-            result.config_error = ConfigProblem(error.key, error.value, error.expected)
-            return result
-        except PhaseError as exc:
-            result.error = failure_of(exc.phase, exc.cause)
-            if setup is not None and by_path:
-                result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
-            return result
-        noise = KINDS[task.kind](task, w, result.modes, inputs if setup is not None else lambda job=cfg: w)
+        if variants:
+            noise = _measure_variants(task, variants, loaded, device, result)
+        else:
+            f = loaded.get("")
+            try:
+                enter_phase("inputs")
+                if task.payload is not None:  # unpickled here, under the job's device and JAX settings
+                    with phase("inputs"):
+                        fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
+                    f = Functions(fn, None, setup, jit_fn)
+                elif f is not None and f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
+                    check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
+                assert f is not None
+                inputs = input_builder(cfg, f, device, result)
+                w = inputs()
+            except ConfigError as error:
+                result.config_error = ConfigProblem(error.key, error.value, error.expected)
+                return result
+            except PhaseError as exc:
+                result.error = failure_of(exc.phase, exc.cause)
+                if by_path and f is not None and f.setup is not None:
+                    result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
+                return result
+            noise = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
         if noise is not None:
             result.noise = dataclasses.replace(noise, host_probe=result.noise.host_probe)
         result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
     result.measure_s = time.perf_counter() - started
     return result
+
+
+@dataclasses.dataclass
+class Functions:
+    """The callables a config names, imported in the worker: the function, its twin, setup, the jit transformation."""
+
+    fn: Callable
+    numpy_fn: Callable | None
+    setup: Callable | None
+    jit_fn: Callable
+
+
+def import_functions(cfg: ExperimentConfig, variant: str = "") -> Functions:
+    """Import what cfg names; a ConfigError names the key (under `variants.NAME.` for a variant's)."""
+    try:
+        return Functions(
+            workloads.import_fn(cfg.workload.fn),
+            workloads.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
+            if cfg.mode.numpy and cfg.workload.numpy_fn
+            else None,
+            workloads.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup else None,
+            workloads.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"),
+        )
+    except ConfigError as error:
+        if not variant:
+            raise
+        raise ConfigError(f"variants.{variant}.{error.key}", error.value, error.expected) from None
+
+
+def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult) -> Inputs:
+    """A function building a config's inputs afresh (setup_s of the first build is the process's)."""
+
+    def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
+        with phase("inputs"):
+            args, kwargs, seconds = workloads.build_inputs(job, device, f.setup)
+        result.setup_s = result.setup_s if result.setup_s is not None else seconds
+        return workloads.Workload(
+            job.workload_name,
+            f.fn,
+            args,
+            job.static_argnums,
+            f.numpy_fn,
+            workloads.to_host(args) if f.numpy_fn else (),
+            job.donate_argnums,
+            dict(job.mode.compiler_options),
+            kwargs,
+            workloads.to_host(kwargs) if f.numpy_fn else {},
+            job.static_argnames,
+            tuple(job.mode.donate_argnames),
+            f.jit_fn,
+            dict(job.workload.carry),
+        )
+
+    return inputs
 
 
 def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
@@ -174,10 +204,17 @@ Inputs = Callable[..., workloads.Workload]  # builds a workload's inputs afresh 
 
 
 def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> Noise:
-    cfg, t = task.cfg, task.cfg.timing
+    """Each mode's cold first call (and process 0's extras), then every mode sampled in interleaved rounds."""
+    before = host.cpu_times()
+    cold = _cold_calls(task, w, out, inputs)
+    return _sample(task, cold, out, host.shares(before, host.cpu_times()))
+
+
+def _cold_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], inputs: Inputs) -> dict[str, ColdCall]:
+    """Each mode's cold first call after clear_caches (the first needs none in a fresh process), then the extras."""
+    cfg = task.cfg
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
-    cold_start = host.cpu_times()
     for position, mode in enumerate(order):
         try:
             own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
@@ -202,9 +239,17 @@ def _measure_modes(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
         )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
-    cold_share = host.shares(cold_start, host.cpu_times())
     if task.extras:
         _extras(cfg, inputs(), cold, out)
+    return cold
+
+
+def _sample(
+    task: Task, cold: Mapping[str, ColdCall], out: dict[str, ModeResult], cold_share: host.Shares | None
+) -> Noise:
+    """Every live (cold-called, not failed) key sampled together in interleaved rounds, then its dispatch time;
+    the process's Noise from the cold calls' CPU shares and the counters read around each round."""
+    t = task.cfg.timing
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
@@ -258,6 +303,51 @@ def pinning(cores: list[int] | None) -> dict:
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     blas = [pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"]
     return {"cpu_affinity": ",".join(map(str, affinity)), "blas_threads": max(blas) if blas else None}
+
+
+def _measure_variants(
+    task: Task,
+    variants: Mapping[str, ExperimentConfig],
+    loaded: Mapping[str, Functions],
+    device: Any,
+    result: ProcessResult,
+) -> Noise | None:
+    """Every variant in this process: its own inputs and cold first calls (variants in an order rotated per
+    process, caches cleared between), then all (variant, mode) pairs sampled together in the same rounds."""
+    modes = task.modes or task.cfg.mode.names
+    cold: dict[str, ColdCall] = {}
+    out: dict[str, ModeResult] = {}
+    keys: dict[str, tuple[str, str]] = {}
+    before = host.cpu_times()
+    for position, name in enumerate(rotation(list(variants), task.process)):
+        job, f = variants[name], loaded[name]
+        mine = result.variants.setdefault(name, {})
+        inputs = input_builder(job, f, device, result)
+        try:
+            enter_phase("inputs")
+            if f.setup is not None and task.process == 0:  # every variant's arrays live at once
+                check_setup_memory(f.setup, job, len(modes) * len(variants))
+            w = inputs()
+        except ConfigError as error:
+            result.config_error = ConfigProblem(f"variants.{name}.{error.key}", error.value, error.expected)
+            return None
+        except PhaseError as exc:
+            failed = failure_of(exc.phase, exc.cause)
+            if f.setup is not None:
+                failed.hint = failed.hint or raised_at(exc.cause, "workload.setup")
+            mine.update({mode: ModeResult(failed) for mode in modes})
+            continue
+        own = dataclasses.replace(task, cfg=job, fresh=task.fresh and position == 0)
+        same: Inputs = lambda job=job, w=w: w  # noqa: E731  (specs: one set of inputs, shared by the modes)
+        for mode, c in _cold_calls(own, w, mine, inputs if f.setup is not None else same).items():
+            key = f"{name}:{mode}"  # unique: mode names hold no colon
+            cold[key], keys[key] = c, (name, mode)
+    cold_share = host.shares(before, host.cpu_times())
+    out.update({key: result.variants[name][mode] for key, (name, mode) in keys.items()})
+    noise = _sample(task, cold, out, cold_share)
+    for key, (name, mode) in keys.items():
+        result.variants[name][mode] = out[key]
+    return noise
 
 
 def _cold_record(c: ColdCall) -> Cold:

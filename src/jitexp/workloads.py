@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .config import ExperimentConfig, array_specs, import_fn
+from .config import ExperimentConfig, import_fn, needs_x64
 from .records import Inputs
 
 # --- the textbook cases -------------------------------------------------------------
@@ -144,12 +144,6 @@ class Workload:
 def static_positions(static_argnums: Sequence[int], n_args: int) -> set[int]:
     """The argument positions static_argnums names, negative indices counted from the end."""
     return {i % n_args for i in static_argnums} if n_args else set()
-
-
-def needs_x64(cfg: ExperimentConfig) -> bool:
-    """float64 anywhere (the job's dtype or an argument's) turns on x64 for the job."""
-    wide = {"float64", "int64", "complex128"}
-    return cfg.dtype in wide or any(a.get("dtype") in wide for a in array_specs(cfg))
 
 
 def make_array(spec: dict, default_dtype: str, rng: np.random.Generator) -> np.ndarray:

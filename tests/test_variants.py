@@ -1,0 +1,236 @@
+"""Variants: versions of a job's config measured in the same worker processes, paired against the first (issue 17)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from conftest import read, run_cli
+from jitexp import ConfigError, compose, preflight
+from jitexp.config import variant_configs
+from jitexp.results import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
+from jitexp.rows import ab_columns
+
+USER = textwrap.dedent("""
+    import jax.numpy as jnp
+
+
+    def once(x):
+        return jnp.tanh(x @ x)
+
+
+    def thrice(x):
+        for _ in range(3):
+            x = jnp.tanh(x @ x)
+        return x
+
+
+    def two(x, y):
+        return x + y
+""")
+ARGS = "workload.args=[{shape:[${size},${size}]}]"
+BOTH = "variants={before:{workload.fn:abcode.once},after:{workload.fn:abcode.thrice}}"
+
+
+@pytest.fixture(autouse=True)
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "abcode.py").write_text(USER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # the installed `jitexp` imports abcode from the current directory
+    sys.modules.pop("abcode", None)
+
+
+def test_hydra_parses_variants_from_the_command_line_and_each_gets_its_own_config():
+    cfg = compose(
+        [
+            "workload=custom",
+            ARGS,
+            "size=8",
+            "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.thrice,size:16}}",
+        ]
+    )
+    configs = variant_configs(cfg)
+    assert list(configs) == ["a", "b"]  # the first is the baseline
+    assert cfg.workload.fn == "abcode.once"  # workload=custom's ??? fn comes from the baseline
+    assert (configs["a"].workload.fn, configs["a"].size, configs["a"].workload.args) == (
+        "abcode.once",
+        8,
+        [{"shape": [8, 8]}],
+    )
+    assert (configs["b"].workload.fn, configs["b"].size, configs["b"].workload.args) == (
+        "abcode.thrice",
+        16,
+        [{"shape": [16, 16]}],
+    )
+    assert all(c.variants is None for c in configs.values())
+
+
+def test_nested_and_dotted_keys_and_mode_options_are_variants():
+    cfg = compose(
+        [
+            "workload=apply_n_times",
+            "size=8",
+            "variants={plain:{},fast:{mode:{compiler_options:{xla_cpu_enable_fast_math:true}}},"
+            "more:{workload.params.n:5, mode.jit_fn:jax.jit}}",
+        ]
+    )
+    configs = variant_configs(cfg)
+    assert configs["plain"].mode.compiler_options == {}
+    assert configs["fast"].mode.compiler_options == {"xla_cpu_enable_fast_math": True}
+    assert configs["more"].workload.params["n"] == 5 and configs["more"].workload.args[1] == {"value": 5}
+    assert cfg.workload.params["n"] == 3  # the job's own is unchanged
+
+
+def test_an_experiment_preset_sets_variants(tmp_path):
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "ab.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - override /workload: custom\nworkload:\n  args: [{shape: [8, 8]}]\n"
+        "variants:\n  before: {workload.fn: abcode.once}\n  after: {workload: {fn: abcode.thrice}}\n"
+    )
+    [cfg] = preflight.check(["--config-dir", str(tmp_path), "experiment=ab"])
+    assert {name: c.workload.fn for name, c in variant_configs(cfg).items()} == {
+        "before": "abcode.once",
+        "after": "abcode.thrice",
+    }
+
+
+@pytest.mark.parametrize(
+    "variants, key, words",
+    [
+        ("{a:{workload.fnn:abcode.once},b:{}}", "variants.a.workload.fnn", "did you mean variants.a.workload.fn?"),
+        ("{a:{},b:{sise:3}}", "variants.b.sise", "did you mean variants.b.size?"),
+        (
+            "{a:{},b:{workload.params.nn:3}}",
+            "variants.b.workload.params.nn",
+            "did you mean variants.b.workload.params.n?",
+        ),
+        ("{a:{},b:{device.platform:gpu}}", "variants.b.device.platform", "envs"),
+        ("{a:{},b:{cpu_async_dispatch:false}}", "variants.b.cpu_async_dispatch", "envs"),
+        ("{a:{},b:{dtype:float64}}", "variants.b.dtype", "x64"),
+        ("{a:{},b:{timing.processes:3}}", "variants.b.timing.processes", "the job's"),
+        ("{a:{},b:{mode.eager:true}}", "variants.b.mode.eager", "the job's"),
+        ("{a:{},b:{workload:matmul}}", "variants.b.workload", "not a config group"),
+        ("{a:{}}", "variants", "needs two or more"),
+        ("{a:{},b:3}", "variants.b", "a mapping of overrides"),
+    ],
+)
+def test_a_variant_mistake_names_its_key(variants, key, words):
+    with pytest.raises(ConfigError) as caught:
+        compose(["workload=apply_n_times", "size=8", f"variants={variants}"])
+    assert caught.value.key == key and words in str(caught.value), str(caught.value)
+
+
+def test_each_variants_function_is_checked_like_the_jobs():
+    with pytest.raises(ConfigError, match=r"^variants\.b\.workload\.args is invalid; .*abcode\.two"):
+        preflight.check(["workload=custom", ARGS, "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.two}}"])
+
+
+def test_probes_of_one_config_refuse_variants(tmp_path):
+    for extra, key in (
+        ("sequence=[{size: 4}]", "sequence"),
+        (f"compilation_cache_dir={tmp_path}", "compilation_cache_dir"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            compose(["workload=custom", ARGS, BOTH, extra])
+        assert caught.value.key == key
+
+
+@pytest.mark.parametrize(
+    "variants, words",
+    [
+        ("{before:{workload.fnn:abcode.once},after:{}}", "did you mean variants.before.workload.fn?"),
+        ("{before:{workload.fn:abcode.once},after:{device.platform:gpu}}", "variants.after.device.platform='gpu'"),
+        ("{before:{workload.fn:abcode.once}}", "needs two or more"),
+    ],
+)
+def test_the_command_says_a_variant_mistake_in_one_line_and_exits_2(tmp_path, variants, words):
+    proc = run_cli(["workload=custom", ARGS, f"variants={variants}", f"hydra.run.dir={tmp_path / 'job'}"], cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("jitexp: error: variants") and words in proc.stderr
+    assert not (tmp_path / "job" / "results.csv").exists()
+
+
+def test_variant_columns_are_written_only_with_variants():
+    values = {metric: [1.0, 2.0] for metric in ("steady", "first_call", "compile")}
+    assert set(ab_columns("a", values, values)) == set(AB)  # the names rows writes are the names results knows
+    assert with_variant(SAMPLE_COLUMNS, [{"mode": "jit"}]) == SAMPLE_COLUMNS
+    columns = with_variant(PROCESS_COLUMNS, [{"mode": "jit", "variant": "a"}])
+    assert columns[columns.index("mode") + 1] == "variant" and set(OPTIONAL_COLUMNS) >= {"variant", *AB}
+
+
+def test_one_process_cannot_tell_and_the_files_report_and_compare_know_variants(tmp_path):
+    out = tmp_path / "job"
+    proc = run_cli(
+        ["workload=custom", ARGS, "size=16", "mode=[eager,jit]", "timing=quick", BOTH, f"hydra.run.dir={out}"],
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "after jit vs before" in proc.stdout and "cannot tell (1 process pair)" in proc.stdout
+    rows = read(out / "results.csv")
+    assert list(zip(rows["variant"], rows["mode"])) == [
+        ("before", "eager"),
+        ("before", "jit"),
+        ("after", "eager"),
+        ("after", "jit"),
+    ]
+    assert list(rows["workload"]) == ["once", "once", "thrice", "thrice"] and (rows["status"] == "ok").all()
+    after = rows[rows["variant"] == "after"]
+    assert after["ab_baseline"].eq("before").all() and rows.loc[rows["variant"] == "before", "ab_baseline"].isna().all()
+    assert (
+        after["ab_steady_verdict"].eq("cannot tell (1 process pair)").all() and after["ab_steady_n_pairs"].eq(1).all()
+    )
+    assert after["ab_first_call_ratio"].gt(0).all() and after["ab_compile_ratio"].gt(0).all()
+    assert rows.loc[rows["mode"] == "jit", "speedup"].gt(0).all()  # each variant's jit against its own eager
+    for name in ("samples.csv", "processes.csv"):
+        long = read(out / name)
+        assert set(zip(long["variant"], long["mode"])) == set(zip(rows["variant"], rows["mode"])), name
+
+    report = run_cli([str(out)], cwd=tmp_path, name="jitexp-report")
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "variants against the baseline variant" in report.stdout
+    ab = read(out / "report" / "ab.csv")
+    assert set(ab["metric"]) == {"steady", "first_call", "compile"} and set(ab["variant"]) == {"after"}
+    assert "Variants against the baseline" in (out / "report" / "index.html").read_text()
+    assert "## Variants against the baseline" in (out / "report" / "summary.md").read_text()
+
+    compare = run_cli([str(out), str(out), "--no-plot", "--allow-undetectable"], cwd=tmp_path, name="jitexp-compare")
+    assert compare.returncode == 0, compare.stderr[-3000:]
+    table = read(out / "compare" / "compare.csv")
+    assert set(zip(table["variant"], table["mode"])) == set(zip(rows["variant"], rows["mode"]))
+    assert len(table) == 4 * 3 and (table["ratio"] == 1).all()  # each variant matched with itself, not pooled
+
+
+def paired_job(tmp_path, name: str, variants: str) -> tuple:
+    """A jit-only job of two variants in six processes with short budgets: (stdout, the rows by variant)."""
+    timing = ["timing=quick", "timing.processes=6", "timing.max_processes=6"]
+    timing += ["timing.min_sample_time_s=0.005", "timing.max_time_s=0.3"]  # samples long against load spikes
+    out = tmp_path / name
+    proc = run_cli(
+        ["workload=custom", ARGS, "size=128", "mode=jit", *timing, variants, f"hydra.run.dir={out}"], cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv").set_index("variant")
+    assert (rows["status"] == "ok").all() and (rows["n_processes"] == 6).all()
+    return proc.stdout, rows
+
+
+@pytest.mark.serial  # asserts on verdicts from timings
+@pytest.mark.slow
+def test_three_times_the_work_is_slower(tmp_path):
+    stdout, rows = paired_job(tmp_path, "ab", BOTH)
+    after = rows.loc["after"]
+    assert after["ab_steady_verdict"] == "slower", after.filter(like="ab_steady")
+    assert after["ab_steady_ratio"] > 1.3 and after["ab_steady_n_pairs"] == 6
+    assert "after jit" in stdout and "slower than before" in stdout
+
+
+@pytest.mark.serial  # asserts on verdicts from timings
+@pytest.mark.slow
+def test_the_same_function_under_another_name_is_no_change(tmp_path):
+    _, rows = paired_job(tmp_path, "aa", "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.once}}")
+    b = rows.loc["b"]
+    assert b["ab_steady_verdict"] == "no significant change" or (
+        b["ab_steady_ratio_ci_low"] <= 1 <= b["ab_steady_ratio_ci_high"]
+    ), b.filter(like="ab_steady")

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from jitexp.config import TimingConfig as Policy
-from jitexp.timing import calibrate, dispatch_times, measure_rounds, rotation, time_calls
+from jitexp.timing import calibrate, dispatch_times, measure_rounds, rotation, round_order, time_calls
 
 pytestmark = pytest.mark.serial  # sleeps and budgets: stop reasons and durations depend on a quiet machine
 
@@ -131,7 +131,8 @@ def test_rounds_interleave_modes_in_rotated_order():
     )
     calibration = order[:3]
     assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
-    assert order[3:] == ["b", "c", "a", "c", "a", "b", "a", "b", "c", "b", "c", "a"]
+    # rounds 1..4 (shift 1): rotated, and reversed in the second cycle of three (round_order)
+    assert order[3:] == ["b", "c", "a", "c", "a", "b", "c", "b", "a", "a", "c", "b"]
     assert {m: len(s) for m, s in r.samples_s.items()} == {"a": 4, "b": 4, "c": 4}
     assert rotation(["a", "b"], 3) == ["b", "a"] and rotation([], 2) == []
 
@@ -167,3 +168,15 @@ def test_sampling_context_wraps_each_sample_of_its_mode():
     policy = Policy(warmup=0, min_samples=3, max_samples=3, min_sample_time_s=0.0)
     measure_rounds({"a": lambda: 1, "b": lambda: 2}, {"a": lambda o: o, "b": lambda o: o}, policy, sampling=Ctx)
     assert sorted(entered) == ["a"] * 3 + ["b"] * 3
+
+
+def test_with_three_keys_each_follows_both_neighbours_equally():
+    keys = ["a", "b", "c"]
+    follows: dict[tuple[str, str], int] = {}
+    for r in range(12):
+        order = round_order(keys, r)
+        assert sorted(order) == keys
+        for before, after in zip(order, order[1:]):
+            follows[(before, after)] = follows.get((before, after), 0) + 1
+    assert len(follows) == 6 and len(set(follows.values())) == 1  # every ordered pair, equally often
+    assert [round_order(["a", "b"], r) for r in range(4)] == [rotation(["a", "b"], r) for r in range(4)]

@@ -83,6 +83,16 @@ def rotation(modes: list[str], shift: int) -> list[str]:
     return modes[k:] + modes[:k]
 
 
+def round_order(keys: list[str], r: int) -> list[str]:
+    """The order of round r: rotation(keys, r), reversed in every other cycle of len(keys) rounds when there
+    are 3+ keys, so each key follows each of its neighbours about as often (plain rotation always puts
+    b after a)."""
+    order = rotation(keys, r)
+    if len(keys) >= 3 and (r // len(keys)) % 2 == 1:
+        order.reverse()
+    return order
+
+
 def measure_rounds(
     calls: Mapping[str, Call],
     blocks: Mapping[str, Block],
@@ -95,7 +105,7 @@ def measure_rounds(
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
     A round takes one sample of every mode, in an order rotated by one each round (and by
-    `shift` per process), so drift hits all modes alike. Sampling stops after at least
+    `shift` per process; see `round_order`), so drift hits all modes alike. Sampling stops after at least
     `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
     process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
@@ -124,7 +134,7 @@ def measure_rounds(
         if tick:
             ticks.append(tick())
         while rounds < policy.max_samples and live:
-            for mode in rotation(live, rounds + shift):
+            for mode in round_order(live, rounds + shift):
                 try:
                     with sampling(mode) if sampling else nullcontext():
                         per_call, last[mode] = time_calls(calls[mode], number[mode], blocks[mode])

@@ -139,6 +139,11 @@ class ExperimentConfig:
     # baseline): {name: {dotted key: value}}, e.g. {before: {workload.fn: m.f}, after: {workload.fn: m.g}}.
     # Typed Any (checked by variant_overrides): OmegaConf cannot merge `variants={...}` into a null Dict node
     variants: Optional[Any] = None
+    # {name: path/to/python}: two or more Python environments (each with this jitexp installed), worker
+    # processes alternating between them; the first is the baseline (jitexp.envserver, jitexp.envs).
+    # Typed Any: `envs={a: ..., b: ...}` then replaces null on the command line (a null Dict node cannot
+    # take a merge, and a {} one refuses new keys without +); _validate_envs checks the shape.
+    envs: Any = None
 
     @property
     def workload_name(self) -> str:
@@ -230,6 +235,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
             "select eager, jit or aot, or set workload.numpy_fn",
         )
     _choice("isolate", cfg.isolate, ISOLATES)
+    _validate_envs(cfg)
     if cfg.compilation_cache_dir is not None:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
     for name, rule in cfg.workload.checks.items():
@@ -278,6 +284,28 @@ def _validate_affinity(cores: Any) -> None:
             list(cores),
             f"cores of this machine: a non-empty list from {usable}" + (f" ({bad[0]} is not one)" if bad else ""),
         )
+
+
+def _validate_envs(cfg: ExperimentConfig) -> None:
+    """envs: at least two named interpreters, measured in worker processes, not beside variants."""
+    if cfg.envs is None:
+        return
+    if not isinstance(cfg.envs, Mapping):
+        raise ConfigError("envs", cfg.envs, "a mapping {name: path/to/python, ...}")
+    envs = dict(cfg.envs)
+    if len(envs) < 2:
+        raise ConfigError(
+            "envs", envs, "at least two environments, {name: path/to/python, ...}; the first is the baseline"
+        )
+    for name, path in envs.items():
+        if not (isinstance(name, str) and name.strip()) or not (isinstance(path, str) and path.strip()):
+            raise ConfigError(f"envs.{name}", path, "a name and the path of that environment's Python interpreter")
+    if cfg.isolate != "process":
+        raise ConfigError(
+            "isolate", cfg.isolate, "envs measures in worker processes of each environment: use isolate=process"
+        )
+    if cfg.variants:
+        raise ConfigError("envs", envs, "envs and variants cannot be combined in one job: measure one of them")
 
 
 def _validate_inputs(cfg: ExperimentConfig) -> None:

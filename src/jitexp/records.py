@@ -57,6 +57,7 @@ class Task:
     cwd: str = ""
     stderr_path: str = ""
     payload: Payload | None = None  # jitexp.measure: the function and arguments travel here, not by import path
+    env: str | None = None  # with envs: the environment (a key of cfg.envs) whose server runs this process
 
 
 @dataclass

@@ -272,9 +272,9 @@ def split_reasons(text: Any) -> list[str]:
 
 
 def row_label(row: Mapping) -> str:
-    """A row's mode, after its variant in a job with variants: ``jit``, ``after jit``."""
-    variant = cell_text(row.get("variant"))
-    return f"{variant} {row.get('mode')}" if variant else str(row.get("mode"))
+    """A row's mode, after its variant or env in a job with variants or envs: ``jit``, ``after jit``, ``new jit``."""
+    name = cell_text(row.get("variant")) or cell_text(row.get("env"))
+    return f"{name} {row.get('mode')}" if name else str(row.get("mode"))
 
 
 def ab_phrase(row: Mapping, metric: str = "steady") -> str:
@@ -367,7 +367,8 @@ def job_summary(rows: Sequence[Mapping]) -> str:
                 )
             )
     n = max((r.get("n_processes") or 0 for r in rows), default=0)
-    scope = f"{n} process{'es' if n != 1 else ''}" if n else ""
+    per_env = " per env" if any(not is_missing(r.get("env")) for r in rows) else ""
+    scope = f"{n} process{'es' if n != 1 else ''}{per_env}" if n else ""
     notes = [unstable_clause(rows)]
     text = f"{head}: {', '.join(parts)}"
     if changes or verdicts:

@@ -190,6 +190,7 @@ class ProcessResult:
     noise: Noise = field(default_factory=Noise)
     # a job with `variants`: per variant, per mode (and `modes` stays empty)
     variants: dict[str, dict[str, ModeResult]] = field(default_factory=dict)
+    env: str | None = None  # with envs: the environment it ran in (set by the runner)
 
     @property
     def failed(self) -> bool:

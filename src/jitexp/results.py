@@ -182,13 +182,14 @@ COLUMNS = (
 # written only by a job with `variants` (like param_<name>): which variant a row is, after `mode`, and
 # its paired change against the baseline variant's same mode, after the paired speedups
 VARIANT = "variant"
+ENV = "env"  # written only by a job with `envs`: the environment a row's processes ran in, after `variant`
 AB_METRICS = ("steady", "first_call", "compile")
 AB = ["ab_baseline"] + [
     f"ab_{metric}_{part}"
     for metric in AB_METRICS
     for part in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict", "n_pairs")
 ]
-OPTIONAL_COLUMNS = [VARIANT, *AB]
+OPTIONAL_COLUMNS = [VARIANT, ENV, *AB]
 
 SAMPLE_COLUMNS = ["job_num", "workload", "mode", "size", "process", "round", "number", "per_call_s", "steal"]
 PROCESS_COLUMNS = [
@@ -276,6 +277,7 @@ TEXT_COLUMNS = [
     "static_argnums",
     "static_argnames",
     "jit_fn",
+    "env",
     "donate_argnums",
     "donate_argnames",
     "compiler_options",
@@ -331,7 +333,7 @@ def ordered_columns(names: Iterable[str]) -> list[str]:
     after_paired = rest.index(PAIRED[-1]) + 1
     order = (
         IDENTITY[:2]
-        + [VARIANT]
+        + [VARIANT, ENV]
         + IDENTITY[2:5]
         + params
         + IDENTITY[5:]
@@ -666,11 +668,10 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
 
 
 def with_variant(columns: Sequence[str], rows: Sequence[Mapping]) -> list[str]:
-    """A long file's columns, with `variant` after `mode` when its rows carry one (a job with variants)."""
+    """A long file's columns, with `variant` (a job with variants) or `env` (with envs) after `mode` when its rows carry one."""
     columns = list(columns)
-    if VARIANT in columns or not any(VARIANT in row for row in rows):
-        return columns
-    return [*columns[: columns.index("mode") + 1], VARIANT, *columns[columns.index("mode") + 1 :]]
+    extra = [c for c in (VARIANT, ENV) if c not in columns and any(c in row for row in rows)]
+    return [*columns[: columns.index("mode") + 1], *extra, *columns[columns.index("mode") + 1 :]]
 
 
 def write_job(result: JobResult, folder: str | os.PathLike) -> None:

@@ -15,12 +15,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from . import envs, envserver
 from .config import ExperimentConfig, from_dict, input_bytes
 from .env import available_memory, load_avg
 from .errors import ConfigError
 from .processes import Target, launch
 from .records import JobRaw, JobResult, Payload, ProcessResult, Task
-from .rows import ci_met, job_result
+from .rows import job_result
 
 WORKER = Target("jitexp.worker", "entry")  # what a fresh process runs (imported there, never here)
 
@@ -36,11 +37,27 @@ def run(
     if not isinstance(cfg, ExperimentConfig):
         cfg = from_dict(cfg)
     check_memory(cfg, payload)
+    for name, path in (cfg.envs or {}).items():
+        envserver.server(f"envs.{name}", path)  # each env's server, before anything runs (one line if it cannot)
     load_start = load_avg()
     processes, stop_reason, replaced = collect(cfg, payload)
-    problem = processes[0].config_error
+    problem = next((r.config_error for r in processes if r.config_error is not None), None)
     if problem is not None:
         raise ConfigError(problem.key, problem.value, problem.expected)
+    if cfg.envs:
+        raws = {
+            env: JobRaw(
+                mine,
+                stop_reason,
+                disk_cache_probe(cfg, env),
+                retrace_probe(cfg, env),
+                load_start,
+                load_avg(),
+                [r for r in replaced if r.env == env],
+            )
+            for env, mine in envs.split(processes, list(cfg.envs)).items()
+        }
+        return envs.job_result(cfg, raws, job_num=job_num, overrides=overrides)
     cache = disk_cache_probe(cfg)
     load_end = load_avg()
     raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced)
@@ -77,6 +94,10 @@ def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
         from .worker import measure_process  # imports JAX into this process
 
         return measure_process(task)
+    if task.env is not None and cfg.envs:
+        result = envserver.server(f"envs.{task.env}", cfg.envs[task.env]).launch(WORKER, task, cfg.timing.timeout_s)
+        result.env = task.env
+        return result
     return launch(WORKER, task, cfg.timing.timeout_s)
 
 
@@ -88,6 +109,9 @@ def collect(
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
     CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`.
     A process measured mostly under CPU steal is replaced by a new one while both limits allow.
+    With envs, each count and the budget are per env, processes alternate between the envs in
+    whole rounds (`envs.env_of`; a replacement runs in its env), and rounds are added until the
+    A/B pairs could be significant.
     """
     t = cfg.timing
     if cfg.isolate == "none":
@@ -96,13 +120,17 @@ def collect(
     results: list[ProcessResult] = []
     replaced: list[ProcessResult] = []
     modes = cfg.mode.names
+    names: list[str | None] = list(cfg.envs or [None])
     start = time.perf_counter()
     while True:
-        p = len(results)
-        result = measure(Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload), cfg)
-        started = len(results) + len(replaced) + 1
-        if result.noise.under_steal and started < t.max_processes and time.perf_counter() - start < t.job_time_s:
-            replaced.append(result)  # the next process takes its place (and its index)
+        p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
+        env = envs.env_of(len(results), names)
+        task = Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
+        result = measure(task, cfg)
+        started = (len(results) + len(replaced)) // len(names) + 1
+        budget = time.perf_counter() - start < t.job_time_s * len(names)
+        if result.noise.under_steal and started < t.max_processes and budget:
+            replaced.append(result)  # the next process takes its place (and its index and env)
             continue
         results.append(result)
         if result.failed:
@@ -110,18 +138,20 @@ def collect(
         modes = tuple(m for m in modes if m not in result.modes or result.modes[m].error is None)
         if not modes:
             return results, "error", replaced
-        n = len(results)
+        if len(results) % len(names):
+            continue  # with envs: whole rounds, one process of each env
+        n = len(results) // len(names)
         if n < t.processes:
             continue
         if n >= t.max_processes:
             return results, "max_processes", replaced
-        if time.perf_counter() - start >= t.job_time_s:
+        if time.perf_counter() - start >= t.job_time_s * len(names):
             return results, "budget", replaced
-        if ci_met(results, cfg.mode.names, t.target_rel_ci):
+        if envs.enough(results, names, cfg.mode.names, t.target_rel_ci):
             return results, "ci", replaced
 
 
-def disk_cache_probe(cfg: ExperimentConfig) -> tuple[ProcessResult, ProcessResult] | None:
+def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[ProcessResult, ProcessResult] | None:
     """With compilation_cache_dir set: a cold first call of each compiled mode writing a fresh cache
     directory, then one in another fresh worker reading it back."""
     modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
@@ -131,7 +161,7 @@ def disk_cache_probe(cfg: ExperimentConfig) -> tuple[ProcessResult, ProcessResul
     root.mkdir(parents=True, exist_ok=True)
     probe_dir = tempfile.mkdtemp(prefix="jitexp-cache-probe-", dir=root)
     probe = dataclasses.replace(cfg, compilation_cache_dir=probe_dir)
-    task = Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache")
+    task = Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache", env=env)
     try:
         cold = measure(task, cfg)
         warm = measure(task, cfg)
@@ -140,12 +170,12 @@ def disk_cache_probe(cfg: ExperimentConfig) -> tuple[ProcessResult, ProcessResul
     return cold, warm
 
 
-def retrace_probe(cfg: ExperimentConfig) -> dict[str, ProcessResult]:
+def retrace_probe(cfg: ExperimentConfig, env: str | None = None) -> dict[str, ProcessResult]:
     """With a `sequence`: each mode but numpy calls the variants in order, in a fresh worker of its own."""
     if not cfg.sequence:
         return {}
     return {
-        mode: measure(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence"), cfg)
+        mode: measure(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence", env=env), cfg)
         for mode in cfg.mode.names
         if mode != "numpy"
     }

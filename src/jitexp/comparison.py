@@ -34,7 +34,7 @@ from .stats import (
 )
 
 METRICS = ("steady", "first_call", "compile")
-CASE = ["workload", "size", "dtype", "mode", "variant", "static_argnums", "device_kind"]
+CASE = ["workload", "size", "dtype", "mode", "variant", "env", "static_argnums", "device_kind"]
 ENVIRONMENT = [
     "jax_version",
     "jaxlib_version",
@@ -66,8 +66,8 @@ class Side:
 
     rows: pd.DataFrame
     values: dict[
-        tuple[str, str, str], dict[str, list]
-    ]  # (job folder, variant or "", mode) -> metric -> values per process (steady: arrays)
+        tuple[str, str, str, str], dict[str, list]
+    ]  # (job folder, variant or "", env or "", mode) -> metric -> values per process (steady: arrays)
 
 
 def load_side(path: str | Path) -> Side:
@@ -82,33 +82,38 @@ def load_side(path: str | Path) -> Side:
         rows = rows[rows.get("status", pd.Series("ok", index=rows.index)) == "ok"].assign(_job=str(job.path))
         frames.append(rows)
         samples, procs = job.samples, job.processes
-        for variant, mode in _variant_modes(rows):
+        for variant, env, mode in _variant_modes(rows):
             entry: dict[str, list] = {"steady": [], "first_call": [], "compile": []}
             if not samples.empty:
-                for _, group in samples[_of(samples, variant, mode)].groupby("process"):
+                for _, group in samples[_of(samples, variant, env, mode)].groupby("process"):
                     entry["steady"].append(group["per_call_s"].to_numpy(float))
             if not procs.empty:
-                mine = procs[_of(procs, variant, mode)]
+                mine = procs[_of(procs, variant, env, mode)]
                 entry["first_call"] = mine["first_call_s"].dropna().tolist()
                 entry["compile"] = mine["compile_s"].dropna().tolist()
-            values[(str(job.path), variant, mode)] = entry
+            values[(str(job.path), variant, env, mode)] = entry
     if not frames:
         raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
     return Side(pd.concat(frames, ignore_index=True), values)
 
 
-def _variant_modes(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    """The (variant, mode) pairs of a job's rows; the variant is "" in a job without variants."""
-    variants = rows["variant"].fillna("").astype(str) if "variant" in rows.columns else pd.Series("", index=rows.index)
-    pairs = zip(variants, rows["mode"])
-    return list(dict.fromkeys((v, str(m)) for v, m in pairs if not pd.isna(m)))
+def _variant_modes(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The (variant, env, mode) of a job's rows; variant and env are "" in a job without variants or envs."""
+    triples = zip(_text(rows, "variant"), _text(rows, "env"), rows["mode"])
+    return list(dict.fromkeys((v, e, str(m)) for v, e, m in triples if not pd.isna(m)))
 
 
-def _of(frame: pd.DataFrame, variant: str, mode: str) -> pd.Series:
-    """Which rows of a samples or processes frame belong to this variant and mode."""
+def _text(rows: pd.DataFrame, col: str) -> pd.Series:
+    """A column as text, "" where missing or absent."""
+    return rows[col].fillna("").astype(str) if col in rows.columns else pd.Series("", index=rows.index)
+
+
+def _of(frame: pd.DataFrame, variant: str, env: str, mode: str) -> pd.Series:
+    """Which rows of a samples or processes frame belong to this variant (or env) and mode."""
     mine = frame["mode"] == mode
-    if variant and "variant" in frame.columns:
-        mine &= frame["variant"] == variant
+    for col, value in (("variant", variant), ("env", env)):
+        if value and col in frame.columns:
+            mine &= frame[col] == value
     return mine
 
 
@@ -260,9 +265,8 @@ def _values(rows: pd.DataFrame, col: str) -> list[str]:
 
 def _pool(side: Side, rows: pd.DataFrame, metric: str) -> list:
     out: list = []
-    variants = rows["variant"] if "variant" in rows.columns else pd.Series(pd.NA, index=rows.index)
-    for job, variant, mode in zip(rows["_job"], variants, rows["mode"]):
-        out.extend(side.values.get((job, "" if pd.isna(variant) else str(variant), str(mode)), {}).get(metric, []))
+    for job, variant, env, mode in zip(rows["_job"], _text(rows, "variant"), _text(rows, "env"), rows["mode"]):
+        out.extend(side.values.get((job, variant, env, str(mode)), {}).get(metric, []))
     return out
 
 

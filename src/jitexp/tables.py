@@ -33,8 +33,8 @@ from .stats import break_even, verdict
 
 MODE_ORDER = list(MODES)
 VARIANT = "static_argnums"
-# a job's own jit settings: a case of its own when a sweep varies them
-KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
+# a job's own jit settings (and the Python environment, with envs): a case of its own when they vary
+KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "env"]
 AB_VARIANT = (
     "variant"  # a job's `variants` name: a case key of its own (not a knob: calls.csv has a `variant` of its own)
 )
@@ -349,7 +349,7 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     always = ["workload", "mode", "size"]
     varying = [
         c
-        for c in ("dtype", VARIANT, AB_VARIANT, "device_kind", "seed")
+        for c in ("dtype", VARIANT, AB_VARIANT, "env", "device_kind", "seed")
         if c in df.columns and df[c].nunique(dropna=False) > 1
     ]
     table = df.reindex(columns=always + varying).copy()

@@ -55,7 +55,21 @@ def check(argv: Sequence[str]) -> list[ExperimentConfig]:
     if args.cfg or args.info:
         return []
     with hydra_session(args.config_dir) as hydra:
-        return _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
+        jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
+    check_envs(jobs)
+    return jobs
+
+
+def check_envs(jobs: Sequence[ExperimentConfig]) -> None:
+    """Each distinct `envs` interpreter of the jobs: an executable Python with this jitexp (envserver.check)."""
+    from .envserver import check as check_env
+
+    seen = set()
+    for job in jobs:
+        for name, path in (job.envs or {}).items():
+            if (name, path) not in seen:
+                seen.add((name, path))
+                check_env(f"envs.{name}", path)
 
 
 def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:

@@ -1,0 +1,186 @@
+"""Two Python environments interleaved (`envs`, issue 17 item 4): the env server, an A/A job, bad input.
+
+The environments here are A/A: venvs made with `--without-pip` whose site-packages point (a .pth
+file) at this test venv's, so each runs this very jitexp and jax from its own interpreter path,
+server and forkserver, without installing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import read, run_cli
+from jitexp import compose, envs, envserver
+from jitexp.records import ProcessResult, Task
+from jitexp.runner import WORKER
+
+CRASHES = """
+import os, time
+import jax.numpy as jnp
+
+
+def ok(x):
+    return jnp.sin(x) * 2
+
+
+def aborts(x):
+    os.abort()
+
+
+def hangs(x):
+    time.sleep(600)
+    return x
+"""
+
+
+def make_env(path: Path, shared: bool = True) -> Path:
+    """A venv at path (no pip) whose Python sees this test venv's packages (shared) or none; its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    if shared:
+        purelib = Path(sysconfig.get_paths()["purelib"])
+        site = path / purelib.relative_to(sys.prefix)
+        (site / "jitexp-tests-shared.pth").write_text(f"{purelib}\n")
+    return path / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def aa(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("envs")
+    return make_env(root / "old"), make_env(root / "new")
+
+
+@pytest.fixture
+def crashes(tmp_path, monkeypatch) -> Path:
+    (tmp_path / "crashes.py").write_text(CRASHES)
+    monkeypatch.chdir(tmp_path)  # the server starts here: `-m` puts its cwd on sys.path
+    return tmp_path
+
+
+def task(fn: str, process: int = 0) -> Task:
+    cfg = compose(["mode=jit", "timing=quick", "workload=custom", f"workload.fn={fn}", "workload.args=[{shape:[4]}]"])
+    return Task(cfg, process, cfg.mode.names)
+
+
+def test_processes_alternate_old_new_new_old_in_rounds():
+    assert [envs.env_of(k, ["old", "new"]) for k in range(8)] == ["old", "new", "new", "old"] * 2
+    assert [envs.env_of(k, "abc") for k in range(6)] == list("abccba")
+    assert envs.split(list(range(6)), ["old", "new"]) == {"old": [0, 3, 4], "new": [1, 2, 5]}
+
+
+@pytest.mark.slow
+def test_a_task_round_trips_through_an_env_server_and_a_crash_is_an_error_row(aa, crashes):
+    server = envserver.Server("envs.new", str(aa[1])).start()
+    try:
+        result = server.launch(WORKER, task("crashes.ok"), 120)
+        assert isinstance(result, ProcessResult) and result.clean, result
+        assert result.environment["python_version"] and result.modes["jit"].samples_s is not None
+        crashed = server.launch(WORKER, task("crashes.aborts", process=1), 120)
+        assert crashed.error is not None and crashed.error.error_type == "SIGABRT", crashed.error
+        assert crashed.error.error_phase == "trace"  # the worker's phase (jit traces Python), via the server
+        again = server.launch(WORKER, task("crashes.ok", process=2), 120)  # the server outlives its workers
+        assert again.clean
+    finally:
+        server.close()
+    assert not server.alive
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # kills a process
+def test_a_server_killed_while_it_runs_a_task_is_an_error_row_not_a_hang(aa, crashes):
+    server = envserver.Server("envs.new", str(aa[1])).start()
+    assert server.proc is not None
+    pid = server.proc.pid
+    killer = threading.Timer(5.0, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    try:
+        result = server.launch(WORKER, task("crashes.hangs"), 600)
+    finally:
+        killer.cancel()
+        server.close()
+    assert result.error is not None, result
+    assert (result.error.error_phase, result.error.error_type) == ("crash", "SIGKILL")
+    assert "envs.new" in result.error.error_message and "exited" in result.error.error_message
+
+
+@pytest.mark.slow
+def test_an_aa_envs_job_gives_rows_per_env_with_ab_columns_and_cannot_tell(aa, tmp_path):
+    out = tmp_path / "job"
+    overrides = [f"envs={{old:{aa[0]},new:{aa[1]}}}", "mode=[eager,jit]", "size=32", "timing=quick"]
+    proc = run_cli([*overrides, f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert list(zip(rows["env"], rows["mode"])) == [("old", "eager"), ("old", "jit"), ("new", "eager"), ("new", "jit")]
+    assert (rows["status"] == "ok").all() and (rows["jax_version"] == rows["jax_version"][0]).all()
+    new = rows[rows["env"] == "new"]
+    assert (new["ab_baseline"] == "old").all() and (new["ab_steady_n_pairs"] == 1).all()
+    for metric in ("steady", "first_call", "compile"):
+        assert new[f"ab_{metric}_verdict"].str.startswith("cannot tell").all()
+    assert rows.loc[rows["env"] == "old", "ab_baseline"].isna().all()
+    assert "new vs old (jit): steady" in proc.stdout and "cannot tell (1 process pair)" in proc.stdout
+    for name in ("samples.csv", "processes.csv"):
+        assert set(read(out / name)["env"]) == {"old", "new"}
+
+
+@pytest.mark.slow
+def test_envs_from_python_run_and_keep_their_servers_across_jobs(aa, tmp_path, monkeypatch):
+    import jitexp
+
+    monkeypatch.chdir(tmp_path)
+    cfg = jitexp.compose([f"envs={{a:{aa[0]},b:{aa[1]}}}", "mode=jit", "size=16", "timing=quick"])
+    first = jitexp.run(cfg)
+    servers = dict(envserver._servers)
+    second = jitexp.run(cfg)
+    assert [r["env"] for r in first.rows] == ["a", "b"] == [r["env"] for r in second.rows]
+    assert dict(envserver._servers) == servers and all(s.alive for s in servers.values())
+    envserver.close_all()
+
+
+def bad_inputs(tmp_path: Path, aa: tuple[Path, Path]) -> list[tuple[list[str], str, str]]:
+    """(overrides, the key the one line names, what it says) for each mistake."""
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    script = tmp_path / "fake-python"
+    script.write_text("#!/bin/sh\necho I am not python >&2\nexit 1\n")
+    script.chmod(0o755)
+    bare = make_env(tmp_path / "bare", shared=False)
+    other = tmp_path / "otherjitexp" / "jitexp"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    (other / "envserver.py").write_text(
+        'def hello():\n    return {"protocol": 1, "version": "0.0.1", "fingerprint": "x", "python": "3"}\n'
+    )
+    old_jitexp = make_env(tmp_path / "oldjitexp", shared=False)
+    site = next((tmp_path / "oldjitexp" / "lib").glob("python*/site-packages"))
+    (site / "other.pth").write_text(f"{other.parent}\n")
+    good = str(aa[0])
+    pair = lambda b: [f"envs={{a:{good},b:{b}}}"]  # noqa: E731
+    return [
+        (pair(f"{tmp_path}/nope/python"), "envs.b=", "does not exist"),
+        (pair(text), "envs.b=", "is not an executable file"),
+        (pair(script), "envs.b=", "is not a Python interpreter (it did not run a Python script: I am not python)"),
+        (
+            pair(bare),
+            "envs.b=",
+            f"cannot import jitexp (ModuleNotFoundError: No module named 'jitexp'); install it there: {bare} -m pip install ",
+        ),
+        (pair(old_jitexp), "envs.b=", "incompatible jitexp: "),
+        ([*pair(aa[1]), "isolate=none"], "isolate=", "use isolate=process"),
+        ([f"envs={{a:{good}}}"], "envs=", "at least two environments"),
+    ]
+
+
+def test_bad_envs_are_one_line_and_exit_2_before_anything_runs(aa, tmp_path):
+    for overrides, key, says in bad_inputs(tmp_path, aa):
+        proc = run_cli([*overrides, "timing=quick", f"hydra.run.dir={tmp_path / 'never'}"], cwd=tmp_path)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (overrides, proc.stderr[-2000:])
+        assert lines[0].startswith(f"jitexp: error: {key}") and says in lines[0], (overrides, lines[0])
+        assert not (tmp_path / "never").exists()

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pandas as pd
@@ -39,3 +40,16 @@ def sweep(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess,
 
 def read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
+
+
+def make_env(path: Path, shared: bool = True) -> Path:
+    """A venv at path (no pip) whose Python sees this test venv's packages (shared: a .pth file) or none; its python.
+
+    Two shared ones are an A/A pair for `envs`: this jitexp and jax, each from its own interpreter path.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    if shared:
+        purelib = Path(sysconfig.get_paths()["purelib"])
+        site = path / purelib.relative_to(sys.prefix)
+        (site / "jitexp-tests-shared.pth").write_text(f"{purelib}\n")
+    return path / "bin" / "python"

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import sysconfig
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import read, run_cli
+from conftest import make_env, read, run_cli
 from jitexp import compose, envs, envserver
 from jitexp.records import ProcessResult, Task
 from jitexp.runner import WORKER
@@ -39,16 +37,6 @@ def hangs(x):
     time.sleep(600)
     return x
 """
-
-
-def make_env(path: Path, shared: bool = True) -> Path:
-    """A venv at path (no pip) whose Python sees this test venv's packages (shared) or none; its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    if shared:
-        purelib = Path(sysconfig.get_paths()["purelib"])
-        site = path / purelib.relative_to(sys.prefix)
-        (site / "jitexp-tests-shared.pth").write_text(f"{purelib}\n")
-    return path / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -177,9 +165,16 @@ def bad_inputs(tmp_path: Path, aa: tuple[Path, Path]) -> list[tuple[list[str], s
     ]
 
 
+@pytest.mark.slow  # seven command lines, three venvs: ~25 s on the 2-core VM
 def test_bad_envs_are_one_line_and_exit_2_before_anything_runs(aa, tmp_path):
-    for overrides, key, says in bad_inputs(tmp_path, aa):
-        proc = run_cli([*overrides, "timing=quick", f"hydra.run.dir={tmp_path / 'never'}"], cwd=tmp_path)
+    cases = bad_inputs(tmp_path, aa)
+    with ThreadPoolExecutor(4) as pool:  # nothing is measured: each is a composition and a probe
+        procs = list(
+            pool.map(
+                lambda c: run_cli([*c[0], "timing=quick", f"hydra.run.dir={tmp_path / 'never'}"], cwd=tmp_path), cases
+            )
+        )
+    for (overrides, key, says), proc in zip(cases, procs):
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1, (overrides, proc.stderr[-2000:])
         assert lines[0].startswith(f"jitexp: error: {key}") and says in lines[0], (overrides, lines[0])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read, run_cli
+from conftest import make_env, read, run_cli
 from jitexp import preflight
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -152,6 +152,8 @@ def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
         assert proc.returncode == 0, proc.stdout[-3000:]
         assert "1 passed" in proc.stdout and "test_perf.py::test_step_speed" in proc.stdout
     assert (tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv").is_file()
+
+
 VARIANTS = "### Before and after in one run"
 
 
@@ -169,3 +171,33 @@ def test_readme_variants_example_runs_verbatim(tmp_path, index):
     assert list(rows["variant"]) == ["before", "before", "after", "after"]
     assert rows.loc[rows["variant"] == "after", "ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
     assert "after jit vs before" in proc.stdout
+
+
+@pytest.mark.slow
+def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
+    # The recipe's venv lines install jax $OLD and $NEW. The package index here offers one jax within
+    # jitexp's pins (0.10.2), so the test makes old/ and new/ as two venvs of this same install
+    # (conftest.make_env: no pip, a .pth to this venv's packages) instead of running pip; the jitexp
+    # line runs as printed, plus timing=quick, a small size and the run folder.
+    block = re.search(r"<!-- envs-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
+    lines = [line for line in block.splitlines() if line.strip()]
+    venvs = [shlex.split(line) for line in lines if line.startswith("python3 -m venv ")]
+    assert [v[3] for v in venvs] == ["old", "new"] and all("jax==$" in " ".join(v) for v in venvs)
+    for v in venvs:
+        make_env(tmp_path / v[3])
+    [argv] = [shlex.split(line) for line in lines if line.startswith("jitexp ")]
+    out = tmp_path / "job"
+    proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["env", "mode", "status", "error_message"]]
+    assert sorted(zip(rows["env"], rows["mode"])) == [
+        ("new", "eager"),
+        ("new", "jit"),
+        ("old", "eager"),
+        ("old", "jit"),
+    ]
+    new = rows[rows["env"] == "new"]
+    assert (new["ab_baseline"] == "old").all()
+    assert new["ab_steady_verdict"].str.startswith("cannot tell").all()  # timing=quick: one process pair
+    assert "new vs old (jit)" in proc.stdout

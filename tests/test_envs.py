@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import make_env, read, run_cli
+from conftest import command, make_env, read, run_cli
 from jitexp import compose, envs, envserver
 from jitexp.records import ProcessResult, Task
 from jitexp.runner import WORKER
@@ -96,6 +99,49 @@ def test_a_server_killed_while_it_runs_a_task_is_an_error_row_not_a_hang(aa, cra
     assert result.error is not None, result
     assert (result.error.error_phase, result.error.error_type) == ("crash", "SIGKILL")
     assert "envs.new" in result.error.error_message and "exited" in result.error.error_message
+
+
+def processes_using(path: Path) -> list[str]:
+    """Command lines of running processes that mention path (an env's interpreter, its forkserver)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in cmd:
+            found.append(cmd)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # Ctrl-C to a process group
+def test_ctrl_c_stops_a_job_with_envs_and_leaves_no_server_or_worker(aa, crashes):
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    env.pop("PYTHONPATH", None)
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    args = [f"envs={{old:{aa[0]},new:{aa[1]}}}", "mode=jit", "timing=quick", "workload=custom"]
+    args += ["workload.fn=crashes.hangs", "workload.args=[{shape:[4]}]", f"hydra.run.dir={crashes / 'job'}"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", restore, command("jitexp"), *args],
+        cwd=crashes,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(processes_using(aa[0].parent.parent)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)  # the old env's server, its forkserver and the hanging worker
+    assert len(processes_using(aa[0].parent.parent)) >= 3
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted (Ctrl-C)" in err, err[-2000:]
+    time.sleep(1.0)
+    assert processes_using(aa[0].parent.parent) == [] and processes_using(aa[1].parent.parent) == []
 
 
 @pytest.mark.slow

@@ -50,8 +50,11 @@ def aa(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def crashes(tmp_path, monkeypatch) -> Path:
-    (tmp_path / "crashes.py").write_text(CRASHES)
-    monkeypatch.chdir(tmp_path)  # the server starts here: `-m` puts its cwd on sys.path
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "crashes.py").write_text(CRASHES)
+    monkeypatch.syspath_prepend(str(code))  # the env servers get the driver's code folders (not its packages)
+    monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
@@ -71,7 +74,7 @@ def test_a_task_round_trips_through_an_env_server_and_a_crash_is_an_error_row(aa
     server = envserver.Server("envs.new", str(aa[1])).start()
     try:
         result = server.launch(WORKER, task("crashes.ok"), 120)
-        assert isinstance(result, ProcessResult) and result.clean, result
+        assert isinstance(result, ProcessResult) and result.clean, result.error
         assert result.environment["python_version"] and result.modes["jit"].samples_s is not None
         crashed = server.launch(WORKER, task("crashes.aborts", process=1), 120)
         assert crashed.error is not None and crashed.error.error_type == "SIGABRT", crashed.error
@@ -126,7 +129,7 @@ def test_ctrl_c_stops_a_job_with_envs_and_leaves_no_server_or_worker(aa, crashes
     args += ["workload.fn=crashes.hangs", "workload.args=[{shape:[4]}]", f"hydra.run.dir={crashes / 'job'}"]
     proc = subprocess.Popen(
         [sys.executable, "-c", restore, command("jitexp"), *args],
-        cwd=crashes,
+        cwd=crashes / "code",
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

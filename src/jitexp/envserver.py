@@ -31,7 +31,7 @@ from typing import Any
 
 from .errors import ConfigError, Failure, first_line, qualified_name
 from .processes import Target, _die_with_parent, _exit_name, launch
-from .records import Cold, ConfigProblem, Extras, ModeResult, ProcessResult, Task
+from .records import Cold, ConfigProblem, Extras, ModeResult, Noise, ProcessResult, Task
 
 PROTOCOL = 1
 PICKLE_PROTOCOL = 4  # readable by every Python jitexp supports, whichever side writes
@@ -56,6 +56,7 @@ def fingerprint() -> str:
         ModeResult,
         Cold,
         Extras,
+        Noise,
         ConfigProblem,
         Failure,
         Target,
@@ -183,6 +184,7 @@ class Server:
                 stdout=subprocess.PIPE,
                 bufsize=0,
                 start_new_session=True,  # Ctrl-C reaches the driver only; the driver kills the server
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(code_paths())},
             )
             kind, theirs = _receive(self._out(), time.monotonic() + START_TIMEOUT_S)
         except Exception:  # it did not start, or said something that is no hello
@@ -292,6 +294,22 @@ def close_all() -> None:
     """Stop every server this process started."""
     while _servers:
         _servers.popitem()[1].close()
+
+
+def code_paths() -> list[str]:
+    """The driver's sys.path entries that hold the user's code, not an installation: the folders a
+    workload may import from (the server's own interpreter supplies the standard library and packages)."""
+    import site
+
+    installs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    sites = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    out = []
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        inside = any(real == p or real.startswith(p + os.sep) for p in installs)
+        if real and os.path.isdir(real) and real not in sites and not inside:
+            out.append(entry)
+    return list(dict.fromkeys(out))
 
 
 def _absolute(path: str) -> str:

@@ -161,7 +161,7 @@ def test_an_aa_envs_job_gives_rows_per_env_with_ab_columns_and_cannot_tell(aa, t
     for metric in ("steady", "first_call", "compile"):
         assert new[f"ab_{metric}_verdict"].str.startswith("cannot tell").all()
     assert rows.loc[rows["env"] == "old", "ab_baseline"].isna().all()
-    assert "new vs old (jit): steady" in proc.stdout and "cannot tell (1 process pair)" in proc.stdout
+    assert "new jit vs old" in proc.stdout and "cannot tell (1 process pair)" in proc.stdout
     for name in ("samples.csv", "processes.csv"):
         assert set(read(out / name)["env"]) == {"old", "new"}
 

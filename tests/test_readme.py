@@ -200,4 +200,4 @@ def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     new = rows[rows["env"] == "new"]
     assert (new["ab_baseline"] == "old").all()
     assert new["ab_steady_verdict"].str.startswith("cannot tell").all()  # timing=quick: one process pair
-    assert "new vs old (jit)" in proc.stdout
+    assert "new jit vs old" in proc.stdout

@@ -31,7 +31,7 @@ from typing import Any
 
 from .errors import ConfigError, Failure, first_line, qualified_name
 from .processes import Target, _die_with_parent, _exit_name, launch
-from .records import Cold, ConfigProblem, Extras, ModeResult, Noise, ProcessResult, Task
+from .records import Cold, ConfigProblem, Extras, ModeResult, Noise, Payload, ProcessResult, Task
 
 PROTOCOL = 1
 PICKLE_PROTOCOL = 4  # readable by every Python jitexp supports, whichever side writes
@@ -52,6 +52,7 @@ def fingerprint() -> str:
         config.DeviceConfig,
         config.TimingConfig,
         Task,
+        Payload,
         ProcessResult,
         ModeResult,
         Cold,

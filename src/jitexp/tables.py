@@ -260,6 +260,7 @@ def ab_table(df: pd.DataFrame) -> pd.DataFrame:
 def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
     """The A/B table for reading: variant against baseline, mode, metric, ratio with CI, p, verdict, pairs."""
     view = ab.reindex(columns=["variant", "ab_baseline", "mode", "metric"]).rename(columns={"ab_baseline": "against"})
+    view["variant"] = view["variant"].where(view["variant"].notna(), get_column(ab, "env"))  # or the env (envs)
     view["new/base"] = [
         f"{format_value('speedup', r)} ({format_value('speedup', lo)} - {format_value('speedup', hi)})"
         for r, lo, hi in zip(ab["ratio"], ab["ratio_ci_low"], ab["ratio_ci_high"])

@@ -101,7 +101,9 @@ def measure_process(task: Task) -> ProcessResult:
                     with phase("inputs"):
                         fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
                     f = Functions(fn, None, setup, jit_fn)
-                elif f is not None and f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
+                elif (
+                    f is not None and f.setup is not None and task.process == 0
+                ):  # same shapes everywhere: once per job
                     check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
                 assert f is not None
                 inputs = input_builder(cfg, f, device, result)

@@ -147,7 +147,10 @@ def test_a_change_no_larger_than_the_host_probe_moved_is_within_host_drift(tmp_p
     assert main([str(base), str(new), "--no-plot", "--fail-on", "steady"]) == 1  # big still fails the gate
     out = capsys.readouterr().out
     assert "steal BASE: median 1.0%, max 2.0%" in out and "steal NEW: median 12.0%, max 20.0%" in out
-    assert "host drift (probe NEW/BASE): dispatch 1.000x, matmul 1.200x" in out
+    assert "host drift (probe NEW/BASE): dispatch 1.000x, matmul 1.200x; a steady state that moved" in out
+    faster_host = {**busy, "host_probe_matmul_s": 0.8e-3}  # the host got faster: no excuse for a slower case
+    quick = fake_run(tmp_path / "quick", {"w": 1.15e-3, "big": 2e-3}, seed=1, host=faster_host)
+    assert compare(base, quick).set_index(["workload", "metric"]).loc[("w", "steady"), "verdict"] == "slower"
     plain = fake_run(tmp_path / "old", {"w": 1e-3}, seed=0)  # a run from before the probe existed
     assert compare(plain, new).set_index(["workload", "metric"]).loc[("w", "steady"), "verdict"] == "slower"
 

@@ -75,7 +75,7 @@ def test_a_process_measured_under_steal_is_replaced_while_the_budget_allows(monk
         return fake_process(task.process, next(verdicts))
 
     monkeypatch.setattr(runner, "measure", fake_measure)
-    monkeypatch.setattr(runner, "ci_met", lambda *a: True)
+    monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
     cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6, job_time_s=60))
     kept, stop, replaced = runner.collect(cfg)
     # p0 under steal -> replaced by another p0; p1 under steal -> replaced; p2 under steal with 5 started

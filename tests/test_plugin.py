@@ -78,7 +78,9 @@ def test_save_compare_unchanged_passes_and_a_slowdown_fails_naming_the_metric(py
     same.stdout.fnmatch_lines(["*vs base*machine*", "*test_user.py::test_step*same machine*"])
 
     monkeypatch.setenv("WORK", "10")  # ten matmuls instead of one: several times the steady-state time
-    slower = pytester.runpytest_subprocess("--jitexp-compare=base", "--jitexp-threshold=0.5")
+    before = stored(pytester, "base").set_index("mode")["median_s"]
+    # saving under the compared name: compared with the stored run first, then overwritten
+    slower = pytester.runpytest_subprocess("--jitexp-save=base", "--jitexp-compare=base", "--jitexp-threshold=0.5")
     slower.assert_outcomes(failed=1)
     slower.stdout.re_match_lines(
         [
@@ -86,7 +88,8 @@ def test_save_compare_unchanged_passes_and_a_slowdown_fails_naming_the_metric(py
             r"\(95% CI [\d.]+x-[\d.]+x, p=[\d.e-]+, 4 vs 4 processes\): slower beyond the 50% threshold"
         ]
     )
-    assert stored(pytester, "base")["n_processes"].eq(4).all()  # the baseline was not overwritten
+    after = stored(pytester, "base").set_index("mode")["median_s"]
+    assert (after > before).all()  # the new (slower) run is the baseline now
 
     report = pytester.run(command("jitexp-report"), str(pytester.path / ".jitexp" / "base"))
     assert report.ret == 0  # the saved folder is a sweep jitexp-report reads as it is

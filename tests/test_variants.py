@@ -189,7 +189,7 @@ def test_one_process_cannot_tell_and_the_files_report_and_compare_know_variants(
 
     report = run_cli([str(out)], cwd=tmp_path, name="jitexp-report")
     assert report.returncode == 0, report.stderr[-3000:]
-    assert "variants against the baseline variant" in report.stdout
+    assert "variants (or envs) against the first" in report.stdout
     ab = read(out / "report" / "ab.csv")
     assert set(ab["metric"]) == {"steady", "first_call", "compile"} and set(ab["variant"]) == {"after"}
     assert "Variants against the baseline" in (out / "report" / "index.html").read_text()

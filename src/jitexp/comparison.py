@@ -24,6 +24,7 @@ from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
 from .stats import (
     ALPHA,
     CANNOT_TELL,
+    CHANGE_METRICS,
     THRESHOLD,
     change_verdict,
     hierarchical_medians,
@@ -32,8 +33,9 @@ from .stats import (
     point_medians,
     undetectable,
 )
+from .tables import replaced_processes
 
-METRICS = ("steady", "first_call", "compile")
+METRICS = CHANGE_METRICS
 CASE = ["workload", "size", "dtype", "mode", "variant", "env", "static_argnums", "device_kind"]
 ENVIRONMENT = [
     "jax_version",
@@ -210,12 +212,16 @@ def host_drift(base: Side, new: Side) -> dict[str, float]:
 
 
 def within_drift(table: pd.DataFrame, drift: dict[str, float]) -> pd.Series:
-    """Verdicts, with 'faster'/'slower' turned into 'within host drift' where a probe moved at least as much as the case."""
-    if not drift:
-        return table["verdict"]
-    host = max(max(r, 1 / r) for r in drift.values() if r > 0)
-    moved = table["ratio"].map(lambda r: max(r, 1 / r) if r and r > 0 else math.inf)
-    return table["verdict"].where(~(table["verdict"].isin(["faster", "slower"]) & (moved <= host)), WITHIN_DRIFT)
+    """Verdicts, with a steady-state 'faster'/'slower' turned into 'within host drift' where a host probe moved
+    the same way at least as far (the probes time steady-state kernels: the cold call and compile keep theirs)."""
+    slower_host = max([r for r in drift.values() if r > 1], default=1.0)
+    faster_host = min([r for r in drift.values() if 0 < r < 1], default=1.0)
+    ratio = table["ratio"]
+    excused = (table["metric"] == "steady") & (
+        ((table["verdict"] == "slower") & (ratio <= slower_host))
+        | ((table["verdict"] == "faster") & (ratio >= faster_host))
+    )
+    return table["verdict"].where(~excused, WITHIN_DRIFT)
 
 
 def drift_lines(base: Side, new: Side) -> list[str]:
@@ -226,16 +232,16 @@ def drift_lines(base: Side, new: Side) -> list[str]:
         if "steal_median" in rows.columns and rows["steal_median"].notna().any():
             lines.append(
                 f"steal {name}: median {rows['steal_median'].median():.1%}, max {rows['steal_max'].max():.1%}"
-                f" ({int(rows.get('n_steal_replaced', pd.Series(dtype=float)).fillna(0).sum())} processes replaced)"
+                f" ({replaced_processes(rows)} processes replaced)"
             )
         else:
             lines.append(f"steal {name}: not recorded")
     drift = host_drift(base, new)
     if drift:
         parts = ", ".join(f"{col.removeprefix('host_probe_').removesuffix('_s')} {r:.3f}x" for col, r in drift.items())
-        host = max(max(r, 1 / r) for r in drift.values() if r > 0)
         lines.append(
-            f"host drift (probe NEW/BASE): {parts}; a case that moved no more than {host:.3f}x is '{WITHIN_DRIFT}'"
+            f"host drift (probe NEW/BASE): {parts}; a steady state that moved the same way no further is "
+            f"'{WITHIN_DRIFT}'"
         )
     else:
         lines.append("host drift: no host probe on both sides (runs from before jitexp recorded it)")

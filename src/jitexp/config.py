@@ -602,8 +602,17 @@ VARIANT_MODE_KEYS = (
 VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options")  # mappings whose entries are the user's
 VARIANT_NODES = ("workload", "mode", "device", "timing", "workload.params")  # written nested or dotted alike
 # set once per worker process (the device, JAX's clients and flags): two values need two processes
-PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir")
-JOB_KEYS = ("timing", "calls", "check", "resume", "fail_on_error", "sequence", "variants")  # the job's, not a variant's
+PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
+JOB_KEYS = (
+    "timing",
+    "calls",
+    "check",
+    "resume",
+    "fail_on_error",
+    "sequence",
+    "variants",
+    "envs",
+)  # the job's, not a variant's
 _PROCESS_LEVEL = (
     "is set once per worker process and variants share their processes; compare it in separate "
     "processes: envs (two installs) or a sweep (-m)"

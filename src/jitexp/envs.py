@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
-
 from .config import ExperimentConfig
 from .records import JobRaw, JobResult, ProcessResult
-from .rows import ab_columns, ci_met
+from .rows import ab_columns, ci_met, pair_values
 from .rows import job_result as rows_job_result
 from .stats import undetectable
 
@@ -43,20 +41,9 @@ def enough(results: Sequence[ProcessResult], names: Sequence[Any], modes: tuple[
     pairs = min(len(side) for side in sides.values())
     if len(names) > 1 and undetectable(pairs) is not None:
         return False
+    if any(r.variants for r in results) and undetectable(len(results)) is not None:
+        return False  # variants: each process is a pair; keep adding (to max_processes) until one could tell
     return all(ci_met(side, modes, target) for side in sides.values())
-
-
-def pair_values(results: Sequence[ProcessResult], mode: str) -> dict[str, list]:
-    """Per metric, one value per process of an env (None where it has none): the median per-call time
-    of the mode, its cold first call, its compile."""
-    out: dict[str, list] = {"steady": [], "first_call": [], "compile": []}
-    for r in results:
-        m = r.modes.get(mode)
-        samples = m.samples_s if m is not None else None
-        out["steady"].append(float(np.median(samples)) if samples is not None and len(samples) else None)
-        out["first_call"].append(m.cold.first_call_s if m is not None and m.cold is not None else None)
-        out["compile"].append(m.cold.compile_s if m is not None and m.cold is not None else None)
-    return out
 
 
 def job_result(
@@ -81,8 +68,9 @@ def job_result(
             continue
         for row in part.rows:
             if row.get("status") == "ok":
-                base = pair_values(raws[baseline].processes, row["mode"])
-                row.update(ab_columns(baseline, base, pair_values(raws[env].processes, row["mode"])))
+                base = pair_values([r.modes.get(row["mode"]) for r in raws[baseline].processes])
+                new = pair_values([r.modes.get(row["mode"]) for r in raws[env].processes])
+                row.update(ab_columns(baseline, base, new))
     return JobResult(
         [r for p in parts.values() for r in p.rows],
         [r for p in parts.values() for r in p.samples],

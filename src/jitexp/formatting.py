@@ -310,9 +310,7 @@ def unstable_clause(rows: Sequence[Mapping]) -> str:
 def failure_text(row: Mapping) -> str:
     """A failed row in one line: ``jit failed in trace: TypeError: ... (hint: ...)``."""
     hint = f" (hint: {row['hint']})" if row.get("hint") else ""
-    return (
-        f"{row['mode']} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
-    )
+    return f"{row_label(row)} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
 
 
 def job_summary(rows: Sequence[Mapping]) -> str:

@@ -110,7 +110,7 @@ def to_host(tree: Any) -> Any:
 
 
 def _host_leaf(leaf: Any) -> Any:
-    if isinstance(leaf, (np.ndarray, np.generic)):
+    if isinstance(leaf, np.ndarray):  # a NumPy scalar stays a scalar (hashable: it may be a static argument)
         return HostArray(leaf) if leaf.dtype.kind in "biufc" else leaf
     jax = sys.modules.get("jax")
     if jax is None or not isinstance(leaf, jax.Array):

@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .stats import CHANGE_METRICS
+
 if TYPE_CHECKING:
     from .api import Measurement
+    from .comparison import Side
 
-METRICS = ("steady", "first_call", "compile")  # comparison.METRICS (not imported: pandas stays unloaded)
+METRICS = CHANGE_METRICS
 THRESHOLD = 0.05  # comparison.THRESHOLD
 _NAME = re.compile(r"^[\w.-]+$")
 
@@ -83,9 +86,16 @@ class Session:
             pytest.fail(f"jitexp: {test}: " + "; ".join(measured.errors), pytrace=False)
         entry = Entry(test, repr(measured))
         self.entries.append(entry)
+        base = None
+        if (
+            stored is not None
+        ):  # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
+            from .comparison import load_side
+
+            base = load_side(stored)
         saved = measured.save(self.root / self.save / folder) if self.save else None
-        if stored is not None:
-            self.check(test, measured, stored, saved, entry)
+        if base is not None:
+            self.check(test, measured, base, saved, entry)
         return measured
 
     def folder(self, test: str) -> str:
@@ -94,12 +104,12 @@ class Session:
         name = re.sub(r"[^\w.-]+", "_", test).strip("_")
         return name if n == 1 else f"{name}-{n}"
 
-    def check(self, test: str, measured: Measurement, stored: Path, saved: Path | None, entry: Entry) -> None:
+    def check(self, test: str, measured: Measurement, base: Side, saved: Path | None, entry: Entry) -> None:
         """Compare with the stored job; fail on a significant slowdown (or on "cannot tell", unless allowed)."""
         from .comparison import across_machines, compare, failing, load_side
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
-            base, new = load_side(stored), load_side(saved or measured.save(scratch))
+            new = load_side(saved or measured.save(scratch))
         table = compare(base, new, threshold=self.threshold)
         entry.machine = "different machine" if across_machines(base, new) else "same machine"
         self.machines.add(entry.machine)

@@ -94,9 +94,10 @@ ENV_COLUMNS = [
     "xla_flags",
 ]
 AB_NOTE = (
-    "variants against the baseline variant (jobs with `variants`): new/base = time ratio (> 1 is slower), "
-    "paired per process (every variant ran in the same processes' rounds); CI from resampling processes, "
-    "p from a Wilcoxon signed-rank test; 'cannot tell' when so few processes can never reach significance"
+    "variants (or envs) against the first (jobs with `variants` or `envs`): new/base = time ratio (> 1 is slower), "
+    "paired per process for variants (every variant ran in the same processes' rounds) and per process pair for "
+    "envs (processes alternating old, new, new, old); CI from resampling pairs, p from a Wilcoxon signed-rank "
+    "test; 'cannot tell' when so few pairs can never reach significance"
 )
 SPEEDUP_NOTE = (
     "speedup = baseline median / compiled median. paired: both modes measured together in the same "

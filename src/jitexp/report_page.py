@@ -119,7 +119,7 @@ def page_html(
     if not ab.empty:
         parts += [
             "<h2>Variants against the baseline</h2>",
-            "<p>new/base: time ratio (&gt; 1 is slower), paired per process; 95% CI, Wilcoxon p.</p>",
+            "<p>new/base: time ratio (&gt; 1 is slower), paired per process (variants) or process pair (envs); 95% CI, Wilcoxon p.</p>",
             _table_html(ab_view(ab), verdict_column="verdict"),
         ]
     if caveats:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .host import PROBE_COLUMNS
 from .records import COLD_FIELDS, NOISE_COLUMNS, JobResult
+from .stats import CHANGE_METRICS
 
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
@@ -183,7 +184,7 @@ COLUMNS = (
 # its paired change against the baseline variant's same mode, after the paired speedups
 VARIANT = "variant"
 ENV = "env"  # written only by a job with `envs`: the environment a row's processes ran in, after `variant`
-AB_METRICS = ("steady", "first_call", "compile")
+AB_METRICS = CHANGE_METRICS
 AB = ["ab_baseline"] + [
     f"ab_{metric}_{part}"
     for metric in AB_METRICS

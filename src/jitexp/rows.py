@@ -15,7 +15,8 @@ import numpy as np
 from .config import MODES, ExperimentConfig, variant_configs
 from .errors import ConfigError, Failure, qualified_name
 from .explain import explain
-from .records import COLD_PHASES, NOISE_COLUMNS, JobRaw, JobResult, ProcessResult
+from .records import COLD_PHASES, NOISE_COLUMNS, JobRaw, JobResult, ModeResult, ProcessResult
+from .stats import CHANGE_METRICS as AB_METRICS
 from .stats import (
     break_even,
     hierarchical_medians,
@@ -172,9 +173,14 @@ def variant_rows(
 def variant_pairs(results: list[ProcessResult], name: str, mode: str) -> dict[str, list]:
     """Per process (one pair: every variant ran in its rounds), a variant's values for ab_columns, None where
     missing: steady = the median per-call time of its samples, first_call and compile = its cold first call's."""
+    return pair_values([r.variants.get(name, {}).get(mode) for r in results])
+
+
+def pair_values(measured: list[ModeResult | None]) -> dict[str, list]:
+    """ab_columns' per-pair values from one ModeResult per pair (None, or a failed one: None values):
+    steady = the median per-call time of its samples, first_call and compile = its cold first call's."""
     out: dict[str, list] = {metric: [] for metric in AB_METRICS}
-    for r in results:
-        m = r.variants.get(name, {}).get(mode)
+    for m in measured:
         m = m if m is not None and m.error is None else None
         samples = m.samples_s if m is not None else None
         cold = m.cold if m is not None else None
@@ -522,9 +528,6 @@ def config_error_result(cfg: Mapping, error: ConfigError, *, job_num: int = 0, o
         row.update(failed)
         rows.append(row)
     return JobResult(rows)
-
-
-AB_METRICS = ("steady", "first_call", "compile")
 
 
 def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list]) -> dict[str, Any]:

@@ -193,6 +193,7 @@ def break_even(base_first_s: float, base_median_s: float, first_s: float, median
 THRESHOLD = 0.05
 ALPHA = 0.05
 CANNOT_TELL = "cannot tell"
+CHANGE_METRICS = ("steady", "first_call", "compile")  # what a comparison judges: steady state, cold call, compile
 
 
 def undetectable(n_a: int, n_b: int | None = None, alpha: float = ALPHA) -> str | None:

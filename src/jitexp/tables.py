@@ -597,7 +597,11 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
     return lines
 
 
-STEAL_NOTED = 0.05  # timing.max_steal's default: rows above it are named
+def replaced_processes(df: pd.DataFrame) -> int:
+    """Processes replaced under steal: n_steal_replaced counted once per job (and env), not once per row."""
+    keys = [c for c in ("_job", "job_num", "env") if c in df.columns][-2:]
+    once = df.drop_duplicates(keys) if keys else df
+    return int(pd.to_numeric(get_column(once, "n_steal_replaced"), errors="coerce").fillna(0).sum())
 
 
 def steal_caveats(df: pd.DataFrame) -> list[str]:
@@ -605,18 +609,19 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
     lines = []
     steal = pd.to_numeric(get_column(df, "steal_median"), errors="coerce")
     if steal.notna().any():
-        high = steal > STEAL_NOTED
-        replaced = int(pd.to_numeric(get_column(df, "n_steal_replaced"), errors="coerce").fillna(0).sum())
+        moved = get_column(df, "unstable_reason").fillna("").astype(str).str.contains("CPU steal")  # job's max_steal
+        replaced = replaced_processes(df)
         worst = pd.to_numeric(get_column(df, "steal_max"), errors="coerce").max()
         lines.append(
             f"CPU steal (hypervisor): median process {steal.min():.1%}..{steal.max():.1%} over {len(df)} rows, "
-            f"worst process {worst:.1%}; {int(high.sum())} row(s) above {STEAL_NOTED:.0%}"
-            + (_examples(df[high]) if high.any() else "")
+            f"worst process {worst:.1%}; {int(moved.sum())} row(s) above timing.max_steal"
+            + (_examples(df[moved]) if moved.any() else "")
             + (f"; {replaced} process(es) replaced under steal" if replaced else "")
         )
     spreads = []
+    jobs = df.drop_duplicates("job_num") if "job_num" in df.columns else df  # one probe per job (its rows share it)
     for col in [c for c in df.columns if c.startswith("host_probe_")]:
-        values = pd.to_numeric(df[col], errors="coerce").dropna()
+        values = pd.to_numeric(jobs[col], errors="coerce").dropna()
         if len(values) > 1 and values.min() > 0:
             name = col.removeprefix("host_probe_").removesuffix("_s")
             spreads.append(
@@ -625,7 +630,7 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
             )
     if spreads:
         lines.append(
-            "host probe across the rows (the same kernels every time; a wide spread means the host moved): "
+            f"host probe across {len(jobs)} jobs (the same kernels every time; a wide spread means the host moved): "
             + ", ".join(spreads)
         )
     return lines

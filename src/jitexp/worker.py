@@ -45,7 +45,10 @@ def entry(task: Task, conn: Any) -> None:
     if task.cwd:
         os.chdir(task.cwd)
     if task.cfg.cpu_affinity:
+        from threadpoolctl import threadpool_limits
+
         os.sched_setaffinity(0, task.cfg.cpu_affinity)  # before JAX sizes its thread pools
+        threadpool_limits(len(task.cfg.cpu_affinity), user_api="blas")  # NumPy's BLAS threads: as many
     _conn = conn
     try:
         result = measure_process(task)
@@ -87,7 +90,7 @@ def measure_process(task: Task) -> ProcessResult:
         jax.default_device(device),
     ):
         warm_backend(device)
-        result.environment = {**environment(), **pinning(cfg.cpu_affinity)}
+        result.environment = {**environment(), **pinning()}
         if task.kind == "measure":
             result.noise.host_probe = host.host_probe()
         rss_before = memory.reset_peak_rss()
@@ -296,12 +299,10 @@ def noise_of(cold: host.Shares | None, ticks: list, max_steal: float) -> Noise:
     )
 
 
-def pinning(cores: list[int] | None) -> dict:
-    """The worker's CPU affinity and its BLAS thread count (limited to the pinned cores when cpu_affinity is set)."""
-    from threadpoolctl import threadpool_info, threadpool_limits
+def pinning() -> dict:
+    """The process's CPU affinity and BLAS thread count (a worker limits both at entry when cpu_affinity is set)."""
+    from threadpoolctl import threadpool_info
 
-    if cores:
-        threadpool_limits(len(cores), user_api="blas")
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     blas = [pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"]
     return {"cpu_affinity": ",".join(map(str, affinity)), "blas_threads": max(blas) if blas else None}

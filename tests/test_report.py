@@ -910,3 +910,5 @@ def test_steal_and_the_host_probe_spread_are_caveats():
     assert "2 process(es) replaced under steal" in lines[0]  # once per job, not per row
     assert lines[1].startswith("host probe across 2 jobs") and lines[1].endswith("matmul 400 us..800 us (2.00x)")
     assert tables.steal_caveats(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []  # not recorded: no line
+    notes = tables.rows_table(frame(rows))["notes"].tolist()
+    assert notes == ["", "unstable; CPU steal 14%", "unstable; CPU steal 14%"]  # beside the figures it moved

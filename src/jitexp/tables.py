@@ -400,6 +400,9 @@ def _notes(row: pd.Series, short: bool = False) -> str:
     if is_true(row.get("unstable")):
         reason = row.get("unstable_reason")
         notes.append(f"unstable ({reason})" if not (short or is_missing(reason)) else "unstable")
+        steal = row.get("steal_median")
+        if short and "CPU steal" in str(reason) and not is_missing(steal):
+            notes.append(f"CPU steal {steal:.0%}")  # beside the figure it moved (the reason says so in full)
     compiles = row.get("compiles_during_timing")
     if not is_missing(compiles) and compiles > 0:
         notes.append(f"{int(compiles)} compile(s) while timed")

@@ -211,8 +211,11 @@ def test_the_magic_reads_options_and_the_call_like_timeit():
     assert evaluate_call("f(x, *rest, **kw)", namespace) == (max, (1, 2, 3), {"key": abs})
     with pytest.raises(ValueError, match="is not a call"):
         evaluate_call("x + 1", namespace)
-    with pytest.raises(ValueError, match="unknown or incomplete option '-z'"):
+    with pytest.raises(ValueError, match="unknown or incomplete option '-z'") as bad:
         split_line("-z 3 f(x)")
+    assert "\n" not in str(bad.value)  # one line
+    with pytest.raises(ValueError, match="no call to measure"):
+        split_line("-m jit")
 
 
 def test_importing_jitexp_and_its_api_imports_no_jax():

@@ -128,3 +128,22 @@ def test_cpu_affinity_naming_a_core_this_machine_lacks_is_one_line(tmp_path):
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "cpu_affinity" in lines[0] and "4096" in lines[0], proc.stderr
+
+
+def test_a_mode_that_failed_in_every_variant_stops_the_job(monkeypatch):
+    from jitexp.errors import Failure
+    from jitexp.records import ModeResult
+
+    broken = ModeResult(Failure("trace", "TypeError", "no", ""))
+    started = []
+
+    def fake_measure(task, cfg):
+        started.append(task.process)
+        return ProcessResult(task.process, variants={"a": {"jit": broken}, "b": {"jit": broken}})
+
+    monkeypatch.setattr(runner, "measure", fake_measure)
+    cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6))
+    kept, stop, _ = runner.collect(cfg)
+    assert started == [0] and stop == "error"  # not three processes that all fail the same way
+    half = ProcessResult(0, variants={"a": {"jit": broken}, "b": {"jit": ModeResult()}})
+    assert not half.mode_failed("jit") and ProcessResult(0, modes={"jit": broken}).mode_failed("jit")

@@ -74,11 +74,14 @@ def split_line(line: str) -> tuple[dict[str, str], str]:
         value, _, rest = rest.strip().partition(" ")
         name = flag.lstrip("-")
         if name not in tuple("mtskdjin") or not value:
-            raise ValueError(f"%jitexp: unknown or incomplete option {flag!r}; usage:\n{USAGE}")
+            raise ValueError(
+                f"%jitexp: unknown or incomplete option {flag!r}; options: -m -t -s -k -d -j -i -n, each with a value "
+                "(%jitexp? shows them)"
+            )
         options[name] = value
         rest = rest.strip()
     if not rest:
-        raise ValueError(f"%jitexp: no call to measure; usage:\n{USAGE}")
+        raise ValueError("%jitexp: no call to measure; write one, e.g. %jitexp -m jit,aot f(x, y)")
     return options, rest
 
 

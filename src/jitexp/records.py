@@ -202,6 +202,11 @@ class ProcessResult:
         results = [*self.modes.values(), *(m for modes in self.variants.values() for m in modes.values())]
         return not self.failed and not any(m.error for m in results)
 
+    def mode_failed(self, mode: str) -> bool:
+        """The mode failed here (in every variant of a job with variants): later processes need not measure it."""
+        measured = list(self.variants.values()) if self.variants else [self.modes]
+        return all(mode in modes and modes[mode].error is not None for modes in measured)
+
     def of_variant(self, name: str) -> ProcessResult:
         """This process as if it had measured one variant alone: its modes in `modes`."""
         return dataclasses.replace(self, modes=self.variants.get(name, {}), variants={})

@@ -135,7 +135,7 @@ def collect(
         results.append(result)
         if result.failed:
             return results, "error", replaced
-        modes = tuple(m for m in modes if m not in result.modes or result.modes[m].error is None)
+        modes = tuple(m for m in modes if not result.mode_failed(m))
         if not modes:
             return results, "error", replaced
         if len(results) % len(names):

@@ -872,36 +872,19 @@ def test_minimal_old_csv_reports_everything_it_can(tmp_path):
 
 
 def test_steal_and_the_host_probe_spread_are_caveats():
+    stolen = {  # one job (both its rows) measured under steal, two processes replaced
+        "steal_median": 0.14,
+        "steal_max": 0.3,
+        "n_steal_replaced": 2,
+        "host_probe_matmul_s": 8e-4,
+        "unstable": True,
+        "unstable_reason": "CPU steal 14% of the time (median process; limit 5%)",
+        "job_num": 1,
+    }
     rows = [
         ok("w", "jit", 1, 0.001, 0.05, steal_median=0.01, steal_max=0.02, n_steal_replaced=0, host_probe_matmul_s=4e-4),
-        ok(
-            "w",
-            "jit",
-            2,
-            0.001,
-            0.05,
-            steal_median=0.14,
-            steal_max=0.3,
-            n_steal_replaced=2,
-            host_probe_matmul_s=8e-4,
-            unstable=True,
-            unstable_reason="CPU steal 14% of the time (median process; limit 5%)",
-            job_num=1,
-        ),
-        ok(
-            "w",
-            "eager",
-            2,
-            0.001,
-            0.05,
-            steal_median=0.14,
-            steal_max=0.3,
-            n_steal_replaced=2,
-            host_probe_matmul_s=8e-4,
-            unstable=True,
-            unstable_reason="CPU steal 14% of the time (median process; limit 5%)",
-            job_num=1,
-        ),
+        ok("w", "jit", 2, 0.001, 0.05, **stolen),
+        ok("w", "eager", 2, 0.001, 0.05, **stolen),
     ]
     rows[0]["job_num"] = 0
     lines = tables.steal_caveats(frame(rows))

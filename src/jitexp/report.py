@@ -34,6 +34,8 @@ from .tables import (
     ATTRIBUTION_VIEW,
     CACHE_VIEW,
     MEMORY_VIEW,
+    SCALING_COLUMNS,
+    VARIANT,
     ab_table,
     ab_view,
     attribution_details,
@@ -523,17 +525,7 @@ def _scaling_view(scaling: pd.DataFrame) -> pd.DataFrame:
     view["params"] = params_labels(scaling)
     if not view["params"].astype(bool).any():
         view = view.drop(columns="params")
-    cols = [
-        "dtype",
-        "mode",
-        "n_sizes",
-        "size_min",
-        "size_max",
-        "min_size_median_s",
-        "max_size_median_s",
-        "growth_exponent",
-        "first_call_growth_exponent",
-    ]
+    cols = ["dtype", *(c for c in SCALING_COLUMNS if c != VARIANT)]  # the scaling columns but static_argnums
     return pd.concat([view, scaling.reindex(columns=cols)], axis=1)
 
 

@@ -600,11 +600,16 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
     return lines
 
 
+def one_per_job(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per job (and env): the job-level columns (steal, replacements, host probe) repeat on its rows."""
+    job = "_job" if "_job" in df.columns else "job_num"  # _job: jitexp-compare's folder key
+    keys = [c for c in (job, "env") if c in df.columns]
+    return df.drop_duplicates(keys) if keys else df
+
+
 def replaced_processes(df: pd.DataFrame) -> int:
     """Processes replaced under steal: n_steal_replaced counted once per job (and env), not once per row."""
-    keys = [c for c in ("_job", "job_num", "env") if c in df.columns][-2:]
-    once = df.drop_duplicates(keys) if keys else df
-    return int(pd.to_numeric(get_column(once, "n_steal_replaced"), errors="coerce").fillna(0).sum())
+    return int(pd.to_numeric(get_column(one_per_job(df), "n_steal_replaced"), errors="coerce").fillna(0).sum())
 
 
 def steal_caveats(df: pd.DataFrame) -> list[str]:
@@ -622,7 +627,7 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
             + (f"; {replaced} process(es) replaced under steal" if replaced else "")
         )
     spreads = []
-    jobs = df.drop_duplicates("job_num") if "job_num" in df.columns else df  # one probe per job (its rows share it)
+    jobs = one_per_job(df)  # one probe per job's (env's) workers
     for col in [c for c in df.columns if c.startswith("host_probe_")]:
         values = pd.to_numeric(jobs[col], errors="coerce").dropna()
         if len(values) > 1 and values.min() > 0:

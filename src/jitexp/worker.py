@@ -73,8 +73,7 @@ def measure_process(task: Task) -> ProcessResult:
     variants = variant_configs(cfg) if task.kind == "measure" else {}
     try:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
-        variant_jobs = variants or {"": cfg}
-        loaded = {name: import_functions(job, name) for name, job in variant_jobs.items()} if by_path else {}
+        loaded = {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
     except ConfigError as error:
@@ -97,18 +96,17 @@ def measure_process(task: Task) -> ProcessResult:
         if variants:
             noise = _measure_variants(task, variants, loaded, device, result)
         else:
-            f = loaded.get("")
+            f: Functions | None = None
             try:
                 enter_phase("inputs")
                 if task.payload is not None:  # unpickled here, under the job's device and JAX settings
                     with phase("inputs"):
                         fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
                     f = Functions(fn, None, setup, jit_fn)
-                elif (
-                    f is not None and f.setup is not None and task.process == 0
-                ):  # same shapes everywhere: once per job
-                    check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
-                assert f is not None
+                else:
+                    f = loaded[""]
+                    if f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
+                        check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
                 inputs = input_builder(cfg, f, device, result)
                 w = inputs()
             except ConfigError as error:

@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from .errors import ConfigError, Failure, first_line, qualified_name
-from .processes import Target, _die_with_parent, _exit_name, launch
+from .processes import Target, die_with_parent, exit_name, launch
 from .records import Cold, ConfigProblem, Extras, ModeResult, Noise, Payload, ProcessResult, Task
 
 PROTOCOL = 1
@@ -240,8 +240,8 @@ class Server:
         code = self.proc.returncode if self.proc is not None else None
         return Failure(
             "crash",
-            _exit_name(code),
-            f"{where} exited with {_exit_name(code)} before answering",
+            exit_name(code),
+            f"{where} exited with {exit_name(code)} before answering",
             "the environment's server process died (its stderr is above); the next job starts a new one",
         )
 
@@ -352,7 +352,7 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    _die_with_parent()  # a killed driver takes its servers along (and they their forkservers)
+    die_with_parent()  # a killed driver takes its servers along (and they their forkservers)
     _send(channel_out, ("hello", hello()))
     while True:
         try:

@@ -111,7 +111,7 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
             "raise timing.timeout_s, or use a smaller size",
         )
     else:
-        name = _exit_name(proc.exitcode)
+        name = exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
         error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
     return ProcessResult(task.process, error=error)
@@ -137,7 +137,7 @@ def _entry(target: Target, task: Task, conn: Any) -> None:
     """Worker-process start: own process group, die with the forkserver, stderr to the task's file."""
     os.setpgid(0, 0)
     _release_forkserver()
-    _die_with_parent()
+    die_with_parent()
     fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 2)
     os.close(fd)
@@ -150,7 +150,7 @@ def _entry(target: Target, task: Task, conn: Any) -> None:
 def _release_forkserver() -> None:
     # Every forkserver child inherits the "alive" pipe's write end, which keeps the server running
     # while the child lives; a hung worker would then outlive a killed driver. Closing it lets the
-    # server exit with the driver, and _die_with_parent takes the worker along (CPython internals).
+    # server exit with the driver, and die_with_parent takes the worker along (CPython internals).
     from multiprocessing import forkserver
 
     server = getattr(forkserver, "_forkserver", None)
@@ -163,9 +163,9 @@ def _release_forkserver() -> None:
         server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
-def _die_with_parent() -> None:
-    # PR_SET_PDEATHSIG: SIGKILL this worker when its parent (the forkserver) exits, which it
-    # does when the driver dies; Linux only, harmless elsewhere.
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent exits (a worker's forkserver, an env server's driver); Linux only."""
+    # PR_SET_PDEATHSIG: the forkserver exits when the driver dies; harmless where prctl is missing.
     try:
         import ctypes
 
@@ -207,7 +207,8 @@ def last_meaningful_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _exit_name(code: int | None) -> str:
+def exit_name(code: int | None) -> str:
+    """A process exit code as text: the signal's name (SIGKILL) for a negative code, else `exit N`."""
     if code is not None and code < 0:
         try:
             return signal.Signals(-code).name

@@ -27,6 +27,12 @@ USER = textwrap.dedent("""
         return x
 
 
+    def sixteen(x):
+        for _ in range(16):
+            x = jnp.tanh(x @ x)
+        return x
+
+
     def two(x, y):
         return x + y
 """)
@@ -203,7 +209,7 @@ def test_one_process_cannot_tell_and_the_files_report_and_compare_know_variants(
 
 
 def paired_job(tmp_path, name: str, variants: str) -> tuple:
-    """A jit-only job of two variants in six processes with short budgets: (stdout, the rows by variant)."""
+    """A jit-only job of the variants in six processes with short budgets: (stdout, the rows by variant)."""
     timing = ["timing=quick", "timing.processes=6", "timing.max_processes=6"]
     timing += ["timing.min_sample_time_s=0.005", "timing.max_time_s=0.3"]  # samples long against load spikes
     out = tmp_path / name
@@ -218,19 +224,16 @@ def paired_job(tmp_path, name: str, variants: str) -> tuple:
 
 @pytest.mark.serial  # asserts on verdicts from timings
 @pytest.mark.slow
-def test_three_times_the_work_is_slower(tmp_path):
-    stdout, rows = paired_job(tmp_path, "ab", BOTH)
-    after = rows.loc["after"]
+def test_sixteen_times_the_work_is_slower_and_a_copy_is_alike(tmp_path):
+    # The effect is far beyond load noise: with six pairs the signed-rank test needs every pair to agree,
+    # and a 3x step once read 1.4x with one pair reversed under CI's load. A copy's ratio is only bounded:
+    # an A/A verdict is 'slower' or 'faster' by chance in ~3% of runs, which a test must not hinge on.
+    variants = (
+        "variants={before:{workload.fn:abcode.once},copy:{workload.fn:abcode.once},after:{workload.fn:abcode.sixteen}}"
+    )
+    stdout, rows = paired_job(tmp_path, "ab", variants)
+    after, copy = rows.loc["after"], rows.loc["copy"]
     assert after["ab_steady_verdict"] == "slower", after.filter(like="ab_steady")
-    assert after["ab_steady_ratio"] > 1.3 and after["ab_steady_n_pairs"] == 6
+    assert after["ab_steady_ratio"] > 2 and after["ab_steady_n_pairs"] == 6
     assert "after jit" in stdout and "slower than before" in stdout
-
-
-@pytest.mark.serial  # asserts on verdicts from timings
-@pytest.mark.slow
-def test_the_same_function_under_another_name_is_no_change(tmp_path):
-    _, rows = paired_job(tmp_path, "aa", "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.once}}")
-    b = rows.loc["b"]
-    assert b["ab_steady_verdict"] == "no significant change" or (
-        b["ab_steady_ratio_ci_low"] <= 1 <= b["ab_steady_ratio_ci_high"]
-    ), b.filter(like="ab_steady")
+    assert 0.5 < copy["ab_steady_ratio"] < 2 and copy["ab_steady_n_pairs"] == 6, copy.filter(like="ab_steady")

@@ -207,3 +207,15 @@ def test_paired_change_finds_a_consistent_shift_and_not_noise():
     assert paired_change([1.0, 1.1], [3.0, 3.3])["verdict"] == "cannot tell (2 process pairs)"
     with pytest.raises(ValueError):
         paired_change([1.0], [1.0, 2.0])
+
+
+def test_paired_change_is_the_median_of_the_pairs_ratios_not_a_ratio_of_medians():
+    from jitexp.stats import paired_change
+
+    base = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # processes at very different levels (steal, layout)
+    new = [v * 1.1 for v in base]
+    new[3] = base[3]  # the middle process alone saw no change: a ratio of medians would read 1.0
+    change = paired_change(base, new)
+    assert change["ratio"] == pytest.approx(1.1) and change["ratio_ci_low"] <= 1.1 <= change["ratio_ci_high"]
+    assert change["p_value"] < 0.05 and change["verdict"] == "slower"
+    assert np.isnan(paired_change([1.0, 0.0], [1.0, 1.0])["ratio"])  # a zero time has no ratio

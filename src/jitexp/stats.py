@@ -255,19 +255,22 @@ def paired_change(
 ) -> dict:
     """NEW against BASE over pairs measured side by side (one process's two variants, or a process pair).
 
-    ratio: median of NEW's per-pair values over BASE's (time: > 1 is slower); its 95% CI from
-    resampling whole pairs; p from a Wilcoxon signed-rank test on the per-pair log ratios; the
-    verdict as `change_verdict`, 'cannot tell' when n pairs could never be significant.
+    ratio: the median of the per-pair NEW/BASE ratios (time: > 1 is slower), a paired estimate that a
+    process's own level (steal, memory layout) cancels out of; its 95% CI from resampling whole pairs;
+    p from a Wilcoxon signed-rank test on the same per-pair log ratios; the verdict as
+    `change_verdict`, 'cannot tell' when n pairs could never be significant.
     """
     a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
     if a.shape != b.shape or a.size == 0:
         raise ValueError("paired_change needs the same number (>= 1) of values on each side")
-    ratio = float(np.median(b) / np.median(a)) if np.median(a) > 0 else math.nan
-    rng = np.random.default_rng(seed)
-    picked = rng.integers(0, a.size, size=(N_RESAMPLES, a.size))
     with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = percentile_ci(np.median(b[picked], axis=1) / np.median(a[picked], axis=1))
         logs = np.log(b / a)
+    if np.all(np.isfinite(logs)):
+        ratio = float(np.exp(np.median(logs)))
+        picked = np.random.default_rng(seed).integers(0, a.size, size=(N_RESAMPLES, a.size))
+        lo, hi = (float(np.exp(v)) for v in percentile_ci(np.median(logs[picked], axis=1)))
+    else:
+        ratio = lo = hi = math.nan
     p = paired_p(list(logs))
     return {
         "ratio": ratio,

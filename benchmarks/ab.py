@@ -174,6 +174,12 @@ def power_table(power: list, truth: float, runs: int) -> bool:
             for r in power
         )
     )
+    print("  per run (steal: the median process's CPU steal; p: Wilcoxon over process pairs):")
+    for i, r in enumerate(power):
+        print(
+            f"    {i}: {r['ab_steady_verdict']:22} p={r['ab_steady_p_value']:.4f} pairs={int(r['ab_steady_n_pairs'])} "
+            f"steal={r.get('steal_median', float('nan')):.2f}"
+        )
     return slower >= 0.9 * runs
 
 

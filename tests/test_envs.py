@@ -24,7 +24,7 @@ from jitexp.records import ProcessResult, Task
 from jitexp.runner import WORKER
 
 CRASHES = """
-import os, time
+import os, sys, time
 import jax.numpy as jnp
 
 
@@ -34,6 +34,12 @@ def ok(x):
 
 def aborts(x):
     os.abort()
+
+
+def aborts_in_old(x):
+    if "/old/" in sys.executable:  # only the worker of the env named old (its venv's interpreter)
+        os.abort()
+    return jnp.sin(x) * 2
 
 
 def hangs(x):
@@ -145,6 +151,19 @@ def test_ctrl_c_stops_a_job_with_envs_and_leaves_no_server_or_worker(aa, crashes
     assert proc.returncode == 130 and "interrupted (Ctrl-C)" in err, err[-2000:]
     time.sleep(1.0)
     assert processes_using(aa[0].parent.parent) == [] and processes_using(aa[1].parent.parent) == []
+
+
+@pytest.mark.slow
+def test_the_baseline_env_failing_still_gives_the_other_env_its_rows(aa, crashes):
+    out = crashes / "job"
+    args = [f"envs={{old:{aa[0]},new:{aa[1]}}}", "mode=jit", "timing=quick", "timing.processes=3"]
+    args += ["workload=custom", "workload.fn=crashes.aborts_in_old", "workload.args=[{shape:[4]}]"]
+    proc = run_cli([*args, "timing.max_processes=3", f"hydra.run.dir={out}"], cwd=crashes / "code")
+    assert proc.returncode == 1 and "jit failed in trace: SIGABRT" in proc.stderr, proc.stderr[-3000:]
+    rows = read(out / "results.csv").set_index("env")
+    assert rows.loc["old", "status"] == "error" and rows.loc["old", "error_type"] == "SIGABRT"
+    assert rows.loc["new", "status"] == "ok" and rows.loc["new", "n_processes"] == 1  # the round ends, then the job
+    assert (read(out / "processes.csv")["env"] == "new").sum() == 1
 
 
 @pytest.mark.slow

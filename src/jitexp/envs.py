@@ -51,7 +51,7 @@ def job_result(
 ) -> JobResult:
     """Every file's rows of a job with envs: each env's rows with an `env` column, the others' A/B columns.
 
-    An env that ran no process (the job stopped at the baseline's first failure) has no rows.
+    Every env ran a process: a failure ends the job only after its round (runner.collect).
     """
     parts: dict[str, JobResult] = {}
     for env, raw in raws.items():

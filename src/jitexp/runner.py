@@ -111,7 +111,8 @@ def collect(
     A process measured mostly under CPU steal is replaced by a new one while both limits allow.
     With envs, each count and the budget are per env, processes alternate between the envs in
     whole rounds (`envs.env_of`; a replacement runs in its env), and rounds are added until the
-    A/B pairs could be significant.
+    A/B pairs could be significant; a failure ends the job after its round, so every env has rows,
+    and a mode that failed in an env is left out of that env's later processes only.
     """
     t = cfg.timing
     if cfg.isolate == "none":
@@ -119,27 +120,29 @@ def collect(
         return [measure(task, cfg)], "isolate=none", []
     results: list[ProcessResult] = []
     replaced: list[ProcessResult] = []
-    modes = cfg.mode.names
     names: list[str | None] = list(cfg.envs or [None])
+    modes = dict.fromkeys(names, cfg.mode.names)  # each env's modes still measured
+    failed = False
     start = time.perf_counter()
     while True:
         p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
         env = envs.env_of(len(results), names)
-        task = Task(cfg, p, modes, max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
+        task = Task(cfg, p, modes[env], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
         result = measure(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
-        if result.noise.under_steal and started < t.max_processes and budget:
+        if result.noise.under_steal and started < t.max_processes and budget and not failed:
             replaced.append(result)  # the next process takes its place (and its index and env)
             continue
         results.append(result)
-        if result.failed:
-            return results, "error", replaced
-        modes = tuple(m for m in modes if not result.mode_failed(m))
-        if not modes:
-            return results, "error", replaced
+        if result.config_error is not None:
+            return results, "error", replaced  # the user's mistake, the same in every env: run() says it
+        modes[env] = tuple(m for m in modes[env] if not result.mode_failed(m))
+        failed = failed or result.failed or not modes[env]
         if len(results) % len(names):
-            continue  # with envs: whole rounds, one process of each env
+            continue  # with envs: whole rounds, one process of each env (after a failure too: every env gets rows)
+        if failed:
+            return results, "error", replaced
         n = len(results) // len(names)
         if n < t.processes:
             continue

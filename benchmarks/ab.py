@@ -13,7 +13,7 @@ Tables (each row: what, the figure, the target, met?):
    CI covers it.
 4. envs: the same jax in two virtual environments (A/A), 5 runs: no significant change in >= 4 of 5.
 
-    python benchmarks/ab.py [--runs 10] [--env-runs 5] [--skip-envs]
+    python benchmarks/ab.py [--runs 10] [--env-runs 5] [--skip-envs] [--only power] [--power-timing default]
 
 Run it on an otherwise quiet machine: it takes about 10 minutes on the 2-core VM.
 """
@@ -115,16 +115,19 @@ def steal_table(runs: int) -> bool:
 POWER = "variants={ten: {workload.fn: ab_fns.chain10}, eleven: {workload.fn: ab_fns.chain11}}"
 
 
-def ab_tables(runs: int, tmp: Path, power_only: bool = False) -> tuple[bool, bool]:
+def ab_tables(
+    runs: int, tmp: Path, power_only: bool = False, power_timing: list[str] | None = None
+) -> tuple[bool, bool]:
+    power_timing = power_timing or [*TIMING, *POWER_TIMING]
     aa, sep, power = [], [], []
     for i in range(runs):
         if power_only:
-            power.append(ab_row(job(POWER, timing=[*TIMING, *POWER_TIMING])))
+            power.append(ab_row(job(POWER, timing=power_timing)))
             continue
         first = saved(tmp / f"sep{i}a")
         rows = job("variants={a: {workload.fn: ab_fns.chain10}, b: {workload.fn: ab_fns.chain10_again}}")
         aa.append(ab_row(rows))
-        rows = job(POWER, timing=[*TIMING, *POWER_TIMING])
+        rows = job(POWER, timing=power_timing)
         power.append(ab_row(rows))
         second = saved(tmp / f"sep{i}b")
         table = compare(first, second).set_index("metric")
@@ -133,7 +136,7 @@ def ab_tables(runs: int, tmp: Path, power_only: bool = False) -> tuple[bool, boo
     truth = float(ab_row(truth_rows)["ab_steady_ratio"])
 
     if power_only:
-        return True, power_table(power, truth, runs)
+        return True, power_table(power, truth, runs, power_timing)
 
     print("\n2. false alarms: identical A and B (the same function under two names)")
     print(f"{'path':44} {'no change':>10} {'slower':>7} {'faster':>7} {'other':>6} {'target':>8}  met")
@@ -152,15 +155,16 @@ def ab_tables(runs: int, tmp: Path, power_only: bool = False) -> tuple[bool, boo
     print("  A/A ratios (variants): " + ", ".join(f"{r['ab_steady_ratio']:.3f}" for r in aa))
     print("  A/A ratios (two jobs): " + ", ".join(f"{r['ratio']:.3f}" for r in sep))
 
-    return nc >= 0.9 * runs, power_table(power, truth, runs)
+    return nc >= 0.9 * runs, power_table(power, truth, runs, power_timing)
 
 
 def count(values: list, verdict: str) -> int:
     return sum(str(v) == verdict for v in values)
 
 
-def power_table(power: list, truth: float, runs: int) -> bool:
+def power_table(power: list, truth: float, runs: int, timing: list[str]) -> bool:
     print(f"\n3. power: chain of 11 matmuls against 10 (true ratio from one timing=rigorous A/B job: {truth:.3f}x)")
+    print(f"  timing of the runs: {' '.join(timing)}")
     slower = count([r["ab_steady_verdict"] for r in power], "slower")
     covers = sum(r["ab_steady_ratio_ci_low"] <= truth <= r["ab_steady_ratio_ci_high"] for r in power)
     print(f"{'path':44} {'slower':>10} {'CI covers truth':>16} {'target':>8}  met")
@@ -211,6 +215,9 @@ def main() -> None:
     parser.add_argument("--env-runs", type=int, default=5)
     parser.add_argument("--skip-envs", action="store_true")
     parser.add_argument("--only", choices=["steal", "ab", "power", "envs"])
+    parser.add_argument(
+        "--power-timing", metavar="PRESET", help="time the power runs with this timing preset (e.g. default)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYTHONPATH", str(HERE))
     start = time.time()
@@ -219,7 +226,8 @@ def main() -> None:
         if args.only in (None, "steal"):
             steal_table(args.runs)
         if args.only in (None, "ab", "power"):
-            ab_tables(args.runs, Path(tmp), power_only=args.only == "power")
+            power_timing = [f"timing={args.power_timing}"] if args.power_timing else None
+            ab_tables(args.runs, Path(tmp), power_only=args.only == "power", power_timing=power_timing)
         if args.only in (None, "envs") and not args.skip_envs:
             envs_table(args.env_runs, Path(tmp))
     print(f"\n{time.time() - start:.0f} s, load {os.getloadavg()[0]:.2f}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import textwrap
 
@@ -206,6 +207,37 @@ def test_one_process_cannot_tell_and_the_files_report_and_compare_know_variants(
     table = read(out / "compare" / "compare.csv")
     assert set(zip(table["variant"], table["mode"])) == set(zip(rows["variant"], rows["mode"]))
     assert len(table) == 4 * 3 and (table["ratio"] == 1).all()  # each variant matched with itself, not pooled
+
+
+def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
+    from jitexp import runner
+    from jitexp.records import ModeResult, ProcessResult
+
+    seen = []
+
+    def fake_measure(task, cfg):
+        seen.append(task.cfg.timing)
+        return ProcessResult(task.process, variants={name: {"jit": ModeResult()} for name in "abc"})
+
+    monkeypatch.setattr(runner, "measure", fake_measure)
+    monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
+    three = "variants={a:{size:8},b:{size:16},c:{size:32}}"
+    cfg = compose(
+        [
+            "workload=custom",
+            ARGS,
+            "workload.fn=abcode.once",
+            "mode=jit",
+            three,
+            "timing.max_time_s=0.5",
+            "timing.job_time_s=20",
+        ]
+    )
+    cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, processes=2, max_processes=2))
+    runner.collect(cfg)
+    assert len(seen) == 2 and {(t.max_time_s, t.job_time_s) for t in seen} == {(1.5, 60.0)}
+    plain = compose(["workload=custom", ARGS, "mode=jit", "workload.fn=abcode.once", "timing.max_time_s=0.5"])
+    assert runner.per_variant_budgets(plain) is plain
 
 
 def paired_job(tmp_path, name: str, variants: str) -> tuple:

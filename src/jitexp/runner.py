@@ -107,13 +107,15 @@ def collect(
     """Results of the job's processes, why no more were started, and the processes replaced under steal.
 
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
-    CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`.
+    CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`
+    (with variants, it and `timing.max_time_s` count per variant: `per_variant_budgets`).
     A process measured mostly under CPU steal is replaced by a new one while both limits allow.
     With envs, each count and the budget are per env, processes alternate between the envs in
     whole rounds (`envs.env_of`; a replacement runs in its env), and rounds are added until the
     A/B pairs could be significant; a failure ends the job after its round, so every env has rows,
     and a mode that failed in an env is left out of that env's later processes only.
     """
+    cfg = per_variant_budgets(cfg)
     t = cfg.timing
     if cfg.isolate == "none":
         task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
@@ -152,6 +154,18 @@ def collect(
             return results, "budget", replaced
         if envs.enough(results, names, cfg.mode.names, t.target_rel_ci):
             return results, "ci", replaced
+
+
+def per_variant_budgets(cfg: ExperimentConfig) -> ExperimentConfig:
+    """A variants job's sampling and job budgets count per variant (as an envs job's count per env):
+    each variant shares a process's rounds and the job's processes, so each gets what a plain job gets."""
+    n = len(cfg.variants or {})
+    if n < 2:
+        return cfg
+    t = cfg.timing
+    return dataclasses.replace(
+        cfg, timing=dataclasses.replace(t, max_time_s=t.max_time_s * n, job_time_s=t.job_time_s * n)
+    )
 
 
 def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[ProcessResult, ProcessResult] | None:

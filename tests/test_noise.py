@@ -82,6 +82,10 @@ def test_a_process_measured_under_steal_is_replaced_while_the_budget_allows(monk
     # and max_processes 6 -> replaced (6th start) is not allowed: the 6th is kept whatever it saw
     assert started == [0, 0, 1, 1, 2, 2]
     assert [r.process for r in kept] == [0, 1, 2] and len(replaced) == 3 and stop == "ci"
+    verdicts, started = iter([True] * 6), []
+    kept, stop, replaced = runner.collect(cfg)
+    # p0 under steal -> replaced; its replacement under steal too: the steal persists, nothing more is replaced
+    assert started == [0, 0, 1, 2] and [r.process for r in kept] == [0, 1, 2] and len(replaced) == 1
     cfg_quick = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=1, max_processes=1))
     verdicts = iter([True])
     kept, _, replaced = runner.collect(cfg_quick)

@@ -109,7 +109,8 @@ def collect(
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
     CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`
     (with variants, it and `timing.max_time_s` count per variant: `per_variant_budgets`).
-    A process measured mostly under CPU steal is replaced by a new one while both limits allow.
+    A process measured mostly under CPU steal is replaced by a new one while both limits allow,
+    until a replacement is stolen from too (the steal persists: no more replacing in this job).
     With envs, each count and the budget are per env, processes alternate between the envs in
     whole rounds (`envs.env_of`; a replacement runs in its env), and rounds are added until the
     A/B pairs could be significant; a failure ends the job after its round, so every env has rows,
@@ -125,6 +126,7 @@ def collect(
     names: list[str | None] = list(cfg.envs or [None])
     modes = dict.fromkeys(names, cfg.mode.names)  # each env's modes still measured
     failed = False
+    last_replaced = steal_persists = False
     start = time.perf_counter()
     while True:
         p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
@@ -133,7 +135,12 @@ def collect(
         result = measure(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
-        if result.noise.under_steal and started < t.max_processes and budget and not failed:
+        # a replacement stolen from too: the steal persists, and replacing would only spend the budget
+        steal_persists = steal_persists or (result.noise.under_steal and last_replaced)
+        last_replaced = (
+            result.noise.under_steal and not steal_persists and not failed and started < t.max_processes and budget
+        )
+        if last_replaced:
             replaced.append(result)  # the next process takes its place (and its index and env)
             continue
         results.append(result)

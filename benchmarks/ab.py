@@ -181,7 +181,7 @@ def power_table(power: list, truth: float, runs: int, timing: list[str]) -> bool
     print("  per run (steal: the median process's CPU steal; p: Wilcoxon over process pairs):")
     for i, r in enumerate(power):
         print(
-            f"    {i}: {r['ab_steady_verdict']:22} p={r['ab_steady_p_value']:.4f} pairs={int(r['ab_steady_n_pairs'])} "
+            f"    {i}: {r['ab_steady_verdict']:22} p={r['ab_steady_p_value']:.4f} pairs={r['ab_steady_n_pairs']:.0f} "
             f"steal={r.get('steal_median', float('nan')):.2f}"
         )
     return slower >= 0.9 * runs

@@ -218,4 +218,5 @@ def test_paired_change_is_the_median_of_the_pairs_ratios_not_a_ratio_of_medians(
     change = paired_change(base, new)
     assert change["ratio"] == pytest.approx(1.1) and change["ratio_ci_low"] <= 1.1 <= change["ratio_ci_high"]
     assert change["p_value"] < 0.05 and change["verdict"] == "slower"
-    assert np.isnan(paired_change([1.0, 0.0], [1.0, 1.0])["ratio"])  # a zero time has no ratio
+    assert np.isnan(paired_change([0.0], [1.0])["ratio"])  # a zero time has no ratio
+    assert paired_change([*base, 0.0], [*new, 1.0])["n_pairs"] == 7  # nor a pair

@@ -145,7 +145,7 @@ def collect(
             continue
         results.append(result)
         if result.config_error is not None:
-            return results, "error", replaced  # the user's mistake, the same in every env: run() says it
+            return results, "error", replaced  # a user's mistake: run() says it in one line, at once
         modes[env] = tuple(m for m in modes[env] if not result.mode_failed(m))
         failed = failed or result.failed or not modes[env]
         if len(results) % len(names):

@@ -265,9 +265,10 @@ def paired_change(
         raise ValueError("paired_change needs the same number (>= 1) of values on each side")
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.log(b / a)
-    if np.all(np.isfinite(logs)):
+    logs = logs[np.isfinite(logs)]  # a pair without a ratio (a zero or missing time) is left out of everything
+    if logs.size:
         ratio = float(np.exp(np.median(logs)))
-        picked = np.random.default_rng(seed).integers(0, a.size, size=(N_RESAMPLES, a.size))
+        picked = np.random.default_rng(seed).integers(0, logs.size, size=(N_RESAMPLES, logs.size))
         lo, hi = (float(np.exp(v)) for v in percentile_ci(np.median(logs[picked], axis=1)))
     else:
         ratio = lo = hi = math.nan
@@ -277,6 +278,6 @@ def paired_change(
         "ratio_ci_low": lo,
         "ratio_ci_high": hi,
         "p_value": p,
-        "verdict": change_verdict(ratio, p, threshold, alpha, cannot=undetectable(a.size, None, alpha)),
-        "n_pairs": int(a.size),
+        "verdict": change_verdict(ratio, p, threshold, alpha, cannot=undetectable(logs.size, None, alpha)),
+        "n_pairs": int(logs.size),
     }

@@ -35,7 +35,6 @@ from .stats import (
 )
 from .tables import replaced_processes
 
-METRICS = CHANGE_METRICS
 CASE = ["workload", "size", "dtype", "mode", "variant", "env", "static_argnums", "device_kind"]
 ENVIRONMENT = [
     "jax_version",
@@ -145,7 +144,7 @@ def compare(
         if new_rows is None:
             continue
         ident = dict(zip(keys, _key(value)))
-        for metric in METRICS:
+        for metric in CHANGE_METRICS:
             a, b = _pool(base, base_rows, metric), _pool(new, new_rows, metric)
             if not a or not b:
                 continue
@@ -360,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")
     parser.add_argument(
         "--fail-on",
-        default=",".join(METRICS),
+        default=",".join(CHANGE_METRICS),
         help="metrics whose significant slowdown (or a 'cannot tell') exits 1 (default: steady,first_call,compile)",
     )
     parser.add_argument(
@@ -380,10 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: the table, files, and exit 1 on a significant slowdown in a --fail-on metric."""
     args = build_parser().parse_args(argv)
     fail_on = [m.strip() for m in args.fail_on.split(",") if m.strip()]
-    bad = [m for m in fail_on if m not in METRICS]
+    bad = [m for m in fail_on if m not in CHANGE_METRICS]
     if bad or not 0 < args.threshold < 1 or not 0 < args.alpha < 1:
         what = (
-            f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join(METRICS)}"
+            f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join(CHANGE_METRICS)}"
             if bad
             else "--threshold and --alpha must lie in (0, 1)"
         )

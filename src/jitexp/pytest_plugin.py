@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .stats import CHANGE_METRICS
+from .stats import CHANGE_METRICS, THRESHOLD
 
 if TYPE_CHECKING:
     from .api import Measurement
     from .comparison import Side
 
-METRICS = CHANGE_METRICS
-THRESHOLD = 0.05  # comparison.THRESHOLD
 _NAME = re.compile(r"^[\w.-]+$")
 
 
@@ -87,9 +85,8 @@ class Session:
         entry = Entry(test, repr(measured))
         self.entries.append(entry)
         base = None
-        if (
-            stored is not None
-        ):  # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
+        # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
+        if stored is not None:
             from .comparison import load_side
 
             base = load_side(stored)
@@ -204,9 +201,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--jitexp-fail-on",
-        default=",".join(METRICS),
+        default=",".join(CHANGE_METRICS),
         metavar="METRICS",
-        help=f"metrics whose slowdown fails a test (default {','.join(METRICS)})",
+        help=f"metrics whose slowdown fails a test (default {','.join(CHANGE_METRICS)})",
     )
     group.addoption(
         "--jitexp-threshold",
@@ -230,9 +227,9 @@ _STATE = pytest.StashKey[Session]()
 def pytest_configure(config: pytest.Config) -> None:
     option = config.getoption
     fail_on = tuple(m.strip() for m in str(option("--jitexp-fail-on")).split(",") if m.strip())
-    bad = [m for m in fail_on if m not in METRICS]
+    bad = [m for m in fail_on if m not in CHANGE_METRICS]
     if bad:
-        raise pytest.UsageError(f"--jitexp-fail-on={bad[0]!r} is invalid; valid choices: {', '.join(METRICS)}")
+        raise pytest.UsageError(f"--jitexp-fail-on={bad[0]!r} is invalid; valid choices: {', '.join(CHANGE_METRICS)}")
     threshold = float(option("--jitexp-threshold"))
     if not 0 < threshold < 1:
         raise pytest.UsageError(f"--jitexp-threshold={threshold} is invalid; a fraction in (0, 1), e.g. 0.05")

@@ -184,10 +184,9 @@ COLUMNS = (
 # its paired change against the baseline variant's same mode, after the paired speedups
 VARIANT = "variant"
 ENV = "env"  # written only by a job with `envs`: the environment a row's processes ran in, after `variant`
-AB_METRICS = CHANGE_METRICS
 AB = ["ab_baseline"] + [
     f"ab_{metric}_{part}"
-    for metric in AB_METRICS
+    for metric in CHANGE_METRICS
     for part in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict", "n_pairs")
 ]
 OPTIONAL_COLUMNS = [VARIANT, ENV, *AB]
@@ -258,7 +257,7 @@ INT_COLUMNS = [
     "n_steal_replaced",
     "rounds_under_steal",
     "blas_threads",
-    *(f"ab_{metric}_n_pairs" for metric in AB_METRICS),
+    *(f"ab_{metric}_n_pairs" for metric in CHANGE_METRICS),
 ]
 BOOL_COLUMNS = [
     "unstable",
@@ -315,7 +314,7 @@ TEXT_COLUMNS = [
     "variant",
     "miss_reason",
     "ab_baseline",
-    *(f"ab_{metric}_verdict" for metric in AB_METRICS),
+    *(f"ab_{metric}_verdict" for metric in CHANGE_METRICS),
 ]
 
 

@@ -16,8 +16,8 @@ from .config import MODES, ExperimentConfig, variant_configs
 from .errors import ConfigError, Failure, qualified_name
 from .explain import explain
 from .records import COLD_PHASES, NOISE_COLUMNS, JobRaw, JobResult, ModeResult, ProcessResult
-from .stats import CHANGE_METRICS as AB_METRICS
 from .stats import (
+    CHANGE_METRICS,
     break_even,
     hierarchical_medians,
     median_ci,
@@ -171,15 +171,14 @@ def variant_rows(
 
 
 def variant_pairs(results: list[ProcessResult], name: str, mode: str) -> dict[str, list]:
-    """Per process (one pair: every variant ran in its rounds), a variant's values for ab_columns, None where
-    missing: steady = the median per-call time of its samples, first_call and compile = its cold first call's."""
+    """A variant's pair_values, one pair per process (every variant ran in its rounds)."""
     return pair_values([r.variants.get(name, {}).get(mode) for r in results])
 
 
 def pair_values(measured: list[ModeResult | None]) -> dict[str, list]:
     """ab_columns' per-pair values from one ModeResult per pair (None, or a failed one: None values):
     steady = the median per-call time of its samples, first_call and compile = its cold first call's."""
-    out: dict[str, list] = {metric: [] for metric in AB_METRICS}
+    out: dict[str, list] = {metric: [] for metric in CHANGE_METRICS}
     for m in measured:
         m = m if m is not None and m.error is None else None
         samples = m.samples_s if m is not None else None
@@ -537,7 +536,7 @@ def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list])
     for envs); a pair with a missing or non-positive value on either side is left out.
     """
     out: dict[str, Any] = {"ab_baseline": baseline}
-    for metric in AB_METRICS:
+    for metric in CHANGE_METRICS:
         pairs = [
             (float(a), float(b))
             for a, b in zip(base.get(metric, []), new.get(metric, []))

@@ -9,7 +9,7 @@ Needs the models extra (`pip install ".[models]"`). Three tables:
    blocked each step, batches of >= 10 ms, median of 30), interleaved jitexp, 4 loops, jitexp, 4
    loops. Target: jitexp's median within +-5% of the loops' median (benchmarks/accuracy.py's rule).
 3. harness overhead on a carried step of a tiny model, in one process: jitexp's own timed path
-   (`modes.make_call` -> a Carry, `modes.block_for`, `timing.time_calls`) against the hand loop,
+   (`modes.make_call` -> a Carry, `modes.loop_for`) against the hand loop,
    alternating sample by sample with the same calls per sample. Target: ratio of medians <= 1.05.
 
     python benchmarks/models.py [--sizes 32,128] [--skip-table]
@@ -141,8 +141,8 @@ def overhead(samples: int) -> bool:
     import jax
 
     from jitexp.config import import_fn
-    from jitexp.modes import block_for, make_call
-    from jitexp.timing import calibrate, gc_disabled, time_calls
+    from jitexp.modes import loop_for, make_call
+    from jitexp.timing import calibrate, gc_disabled
     from jitexp.workloads import Workload, copy_leaf
 
     step, args = hand_step(TINY_SIZE)
@@ -155,7 +155,7 @@ def overhead(samples: int) -> bool:
         carry={0: 0, 1: 1},
     )
     call = make_call(w, "jit")
-    block = block_for(call())
+    loop = loop_for(call, call())
     params, opt_state, batch, lr = args
 
     def hand(number: int) -> float:
@@ -166,11 +166,11 @@ def overhead(samples: int) -> bool:
             jax.block_until_ready((params, opt_state, loss))
         return (time.perf_counter_ns() - start) / 1e9 / number
 
-    number = calibrate(call, block, 0.01)
+    number = calibrate(loop, 0.01)
     a, b = [], []
     with gc_disabled():
         for _ in range(samples):
-            a.append(time_calls(call, number, block)[0])
+            a.append(loop(number)[0])
             b.append(hand(number))
     ratio = float(np.median(a) / np.median(b))
     ok = ratio <= 1.05

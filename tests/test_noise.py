@@ -12,39 +12,72 @@ from jitexp import host, runner
 from jitexp.config import ExperimentConfig, ModeConfig, TimingConfig
 from jitexp.records import Noise, ProcessResult
 from jitexp.rows import instability, noise_columns
-from jitexp.timing import measure_rounds
+from jitexp.timing import measure_rounds, plain_loop
 
 # user nice system idle iowait irq softirq steal
 START = (1000, 0, 100, 500, 10, 0, 0, 50)
 
 
-def stat_line(values) -> str:
-    return "cpu  " + " ".join(map(str, values)) + " 0 0\ncpu0 1 2 3\n"
+IDLE_CPU = (0, 0, 0, 1000, 0, 0, 0, 0)
 
 
-def test_cpu_times_reads_the_aggregate_line_and_refuses_a_kernel_without_steal(tmp_path):
+def reading(mine, other=IDLE_CPU, wait_ns=None, wall_ns=0) -> host.Reading:
+    """Counters of a worker on CPU 0 of two (CPU 1: someone else's)."""
+    return host.Reading({0: tuple(mine), 1: tuple(other)}, frozenset([0]), wait_ns, wall_ns)
+
+
+def stat_lines(*cpus) -> str:
+    total = [sum(c[k] for c in cpus) for k in range(8)]
+    lines = ["cpu  " + " ".join(map(str, total)) + " 0 0"]
+    lines += [f"cpu{i} " + " ".join(map(str, c)) + " 0 0" for i, c in enumerate(cpus)]
+    return "\n".join(lines) + "\nintr 1 2 3\n"
+
+
+def test_cpu_times_reads_every_cpu_line_and_refuses_a_kernel_without_steal(tmp_path):
     full = tmp_path / "stat"
-    full.write_text(stat_line(START))
-    assert host.cpu_times(str(full)) == START
+    full.write_text(stat_lines(START, IDLE_CPU))
+    now = host.cpu_times(str(full))
+    assert now is not None and now.cpus == {0: START, 1: IDLE_CPU}
+    assert now.on <= {0, 1} and len(now.on) >= 1  # the CPU this thread is on (or the pinned set)
     old = tmp_path / "old"
-    old.write_text("cpu  1 2 3 4 5 6 7\n")  # no steal field: not accounted
+    old.write_text("cpu  1 2 3 4 5 6 7\ncpu0 1 2 3 4 5 6 7\n")  # no steal field: not accounted
     assert host.cpu_times(str(old)) is None
     assert host.cpu_times(str(tmp_path / "missing")) is None
 
 
-def test_shares_over_an_interval():
-    after = (1080, 0, 110, 500, 10, 0, 0, 80)  # 120 ticks: 30 stolen
-    s = host.shares(START, after)
+def test_shares_are_of_the_workers_own_cpu_and_include_its_run_queue_wait():
+    after = (1080, 0, 110, 500, 10, 0, 0, 80)  # 120 ticks on CPU 0: 30 stolen
+    stolen_elsewhere = (0, 0, 0, 1000, 0, 0, 0, 120)  # CPU 1 (not the worker's) stolen from all the time
+    s = host.shares(reading(START, wait_ns=0, wall_ns=0), reading(after, stolen_elsewhere, 300_000_000, 1_200_000_000))
     assert s is not None and s.steal == pytest.approx(0.25) and s.idle == 0 and s.ticks == 120
-    assert host.shares(START, START) is None  # no tick passed
-    assert host.shares(START, (1003, 0, 100, 500, 10, 0, 0, 51)) is None  # 4 ticks: below MIN_TICKS
-    assert host.shares(None, after) is None
+    assert s.run_queue == pytest.approx(0.25)  # 0.3 s of 1.2 s waiting to run
+    # the whole machine's share would read (30 + 120) / 240: a neighbour's steal is not the worker's
+    moved = host.Reading({0: after, 1: stolen_elsewhere}, frozenset([1]), None, 0)  # migrated to CPU 1
+    both = host.shares(reading(START), moved)
+    assert both is not None and both.ticks == 240 and both.steal == pytest.approx(150 / 240) and both.run_queue is None
+    assert host.shares(reading(START), reading(START)) is None  # no tick passed
+    assert host.shares(reading(START), reading((1003, 0, 100, 500, 10, 0, 0, 51))) is None  # 4 ticks: below MIN_TICKS
+    assert host.shares(None, reading(after)) is None
+
+
+def test_a_busy_thread_reads_its_own_cpu_and_run_queue(tmp_path):
+    import time
+
+    before = host.cpu_times()
+    if before is None or before.wait_ns is None:
+        pytest.skip("no per-CPU /proc/stat or schedstat here")
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:
+        pass
+    s = host.shares(before, host.cpu_times(), min_ticks=1)
+    assert s is not None and s.ticks >= 20  # 0.3 s of one CPU (or two, if it moved) is >= 30 jiffies
+    assert s.run_queue is not None and 0.0 <= s.run_queue <= 1.0
 
 
 def test_rounds_read_the_counters_around_each_round_and_the_rule_needs_most_rounds_marked():
-    readings = iter([START[:7] + (50 + 2 * i,) for i in range(100)])  # each reading: 2 more steal ticks only
+    readings = iter([reading(START[:7] + (50 + 2 * i,)) for i in range(100)])  # each: 2 more steal ticks only
     policy = TimingConfig(warmup=0, min_samples=5, max_samples=5, min_sample_time_s=1e-5, max_time_s=1.0)
-    rounds = measure_rounds({"a": lambda: 1}, {"a": lambda x: x}, policy, tick=lambda: next(readings))
+    rounds = measure_rounds({"a": plain_loop(lambda: 1, lambda x: x)}, policy, tick=lambda: next(readings))
     assert len(rounds.ticks) == 6  # before the first round and after each of the 5
     per_round = host.round_steal(rounds.ticks)
     assert per_round == [1.0] * 5
@@ -54,9 +87,9 @@ def test_rounds_read_the_counters_around_each_round_and_the_rule_needs_most_roun
         last = list(one_tick[-1])
         last[7 if i % 2 else 0] += 1
         one_tick.append(tuple(last))
-    widened = host.round_steal(one_tick)
+    widened = host.round_steal([reading(t) for t in one_tick])
     assert all(0.4 <= s <= 0.6 for s in widened)  # each over >= 10 ticks around its round
-    assert host.round_steal([START, None, START]) == [None, None]  # not accounted
+    assert host.round_steal([reading(START), None, reading(START)]) == [None, None]  # not accounted
     assert not host.mostly_under_steal([0.5, 0.0, 0.0, None], 0.3, max_steal=0.05)  # one marked round of three
     assert not host.mostly_under_steal(per_round, 0.01, max_steal=0.05)  # the process's own share disagrees
     assert not host.mostly_under_steal([None, None], None, max_steal=0.05)  # not accounted: never replaced
@@ -151,3 +184,28 @@ def test_a_mode_that_failed_in_every_variant_stops_the_job(monkeypatch):
     assert started == [0] and stop == "error"  # not three processes that all fail the same way
     half = ProcessResult(0, variants={"a": {"jit": broken}, "b": {"jit": ModeResult()}})
     assert not half.mode_failed("jit") and ProcessResult(0, modes={"jit": broken}).mode_failed("jit")
+
+
+def test_replaced_processes_stay_in_processes_csv_and_the_row_says_what_replacing_did():
+    import numpy as np
+
+    from jitexp.records import Cold, JobRaw, ModeResult
+    from jitexp.rows import job_result
+
+    def process(p: int, level: float, stolen: bool) -> ProcessResult:
+        samples = np.full(12, level) * (1 + 0.01 * np.arange(12) / 12)
+        mode = ModeResult(cold=Cold(0.01, 0.001, 0.001, 0.005, 0.003, 1), samples_s=samples, number=10)
+        return ProcessResult(p, modes={"jit": mode}, noise=Noise(steal=0.3 if stolen else 0.0, under_steal=stolen))
+
+    kept = [process(p, 1e-3, False) for p in range(3)]
+    gone = [process(p, 2e-3, True) for p in range(3)]  # slower under steal, then replaced
+    cfg = ExperimentConfig(mode=ModeConfig(jit=True))
+    out = job_result(cfg, JobRaw(kept, "ci", replaced=gone))
+    procs = pd.DataFrame(out.processes)
+    assert len(procs) == 6 and procs["replaced"].tolist() == [False] * 3 + [True] * 3
+    assert procs.loc[procs["replaced"], "median_s"].min() > procs.loc[~procs["replaced"], "median_s"].max()
+    row = out.row
+    assert row["n_steal_replaced"] == 3
+    # kept medians ~1.0 ms against all six (median ~1.5 ms): the kept figure reads a third low
+    assert row["kept_vs_all_processes"] == pytest.approx(1 / 1.5, rel=0.02)
+    assert "kept_vs_all_processes" not in job_result(cfg, JobRaw(kept, "ci")).row  # nothing replaced: no column

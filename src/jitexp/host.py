@@ -1,63 +1,118 @@
-"""The machine's own noise: CPU steal / idle / iowait shares from /proc/stat, and the fixed host probe.
+"""The machine's own noise: the worker's CPU steal / idle / iowait shares and run-queue wait, and the host probe.
 
 On a VM the hypervisor gives the vCPUs to other tenants ("steal"), which moved the same jitted
 matmul by 2.2x between fresh processes here (JAX_NOTES). Workers read these counters around
-their cold calls and each round, so the rows say which numbers the machine moved. Without
-/proc/stat or without steal accounting every share is None (an empty column, never a zero).
+their cold calls and each round, so the rows say which numbers the machine moved. Shares are of
+the worker's own CPUs (/proc/stat's per-CPU lines: its pinned cores, else the CPU its timing
+thread was on), not of the whole machine; the run-queue wait (/proc/thread-self/schedstat) is the
+thread's own, whatever kept it waiting. Without the counters every share is None (an empty
+column, never a zero).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 STAT = "/proc/stat"
 STAT_ENV = "JITEXP_PROC_STAT"  # another file in /proc/stat's format (tests feed fake counters)
-# /proc/stat's cpu line: user nice system idle iowait irq softirq steal [guest guest_nice];
+SCHEDSTAT = "/proc/thread-self/schedstat"  # on-CPU ns, run-queue wait ns, timeslices of the calling thread
+# /proc/stat's cpuN lines: user nice system idle iowait irq softirq steal [guest guest_nice];
 # guest time is already counted in user, so the total is the first eight.
 IDLE, IOWAIT, STEAL = 3, 4, 7
 # Jiffies are 10 ms per CPU: a share over fewer ticks than this (0.1 s of one CPU) says little.
 MIN_TICKS = 10
 
 
-def cpu_times(path: str | None = None) -> tuple[int, ...] | None:
-    """The aggregate cpu line's first eight counters (jiffies), or None where steal is not accounted."""
+class Reading(NamedTuple):
+    """The counters that say how much of the worker's own CPU it had: one reading, taken around each round.
+
+    cpus: each CPU's eight /proc/stat counters (jiffies); on: the CPUs this reading counts for the
+    worker (its affinity set when pinned, else the CPU its timing thread was on); wait_ns: the
+    thread's run-queue wait so far (ready but not running, from any cause), None where unavailable.
+    """
+
+    cpus: dict[int, tuple[int, ...]]
+    on: frozenset[int]
+    wait_ns: int | None
+    wall_ns: int
+
+
+def cpu_times(path: str | None = None) -> Reading | None:
+    """The worker's counters now, or None where /proc/stat has no per-CPU steal accounting."""
     try:
         with open(path or os.environ.get(STAT_ENV) or STAT) as stat:
-            fields = stat.readline().split()
+            lines = [line.split() for line in stat if line.startswith("cpu")]
     except OSError:
         return None
-    if not fields or fields[0] != "cpu" or len(fields) < 9:
+    cpus = {int(f[0][3:]): tuple(int(v) for v in f[1:9]) for f in lines if f[0][3:].isdigit() and len(f) >= 9}
+    if not cpus:
         return None
-    return tuple(int(v) for v in fields[1:9])
+    return Reading(cpus, own_cpus(cpus), run_queue_wait_ns(), time.perf_counter_ns())
+
+
+def own_cpus(cpus: Mapping[int, object]) -> frozenset[int]:
+    """The CPUs whose counters are the worker's: its affinity set when pinned to fewer than all, else the
+    CPU its timing thread is on now (a neighbour's or the driver's steal on another CPU is not its own)."""
+    allowed = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset(cpus)
+    if allowed and allowed < frozenset(cpus):
+        return allowed & frozenset(cpus)
+    now = current_cpu()
+    return frozenset([now]) if now in cpus else frozenset(cpus)
+
+
+def current_cpu() -> int | None:
+    """The CPU the calling thread last ran on (/proc/thread-self/stat field 39), None where unknown."""
+    try:
+        with open("/proc/thread-self/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run_queue_wait_ns() -> int | None:
+    """Nanoseconds the calling thread has waited on a run queue (ready, not running), None where unavailable."""
+    try:
+        with open(SCHEDSTAT) as stat:
+            return int(stat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
 class Shares:
-    """Fractions of all CPU time between two readings."""
+    """Fractions of the worker's CPUs' time between two readings, and of wall time spent on the run queue."""
 
     steal: float
     idle: float
     iowait: float
-    ticks: int  # jiffies in the interval, all CPUs together (100 per second per CPU)
+    ticks: int  # jiffies in the interval on the worker's CPUs (100 per second per CPU)
+    run_queue: float | None = None  # run-queue wait / wall time (None: not available)
 
 
-def shares(before: Sequence[int] | None, after: Sequence[int] | None, min_ticks: int = MIN_TICKS) -> Shares | None:
-    """Steal, idle and iowait shares between two `cpu_times` readings; None when either is missing or
-    fewer than min_ticks passed."""
+def shares(before: Reading | None, after: Reading | None, min_ticks: int = MIN_TICKS) -> Shares | None:
+    """Steal, idle and iowait shares of the CPUs the worker was on at either reading, and its run-queue share,
+    between two readings; None when either is missing or fewer than min_ticks passed on those CPUs."""
     if before is None or after is None:
         return None
-    delta = [b - a for a, b in zip(before, after)]
+    mine = (before.on | after.on) & before.cpus.keys() & after.cpus.keys()
+    delta = [sum(after.cpus[c][k] - before.cpus[c][k] for c in mine) for k in range(8)]
     total = sum(delta)
     if total <= 0 or total < min_ticks:
         return None
-    return Shares(delta[STEAL] / total, delta[IDLE] / total, delta[IOWAIT] / total, total)
+    wall = after.wall_ns - before.wall_ns
+    queue = (
+        (after.wait_ns - before.wait_ns) / wall
+        if before.wait_ns is not None and after.wait_ns is not None and wall > 0
+        else None
+    )
+    return Shares(delta[STEAL] / total, delta[IDLE] / total, delta[IOWAIT] / total, total, queue)
 
 
-def round_steal(readings: Sequence[Sequence[int] | None], min_ticks: int = MIN_TICKS) -> list[float | None]:
+def round_steal(readings: Sequence[Reading | None], min_ticks: int = MIN_TICKS) -> list[float | None]:
     """Per round, the steal share around it: over the round, widened by neighbouring rounds to at least
     min_ticks jiffies (a round lasts a few 10 ms ticks: alone, its share would be 0 or 1/2 or 1).
 
@@ -66,15 +121,19 @@ def round_steal(readings: Sequence[Sequence[int] | None], min_ticks: int = MIN_T
     n = len(readings) - 1
     if n < 1 or any(r is None for r in readings):
         return [None] * max(n, 0)
-    totals = [sum(r) for r in readings]  # type: ignore[arg-type]
     out: list[float | None] = []
     for i in range(n):
         lo, hi = i, i + 1
-        while totals[hi] - totals[lo] < min_ticks and (lo > 0 or hi < n):
+        while _ticks(readings[lo], readings[hi]) < min_ticks and (lo > 0 or hi < n):
             lo, hi = max(lo - 1, 0), min(hi + 1, n)
         s = shares(readings[lo], readings[hi], min_ticks=1)
         out.append(s.steal if s is not None else None)
     return out
+
+
+def _ticks(before: Reading | None, after: Reading | None) -> int:
+    s = shares(before, after, min_ticks=0)
+    return s.ticks if s is not None else 0
 
 
 def mostly_under_steal(per_round: Sequence[float | None], overall: float | None, max_steal: float) -> bool:

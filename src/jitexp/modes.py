@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -13,7 +14,7 @@ from . import compiles
 from .attribution import hlo_counts, quietly
 from .compiles import CompileCounter
 from .errors import PhaseError, interrupted, phase
-from .timing import Block, Call
+from .timing import Block, Call, Loop, plain_loop
 from .workloads import Workload, copy_leaf, static_positions
 
 
@@ -34,6 +35,7 @@ class ColdCall:
 
     call: Call
     block: Block
+    loop: Loop  # the timed loop of the steady state: loop_for(call, output)
     output: Any  # the first call's
     first_call_s: float
     trace_s: float
@@ -229,6 +231,68 @@ def block_for(out: Any) -> Block:
     return jax.block_until_ready
 
 
+def loop_for(call: Call, out: Any) -> Loop:
+    """The steady state's timed loop for a call whose output looks like `out`: the user's loop, nothing more.
+
+    A plain call is unpacked so the loop calls the function itself (`f(*args).block_until_ready()`
+    for a single array, as a user writes it); a training loop feeds the carried outputs back in the
+    loop body. Anything else falls back to `timing.plain_loop` with `block_for(out)`.
+    """
+    ns = time.perf_counter_ns
+    if isinstance(call, Carry) and call.pairs and not call.drop and call.source is not None:
+        return _carry_loop(call.fn, call.args, call.kwargs, call.pairs, block_for(out))
+    if not isinstance(call, partial):
+        return plain_loop(call, block_for(out))
+    fn, args, kwargs = call.func, call.args, call.keywords
+    if isinstance(out, jax.Array) and not kwargs:
+
+        def array_loop(number: int) -> tuple[float, Any]:
+            value = None
+            start = ns()
+            for _ in range(number):
+                value = fn(*args).block_until_ready()
+            return (ns() - start) / 1e9 / number, value
+
+        return array_loop
+    if isinstance(out, jax.Array):
+
+        def array_kw_loop(number: int) -> tuple[float, Any]:
+            value = None
+            start = ns()
+            for _ in range(number):
+                value = fn(*args, **kwargs).block_until_ready()
+            return (ns() - start) / 1e9 / number, value
+
+        return array_kw_loop
+    block = block_for(out)
+
+    def tree_loop(number: int) -> tuple[float, Any]:
+        value = None
+        start = ns()
+        for _ in range(number):
+            value = block(fn(*args, **kwargs))
+        return (ns() - start) / 1e9 / number, value
+
+    return tree_loop
+
+
+def _carry_loop(fn: Any, args: list, kwargs: Mapping, pairs: tuple, block: Block) -> Loop:
+    """`params, opt_state, loss = step(params, opt_state, batch)` in the loop body: carried outputs fed back."""
+    ns = time.perf_counter_ns
+
+    def carry_loop(number: int) -> tuple[float, Any]:
+        value = None
+        start = ns()
+        for _ in range(number):
+            value = fn(*args, **kwargs)
+            for k, i in pairs:
+                args[i] = value[k]
+            block(value)
+        return (ns() - start) / 1e9 / number, value
+
+    return carry_loop
+
+
 def _ready(value: Any) -> Any:
     return value
 
@@ -252,6 +316,7 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
             raise PhaseError(failed_phase(w, mode), exc) from exc
         first_s = (time.perf_counter_ns() - start) / 1e9
     block = block_for(out)
+    loop = loop_for(call, out)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
     first = jax.tree.map(copy_leaf, out) if isinstance(call, Carry) else out  # the next call consumes it
@@ -264,6 +329,7 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
     return ColdCall(
         call,
         block,
+        loop,
         first,
         first_s,
         **phases,

@@ -155,11 +155,12 @@ class ModeResult:
 class Noise:
     """The machine's own noise in one process: CPU shares over its cold calls and its rounds, the host probe.
 
-    Shares are fractions of all CPU time from /proc/stat (None: not accounted here).
+    Shares are fractions of the worker's own CPUs' time from /proc/stat (None: not accounted here).
     """
 
     steal_cold: float | None = None  # over the cold first calls
     steal: float | None = None  # over the sampled rounds
+    run_queue_wait: float | None = None  # share of the rounds' wall time the timing thread waited to run
     idle: float | None = None
     iowait: float | None = None
     round_steal: list[float | None] = field(default_factory=list)  # per round (None: no tick in it)
@@ -168,7 +169,7 @@ class Noise:
     host_probe: dict[str, float] = field(default_factory=dict)  # host_probe_<name>_s
 
 
-NOISE_COLUMNS = ("steal", "steal_cold", "idle", "iowait", "rounds_under_steal")
+NOISE_COLUMNS = ("steal", "steal_cold", "run_queue_wait", "idle", "iowait", "rounds_under_steal")
 
 
 @dataclass

@@ -77,7 +77,14 @@ SPREAD = [
     "modes",
     "measure_s",
 ]
-NOISE = ["steal_median", "steal_max", "n_steal_replaced", *PROBE_COLUMNS]
+NOISE = [
+    "steal_median",
+    "steal_max",
+    "run_queue_wait_median",
+    "n_steal_replaced",
+    "kept_vs_all_processes",
+    *PROBE_COLUMNS,
+]
 PAIRED = [
     "baseline_mode",
     "speedup",
@@ -205,6 +212,7 @@ PROCESS_COLUMNS = [
     "median_s",
     "compiles_during_timing",
     "stop_reason",
+    "replaced",
     *NOISE_COLUMNS,
     *PROBE_COLUMNS,
 ]
@@ -261,6 +269,7 @@ INT_COLUMNS = [
 ]
 BOOL_COLUMNS = [
     "unstable",
+    "replaced",
     "ci_target_met",
     "finite_output",
     "matches_eager",

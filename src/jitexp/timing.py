@@ -54,25 +54,46 @@ def gc_disabled() -> Iterator[None]:
             gc.enable()
 
 
+Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call, the last output)
+
+# Before each sample that follows another mode's, this share of a sample's calls runs untimed, so the
+# sample starts from the mode's own steady state (caches, allocator, branch predictors) as a user's loop does.
+REWARM = 0.25
+
+
+def plain_loop(call: Call, block: Block) -> Loop:
+    """The generic timed loop: each call blocked on before the next (modes.loop_for specialises it per output)."""
+
+    def loop(number: int) -> tuple[float, Any]:
+        out = None
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            out = block(call())
+        return (time.perf_counter_ns() - start) / 1e9 / number, out
+
+    return loop
+
+
 def time_calls(call: Call, number: int, block: Block) -> tuple[float, Any]:
     """Seconds per call over `number` calls, each blocked on before the next; and the last output."""
-    out = None
-    start = time.perf_counter_ns()
-    for _ in range(number):
-        out = block(call())
-    return (time.perf_counter_ns() - start) / 1e9 / number, out
+    return plain_loop(call, block)(number)
 
 
-def calibrate(call: Call, block: Block, target_s: float, max_number: int = MAX_NUMBER) -> int:
+def calibrate(loop: Loop, target_s: float, max_number: int = MAX_NUMBER) -> int:
     """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
     number = 1
     for _ in range(8):
-        per_call, _ = time_calls(call, number, block)
+        per_call, _ = loop(number)
         if per_call * number >= target_s or number >= max_number:
             break
         wanted = target_s / max(per_call, 1e-9)
         number = min(max_number, max(number * 2, int(math.ceil(wanted * 1.1))))
     return number
+
+
+def rewarm_calls(number: int) -> int:
+    """Untimed calls before a sample that follows another mode's sample."""
+    return max(1, int(number * REWARM))
 
 
 def rotation(modes: list[str], shift: int) -> list[str]:
@@ -94,8 +115,7 @@ def round_order(keys: list[str], r: int) -> list[str]:
 
 
 def measure_rounds(
-    calls: Mapping[str, Call],
-    blocks: Mapping[str, Block],
+    loops: Mapping[str, Loop],
     policy: TimingConfig,
     *,
     shift: int = 0,
@@ -105,22 +125,23 @@ def measure_rounds(
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
     A round takes one sample of every mode, in an order rotated by one each round (and by
-    `shift` per process; see `round_order`), so drift hits all modes alike. Sampling stops after at least
+    `shift` per process; see `round_order`), so drift hits all modes alike. A sample that follows
+    another mode's is preceded by `rewarm_calls` untimed calls of its own mode. Sampling stops after at least
     `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
     process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
     is read before the first round and after each. A mode that raises is dropped from later
     rounds and its exception kept in `errors`.
     """
-    modes = list(calls)
+    modes = list(loops)
     errors: dict[str, BaseException] = {}
     number: dict[str, int] = {}
     last: dict[str, Any] = {}
     for mode in modes:
         try:
-            for _ in range(policy.warmup):
-                last[mode] = blocks[mode](calls[mode]())
-            number[mode] = calibrate(calls[mode], blocks[mode], policy.min_sample_time_s)
+            if policy.warmup:
+                last[mode] = loops[mode](policy.warmup)[1]
+            number[mode] = calibrate(loops[mode], policy.min_sample_time_s)
         except Exception as exc:  # the mode fails; the others are still measured
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
@@ -129,6 +150,7 @@ def measure_rounds(
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
+    previous = modes[0] if len(modes) == 1 else None
     with gc_disabled():
         start = time.perf_counter()
         if tick:
@@ -137,7 +159,10 @@ def measure_rounds(
             for mode in round_order(live, rounds + shift):
                 try:
                     with sampling(mode) if sampling else nullcontext():
-                        per_call, last[mode] = time_calls(calls[mode], number[mode], blocks[mode])
+                        if mode != previous:
+                            loops[mode](rewarm_calls(number[mode]))
+                            previous = mode
+                        per_call, last[mode] = loops[mode](number[mode])
                 except Exception as exc:
                     if interrupted(exc):
                         raise KeyboardInterrupt from exc

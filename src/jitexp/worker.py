@@ -7,6 +7,7 @@ Importing this module imports JAX but creates no backend, so a forkserver may pr
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -80,13 +81,10 @@ def measure_process(task: Task) -> ProcessResult:
         result.config_error = ConfigProblem(error.key, error.value, error.expected)
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
-    with (
-        jax_settings(
-            next(iter(variants.values()), cfg),
-            x64=(task.payload is not None and task.payload.x64)
-            or (task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
-        ),
-        jax.default_device(device),
+    with jax_settings(
+        next(iter(variants.values()), cfg),
+        x64=(task.payload is not None and task.payload.x64)
+        or (task.kind == "sequence" and any(workloads.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
     ):
         warm_backend(device)
         result.environment = {**environment(), **pinning()}
@@ -101,7 +99,7 @@ def measure_process(task: Task) -> ProcessResult:
                 enter_phase("inputs")
                 if task.payload is not None:  # unpickled here, under the job's device and JAX settings
                     with phase("inputs"):
-                        fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, device)
+                        fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, workloads.placement(device))
                     f = Functions(fn, None, setup, jit_fn)
                 else:
                     f = loaded[""]
@@ -117,7 +115,9 @@ def measure_process(task: Task) -> ProcessResult:
                 if by_path and f is not None and f.setup is not None:
                     result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
                 return result
-            noise = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
+            # The steady state runs outside any device context (the inputs carry the device); the probes inside.
+            with workloads.on_device(device) if task.kind != "measure" else contextlib.nullcontext():
+                noise = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
         if noise is not None:
             result.noise = dataclasses.replace(noise, host_probe=result.noise.host_probe)
         result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
@@ -156,8 +156,8 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
     """A function building a config's inputs afresh (setup_s of the first build is the process's)."""
 
     def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
-        with phase("inputs"):
-            args, kwargs, seconds = workloads.build_inputs(job, device, f.setup)
+        with phase("inputs"), workloads.on_device(device):
+            args, kwargs, seconds = workloads.build_inputs(job, workloads.placement(device), f.setup)
         result.setup_s = result.setup_s if result.setup_s is not None else seconds
         return workloads.Workload(
             job.workload_name,
@@ -243,7 +243,8 @@ def _cold_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], i
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
     if task.extras:
-        _extras(cfg, inputs(), cold, out)
+        with workloads.on_device(resolve_device(cfg.device)):
+            _extras(cfg, inputs(), cold, out)
     return cold
 
 
@@ -257,8 +258,7 @@ def _sample(
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
     rounds = measure_rounds(
-        {m: c.call for m, c in live.items()},
-        {m: c.block for m, c in live.items()},
+        {m: c.loop for m, c in live.items()},
         t,
         shift=task.process,
         sampling=counters.__getitem__,
@@ -289,6 +289,7 @@ def noise_of(cold: host.Shares | None, ticks: list, max_steal: float) -> Noise:
     return Noise(
         steal_cold=cold.steal if cold is not None else None,
         steal=overall,
+        run_queue_wait=sampled.run_queue if sampled is not None else None,
         idle=sampled.idle if sampled is not None else None,
         iowait=sampled.iowait if sampled is not None else None,
         round_steal=per_round,

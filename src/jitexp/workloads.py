@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,13 +206,37 @@ def _build(spec: dict, static: bool, cfg: ExperimentConfig, device: Any, stream:
 
 
 def build_inputs(cfg: ExperimentConfig, device: Any, setup: Callable | None) -> tuple[tuple, dict, float | None]:
-    """The job's positional and keyword arguments, blocked on, and setup's seconds (None without a setup)."""
+    """The job's positional and keyword arguments, blocked on, and setup's seconds (None without a setup).
+
+    `device` is `placement(...)`: None leaves arrays uncommitted on the default device, as user code
+    has them; a device commits them there (setup runs under `on_device`, its arrays are then committed).
+    """
     if setup is None:
         return build_args(cfg, device), build_kwargs(cfg, device), None
     start = time.perf_counter()
     args, kwargs = run_setup(setup, cfg)
     seconds = time.perf_counter() - start
+    if device is not None:
+        args, kwargs = commit((args, kwargs), device)
     return args, {**kwargs, **build_kwargs(cfg, device)}, seconds
+
+
+def placement(device: Any) -> Any:
+    """Where a job's inputs go: None (uncommitted, as user code makes them) when `device` is the default
+    device, else `device` itself (committed: jit follows committed inputs, with no device context around calls)."""
+    return None if device == jax.devices()[0] else device
+
+
+def on_device(device: Any) -> AbstractContextManager:
+    """jax.default_device(device) for building inputs on a non-default device; nothing on the default one."""
+    return nullcontext() if placement(device) is None else jax.default_device(device)
+
+
+def commit(tree: Any, device: Any) -> Any:
+    """tree with its device arrays committed to `device` (other leaves as they are), blocked on."""
+    return jax.block_until_ready(
+        jax.tree.map(lambda leaf: jax.device_put(leaf, device) if isinstance(leaf, jax.Array) else leaf, tree)
+    )
 
 
 def setup_keywords(cfg: ExperimentConfig) -> dict:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from jitexp.stats import median_ci, summarize, tukey_outliers
+from jitexp.stats import Z95, median_ci, summarize, tukey_outliers
 
 
 def test_summary_of_a_known_array():
@@ -142,17 +142,6 @@ def simulated_job(rng, ratio: float, processes: int, rounds: int) -> list[np.nda
     return groups
 
 
-def test_paired_bootstrap_ci_covers_a_known_ratio():
-    rng = np.random.default_rng(0)
-    hits, trials = 0, 60
-    for t in range(trials):
-        groups = simulated_job(rng, 1.5, processes=8, rounds=10)
-        boot = hierarchical_medians(groups, n_resamples=500, seed=t)
-        lo, hi = percentile_ci(boot[:, 0] / boot[:, 1])
-        hits += lo <= 1.5 <= hi
-    assert hits >= 0.85 * trials  # nominal 95%; a CI from one process's rounds would cover far less
-
-
 def test_pairing_narrows_the_speedup_ci_and_one_process_is_narrower_still():
     rng = np.random.default_rng(5)
     groups = simulated_job(rng, 2.0, processes=8, rounds=20)
@@ -209,14 +198,166 @@ def test_paired_change_finds_a_consistent_shift_and_not_noise():
         paired_change([1.0], [1.0, 2.0])
 
 
-def test_paired_change_is_the_median_of_the_pairs_ratios_not_a_ratio_of_medians():
+def test_paired_change_is_a_paired_estimate_not_a_ratio_of_medians():
     from jitexp.stats import paired_change
 
     base = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # processes at very different levels (steal, layout)
     new = [v * 1.1 for v in base]
     new[3] = base[3]  # the middle process alone saw no change: a ratio of medians would read 1.0
+    # Walsh averages of the log ratios: one 0, six log(1.1)/2, twenty-one log(1.1): their median is log(1.1)
     change = paired_change(base, new)
     assert change["ratio"] == pytest.approx(1.1) and change["ratio_ci_low"] <= 1.1 <= change["ratio_ci_high"]
     assert change["p_value"] < 0.05 and change["verdict"] == "slower"
     assert np.isnan(paired_change([0.0], [1.0])["ratio"])  # a zero time has no ratio
     assert paired_change([*base, 0.0], [*new, 1.0])["n_pairs"] == 7  # nor a pair
+
+
+# ---- rank intervals: Hodges-Lehmann estimates and the CIs that invert their own tests ----------------
+
+import itertools  # noqa: E402
+
+from hypothesis import event, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from jitexp.stats import (  # noqa: E402
+    EXACT_SIGNED_RANK_MAX_N,
+    paired_change,
+    paired_p,
+    rank_sum_cdf,
+    rank_sum_interval,
+    signed_rank_cdf,
+    signed_rank_interval,
+    two_sample_change,
+)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9])
+def test_signed_rank_null_distribution_by_enumeration(n):
+    sums = [sum(r for r, s in zip(range(1, n + 1), signs) if s) for signs in itertools.product((0, 1), repeat=n)]
+    counts = np.bincount(sums, minlength=n * (n + 1) // 2 + 1)
+    assert np.allclose(signed_rank_cdf(n), np.cumsum(counts) / 2**n)
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 4), (3, 3), (4, 6), (6, 4)])
+def test_rank_sum_null_distribution_by_enumeration(m, n):
+    # U = pairs (x, y) with y above x: over every way to place the m x's among the m + n ranks
+    u = [sum(n - (pos - i) for i, pos in enumerate(xs)) for xs in itertools.combinations(range(m + n), m)]
+    counts = np.bincount(u, minlength=m * n + 1)
+    assert np.allclose(rank_sum_cdf(m, n), np.cumsum(counts) / math.comb(m + n, m))
+
+
+def test_p_values_are_scipys_exact_ones_without_ties():
+    rng = np.random.default_rng(11)
+    for n in (2, 6, 8, 12, 30, EXACT_SIGNED_RANK_MAX_N):
+        d = rng.normal(0.2, 1.0, n)
+        assert paired_p(list(d)) == pytest.approx(scipy_stats.wilcoxon(d, method="exact").pvalue, rel=1e-9)
+    for m, n in ((2, 3), (6, 6), (8, 8), (5, 12), (12, 12), (25, 30)):
+        x, y = rng.normal(0, 1, m), rng.normal(0.5, 1, n)
+        ours = rank_sum_interval(x, y)[3]
+        assert ours == pytest.approx(scipy_stats.mannwhitneyu(y, x, method="exact").pvalue, rel=1e-9)
+    d = rng.normal(0.2, 1.0, 80)  # the normal approximation with continuity correction above 50 pairs
+    theirs = scipy_stats.wilcoxon(d, method="approx", correction=True).pvalue
+    assert signed_rank_interval(d)[3] == pytest.approx(theirs, rel=1e-3)
+
+
+def test_hodges_lehmann_estimates_and_intervals_by_hand():
+    est, lo, hi, p = signed_rank_interval([0.0, 1.0, 2.0])  # Walsh averages 0, .5, 1, 1, 1.5, 2
+    assert est == 1.0 and (lo, hi) == (-math.inf, math.inf)  # 3 pairs: no 95% interval exists
+    assert p == pytest.approx(2 * 2 / 8)  # one Walsh average <= 0: 2 P(T <= 1), T of 3 ranks
+    d = [0.3, -0.1, 0.5, 0.2, 0.4, 0.25]  # 6 pairs: c = 0, the CI is the smallest and largest Walsh average
+    est, lo, hi, p = signed_rank_interval(d)
+    assert (lo, hi) == (-0.1, 0.5) and p == pytest.approx(4 / 64)  # one Walsh average (-0.1) below 0
+    walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(d, 2))
+    assert est == pytest.approx(np.median(walsh))
+    d8 = np.linspace(0.05, 0.4, 8)  # 8 pairs: c = 3, the 4th smallest and 4th largest Walsh averages
+    walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(d8, 2))
+    assert signed_rank_interval(d8)[1:3] == (walsh[3], walsh[-4])
+    est, lo, hi, _ = rank_sum_interval([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])  # differences -1, 0, 0, 1, 1, 1, 2, 2, 3
+    assert est == 1.0 and (lo, hi) == (-math.inf, math.inf)
+    change = two_sample_change(np.exp([0.0, 1.0, 2.0]), np.exp([1.0, 2.0, 3.0]))
+    assert change["ratio"] == pytest.approx(math.e) and change["verdict"] == "cannot tell (3 processes per side)"
+    assert all(math.isnan(v) for v in signed_rank_interval([])[:3])
+
+
+def test_too_few_pairs_give_the_whole_range_and_cannot_tell():
+    change = paired_change([1.0] * 5, [2.0] * 5)  # 5 pairs: the smallest two-sided p is 2 / 32 > 0.05
+    assert (change["ratio"], change["ratio_ci_low"], change["ratio_ci_high"]) == (2.0, 0.0, math.inf)
+    assert change["verdict"] == "cannot tell (5 process pairs)" and change["p_value"] == pytest.approx(2 / 32)
+    six = paired_change([1.0] * 6, [2.0] * 6)
+    assert six["ratio_ci_low"] == six["ratio_ci_high"] == 2.0 and six["verdict"] == "slower"
+
+
+def test_between_run_sd_widens_the_interval_and_keeps_p_in_step():
+    rng = np.random.default_rng(3)
+    base, new = rng.lognormal(0, 0.05, 12), 1.2 * rng.lognormal(0, 0.05, 12)
+    plain = two_sample_change(base, new)
+    wide = two_sample_change(base, new, between_run_sd=0.1)
+    assert plain["ratio"] == wide["ratio"] and plain["verdict"] == "slower"
+    assert wide["ratio_ci_low"] < plain["ratio_ci_low"] and wide["ratio_ci_high"] > plain["ratio_ci_high"]
+    est, lo, hi = (math.log(wide[k]) for k in ("ratio", "ratio_ci_low", "ratio_ci_high"))
+    assert est - lo == pytest.approx(hi - est)  # symmetric about the estimate on the log scale
+    se_within = (math.log(plain["ratio_ci_high"]) - math.log(plain["ratio_ci_low"])) / (2 * Z95)
+    se = math.sqrt(se_within**2 + 2 * 0.1**2)
+    assert hi - est == pytest.approx(Z95 * se)
+    assert wide["p_value"] == pytest.approx(2 * scipy_stats.norm.sf(abs(est) / se))
+    assert wide["p_value"] > plain["p_value"] and (wide["n_base"], wide["n_new"]) == (12, 12)
+    few = two_sample_change(base[:3], new[:3], between_run_sd=0.1)
+    assert (few["ratio_ci_low"], few["ratio_ci_high"], few["p_value"]) == (0.0, math.inf, 1.0)
+
+
+times = st.one_of(st.floats(1e-3, 2e-3), st.sampled_from([1e-3, 1.5e-3, 2e-3]))  # ties too
+jitters = st.one_of(st.floats(0.8, 1.25), st.sampled_from([1.0, 1.1]))  # zeros (equal times) and ties too
+shifts = st.sampled_from([1.0, 1.03, 1.3, 3.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(times, jitters), min_size=1, max_size=70),
+    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    shift=shifts,
+)
+def test_a_paired_ci_excludes_1_exactly_when_p_is_below_alpha(pairs, alpha, shift):
+    base = [a for a, _ in pairs]
+    new = [a * j * shift for a, j in pairs]
+    change = paired_change(base, new, alpha=alpha)
+    excludes = change["ratio_ci_low"] > 1 or change["ratio_ci_high"] < 1
+    event(f"significant: {excludes}")
+    assert excludes == (change["p_value"] < alpha)
+    assert change["ratio_ci_low"] <= change["ratio"] <= change["ratio_ci_high"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.lists(times, min_size=1, max_size=40),
+    new=st.lists(times, min_size=1, max_size=40),
+    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    shift=shifts,
+    sd=st.sampled_from([0.0, 0.0, 0.02, 0.3]),
+)
+def test_a_two_sample_ci_excludes_1_exactly_when_p_is_below_alpha(base, new, alpha, shift, sd):
+    change = two_sample_change(base, [v * shift for v in new], alpha=alpha, between_run_sd=sd)
+    with np.errstate(divide="ignore"):
+        low, high = np.log([change["ratio_ci_low"], change["ratio_ci_high"]])
+    if sd > 0 and np.isfinite(high - low) and min(abs(low), abs(high)) < 1e-12 * max(1.0, high - low):
+        return  # the normal-theory bound sits on 1 itself: rounding, not a disagreement
+    excludes = change["ratio_ci_low"] > 1 or change["ratio_ci_high"] < 1
+    event(f"significant: {excludes}")
+    assert excludes == (change["p_value"] < alpha)
+    assert change["ratio_ci_low"] <= change["ratio"] <= change["ratio_ci_high"]
+    assert (change["n_base"], change["n_new"]) == (len(base), len(new))
+
+
+def test_the_speedup_interval_over_processes_and_within_one():
+    from jitexp.rows import process_medians, speedup_interval
+
+    rng = np.random.default_rng(8)
+    groups = simulated_job(rng, 2.0, processes=8, rounds=10)
+    medians = process_medians(groups)
+    speedup, lo, hi = speedup_interval(medians[:, 0], medians[:, 1])
+    est, llo, lhi, _ = signed_rank_interval(np.log(medians[:, 0] / medians[:, 1]))
+    assert (speedup, lo, hi) == pytest.approx((math.exp(est), math.exp(llo), math.exp(lhi)))
+    assert lo <= 2.0 <= hi and lo <= speedup <= hi
+    assert speedup_interval(medians[:4, 0], medians[:4, 1])[1:] == (0.0, math.inf)  # 4 processes: no 95% interval
+    boot = hierarchical_medians(groups[:1], seed=0)
+    one = speedup_interval(medians[:1, 0], medians[:1, 1], boot[:, 0] / boot[:, 1])
+    assert one == (pytest.approx(medians[0, 0] / medians[0, 1]), *percentile_ci(boot[:, 0] / boot[:, 1]))

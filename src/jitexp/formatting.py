@@ -260,6 +260,8 @@ def speedup_phrase(
         return f"{mode} {three_digits(speedup)}x faster than {baseline} {ci}"
     if verdict_ == "slower":
         return f"{mode} {three_digits(1 / speedup)}x slower than {baseline} {ci}"
+    if verdict_ and verdict_.startswith("cannot tell"):
+        return f"{mode} vs {baseline} {three_digits(speedup)}x: {verdict_}"
     return f"{mode} vs {baseline} {three_digits(speedup)}x: no significant difference {ci}"
 
 

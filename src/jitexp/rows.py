@@ -25,6 +25,7 @@ from .stats import (
     percentile_ci,
     point_medians,
     robust_cv,
+    signed_rank_interval,
     summarize,
     tukey_outliers,
     verdict,
@@ -66,7 +67,12 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
         row["load_avg_end"] = raw.load_avg_end
         if row["status"] == "ok":
             row.update(instability(row, cfg.timing.max_steal))
-    samples, procs, calls = variant_long_rows(rows, processes) if cfg.variants else long_rows(rows, processes)
+    long = variant_long_rows if cfg.variants else long_rows
+    samples, procs, calls = long(rows, processes)
+    procs = [{**p, "replaced": False} for p in procs] + [{**p, "replaced": True} for p in long(rows, raw.replaced)[1]]
+    if raw.replaced:
+        for row in rows:
+            row.update(kept_against_all(procs, row.get("variant"), row["mode"]))
     calls.extend(sequence_rows(raw.sequence, {k: rows[0][k] for k in KEY_COLUMNS}))
     return JobResult(rows, samples, procs, calls)
 
@@ -77,12 +83,30 @@ def noise_columns(processes: list[ProcessResult], replaced: int) -> dict[str, An
     steal = [r.noise.steal for r in processes if r.noise.steal is not None]
     if steal:
         out.update(steal_median=float(np.median(steal)), steal_max=float(max(steal)))
+    waits = [r.noise.run_queue_wait for r in processes if r.noise.run_queue_wait is not None]
+    if waits:
+        out["run_queue_wait_median"] = float(np.median(waits))
     probes: dict[str, list[float]] = {}
     for r in processes:
         for name, value in r.noise.host_probe.items():
             probes.setdefault(name, []).append(value)
     out.update({name: float(np.median(values)) for name, values in probes.items()})
     return out
+
+
+def kept_against_all(procs: list[dict], variant: str | None, mode: str) -> dict[str, float]:
+    """The kept processes' median against all processes' (replaced ones included): replacing processes measured
+    under steal keeps the faster ones, so an absolute median reads low by this much (paired ratios do not)."""
+    mine = [
+        p
+        for p in procs
+        if (p.get("variant") or None) == (variant or None) and p["mode"] == mode and np.isfinite(p["median_s"])
+    ]
+    kept = [p["median_s"] for p in mine if not p["replaced"]]
+    every = [p["median_s"] for p in mine]
+    if not kept or len(every) == len(kept):
+        return {}
+    return {"kept_vs_all_processes": float(np.median(kept) / np.median(every))}
 
 
 def _process_noise(r: ProcessResult) -> dict[str, Any]:
@@ -120,17 +144,47 @@ def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) 
     live, groups = paired_groups(results, modes)
     if not groups:
         return True
-    boot = hierarchical_medians(groups, n_resamples=1000)
-    point = point_medians(groups)
     if len(live) == 1:
+        boot = hierarchical_medians(groups, n_resamples=1000)
         lo, hi = percentile_ci(boot[:, 0])
-        return (hi - lo) / 2 / point[0] <= target
-    ratios = boot[:, :1] / boot[:, 1:]
-    for j in range(ratios.shape[1]):
-        lo, hi = percentile_ci(ratios[:, j])
-        if (hi - lo) / 2 / (point[0] / point[j + 1]) > target:
+        return (hi - lo) / 2 / point_medians(groups)[0] <= target
+    medians = process_medians(groups)
+    within = hierarchical_medians(groups, n_resamples=1000) if len(groups) < 2 else None  # one process: its rounds
+    for j in range(1, len(live)):
+        speedup, lo, hi = speedup_interval(
+            medians[:, 0], medians[:, j], within[:, 0] / within[:, j] if within is not None else None
+        )
+        if not (hi - lo) / 2 / speedup <= target:
             return False
     return True
+
+
+def process_medians(groups: list[np.ndarray]) -> np.ndarray:
+    """Per process (rows) and mode (columns), the median of the process's samples."""
+    return np.stack([np.median(np.asarray(g, dtype=float).reshape(len(g), -1), axis=0) for g in groups])
+
+
+def speedup_interval(
+    base: np.ndarray, mode: np.ndarray, ratio_replicates: np.ndarray | None = None
+) -> tuple[float, float, float]:
+    """(speedup, ci_low, ci_high) of a mode over a baseline measured in the same processes, from each
+    process's medians of the two.
+
+    Over processes (two or more): the Hodges-Lehmann estimate of the per-process log(base / mode)
+    (the median of their Walsh averages), exponentiated, and the 95% CI that inverts the Wilcoxon
+    signed-rank test (stats.signed_rank_interval): coverage at least 95% when the per-process log
+    speedups are symmetric about the truth; (0, inf) below 6 processes, where no 95% interval exists.
+    One process: its ratio of medians, the CI the percentile interval of `ratio_replicates` (the
+    rounds resampled: it describes that process only, ci_scope within_process).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(np.asarray(base, dtype=float) / np.asarray(mode, dtype=float))
+    logs = logs[np.isfinite(logs)]
+    if logs.size >= 2 or ratio_replicates is None:
+        est, lo, hi, _ = signed_rank_interval(logs)
+        return math.exp(est), math.exp(lo), math.exp(hi)
+    lo, hi = percentile_ci(ratio_replicates)
+    return float(math.exp(logs[0])) if logs.size else math.nan, lo, hi
 
 
 def _variants_ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:
@@ -218,16 +272,19 @@ def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: 
     if boot is not None and point is not None and len(live) > 1:
         by_mode = {r["mode"]: r for r in rows}
         baseline = by_mode[live[0]]
+        medians = process_medians(groups)
         for j, mode in enumerate(live[1:], start=1):
             row = by_mode[mode]
-            row.update(paired(baseline, row, boot[:, 0] / boot[:, j]))
+            row.update(paired(baseline, row, speedup_interval(medians[:, 0], medians[:, j], boot[:, 0] / boot[:, j])))
             if baseline["mode"] == "eager" and mode in ("jit", "aot"):
                 row.update(explain(baseline, row))
         if "numpy" in live:
             k = live.index("numpy")
             for j, mode in enumerate(live):
                 if j != k:
-                    by_mode[mode].update(vs_numpy(point[k] / point[j], boot[:, k] / boot[:, j]))
+                    by_mode[mode].update(
+                        vs_numpy(speedup_interval(medians[:, k], medians[:, j], boot[:, k] / boot[:, j]))
+                    )
     return rows
 
 
@@ -283,15 +340,16 @@ def _steady(results: list[ProcessResult], mode: str, median: float, replicates: 
     }
 
 
-def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
-    """Speedup of row's mode over the baseline's (same processes, same rounds), its CI, verdict, break-even."""
-    lo, hi = percentile_ci(ratio_replicates)
+def paired(baseline: dict, row: dict, interval: tuple[float, float, float]) -> dict:
+    """Speedup of row's mode over the baseline's (same processes, same rounds): `speedup_interval`'s
+    (speedup, ci_low, ci_high), the verdict from that CI, break-even from the two modes' medians."""
+    speedup, lo, hi = interval
     calls, ahead = break_even(
         baseline.get("first_call_s", math.nan), baseline["median_s"], row.get("first_call_s", math.nan), row["median_s"]
     )
     return {
         "baseline_mode": baseline["mode"],
-        "speedup": baseline["median_s"] / row["median_s"],
+        "speedup": speedup,
         "speedup_ci_low": lo,
         "speedup_ci_high": hi,
         "verdict": verdict(lo, hi),
@@ -300,9 +358,9 @@ def paired(baseline: dict, row: dict, ratio_replicates: np.ndarray) -> dict:
     }
 
 
-def vs_numpy(speedup: float, ratio_replicates: np.ndarray) -> dict:
-    """Speedup of a mode over the NumPy twin measured in the same rounds, its CI and verdict."""
-    lo, hi = percentile_ci(ratio_replicates)
+def vs_numpy(interval: tuple[float, float, float]) -> dict:
+    """Speedup of a mode over the NumPy twin measured in the same rounds (`speedup_interval`), its CI and verdict."""
+    speedup, lo, hi = interval
     return {
         "speedup_vs_numpy": speedup,
         "speedup_vs_numpy_ci_low": lo,
@@ -323,6 +381,9 @@ def instability(row: dict, max_steal: float = 0.05) -> dict:
     steal = row.get("steal_median")
     if steal is not None and steal > max_steal:
         reasons.append(f"CPU steal {_pct(steal, max_steal)} of the time (median process; limit {max_steal:.0%})")
+    wait = row.get("run_queue_wait_median")
+    if wait is not None and wait > max_steal:
+        reasons.append(f"waited to run {_pct(wait, max_steal)} of the time (median process; limit {max_steal:.0%})")
     if row.get("compiles_during_timing", 0) > 0:
         reasons.append(f"{row['compiles_during_timing']} compile(s) while timed")
     spread = row.get("process_rel_spread", math.nan)

@@ -301,8 +301,8 @@ IN_FILES = {
     ),
     ("timing", "wrong type"): ("processes: many\n", "timing.processes='many' is invalid; must be an integer"),
     ("timing", "missing key"): (
-        "processes: 10\n",  # raising processes needs max_processes (default 8) too
-        "timing.max_processes=8 is invalid; must be >= timing.processes (10)",
+        "processes: 13\n",  # raising processes needs max_processes (default 12) too
+        "timing.max_processes=12 is invalid; must be >= timing.processes (13)",
     ),
     ("device", "unknown key"): (
         "platfrom: cpu\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pandas as pd
@@ -157,3 +158,80 @@ def test_option_mistakes_are_usage_errors(pytester, user):
     result.stderr.fnmatch_lines(["*--jitexp-fail-on='speed' is invalid; valid choices: steady, first_call, compile*"])
     result = pytester.runpytest_subprocess("--jitexp-timing=fast")
     result.stderr.fnmatch_lines(["*--jitexp-timing='fast' is invalid; valid choices: default, quick, rigorous*"])
+
+
+# A test whose case can be changed from outside: SIZE sets the argument's shape, RAISE makes the function raise
+# (both read when the module loads; the function travels to the worker by value with them).
+CHANGING_TEST = textwrap.dedent("""
+    import os
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    SIZE = int(os.environ.get("SIZE", "64"))
+    BROKEN = bool(os.environ.get("RAISE"))
+
+
+    def step(x):
+        if BROKEN:
+            raise ValueError("step is broken now")
+        return jnp.tanh(x @ x)
+
+
+    def test_step(jitexp_measure):
+        jitexp_measure(step, np.full((SIZE, SIZE), 0.01, np.float32), timing="quick")
+""")
+
+
+@pytest.fixture
+def changing(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.delenv("RAISE", raising=False)
+    monkeypatch.setenv("SIZE", "64")
+    pytester.makepyfile(test_user=CHANGING_TEST)
+    pytester.runpytest_subprocess("--jitexp-save=base").assert_outcomes(passed=1)
+    return pytester
+
+
+@pytest.mark.slow
+def test_a_changed_case_fails_naming_what_changed_unless_allowed(changing, monkeypatch):
+    folder = changing.path / ".jitexp" / "base" / "test_user.py_test_step"
+    identity = json.loads((folder / "case.json").read_text())
+    assert identity["size"] == "4096" and identity["args[0]"] == "float32[64,64]" and identity["modes"] == "eager,jit"
+    assert identity["function"].endswith("test_user.step")
+    monkeypatch.setenv("SIZE", "96")
+    changed = changing.runpytest_subprocess("--jitexp-compare=base")
+    changed.assert_outcomes(failed=1)
+    assert (  # literally: fnmatch reads [64,64] as a character class
+        "jitexp: test_user.py::test_step: the measured case changed against the baseline 'base': size: 4096 -> 9216; "
+        "args[0]: float32[64,64] -> float32[96,96] (a different case cannot be compared: pass --jitexp-allow-changed"
+    ) in changed.stdout.str()
+    changed.stdout.fnmatch_lines(["*test_user.py::test_step*not timed*case changed*"])
+    allowed = changing.runpytest_subprocess("--jitexp-compare=base", "--jitexp-allow-changed")
+    allowed.assert_outcomes(passed=1)
+    allowed.stdout.fnmatch_lines(["*test_user.py::test_step*case changed (allowed): size: 4096 -> 9216*"])
+    # a baseline saved before case.json existed: its rows say what changed (after measuring)
+    (folder / "case.json").unlink()
+    old = changing.runpytest_subprocess("--jitexp-compare=base")
+    old.assert_outcomes(failed=1)
+    old.stdout.fnmatch_lines(["*the measured case changed against the baseline 'base': size: 4096 -> 9216*"])
+
+
+@pytest.mark.slow
+def test_a_function_that_now_raises_fails(changing, monkeypatch):
+    monkeypatch.setenv("RAISE", "1")
+    broken = changing.runpytest_subprocess("--jitexp-compare=base", "--jitexp-allow-undetectable")
+    broken.assert_outcomes(failed=1)
+    broken.stdout.fnmatch_lines(["*jitexp: test_user.py::test_step: *ValueError: step is broken now*"])
+    broken.stdout.fnmatch_lines(["*test_user.py::test_step*broken*"])  # the session summary says so too
+
+
+def test_plugin_option_mistakes_for_the_new_flags(pytester, user):
+    user()
+    result = pytester.runpytest_subprocess("--jitexp-excuse-host-drift=cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--jitexp-excuse-host-drift='cpu' is invalid; valid choices: auto, dispatch, copy, matmul*"]
+    )
+    help_text = pytester.runpytest_subprocess("--help")
+    help_text.stdout.fnmatch_lines(["*--jitexp-allow-changed*", "*--jitexp-excuse-host-drift*"])

@@ -14,7 +14,7 @@ import keyword
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import asdict, fields
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,15 +151,17 @@ def prepare(
 
 
 def timing_presets() -> dict[str, dict[str, Any]]:
-    """The timing presets jitexp ships (conf/timing/*.yaml), by name."""
+    """The timing presets jitexp ships (conf/timing/*.yaml), by name, each laid over TimingConfig's defaults
+    as Hydra lays it over the schema (`default` is those defaults: its file names no value of its own)."""
     from omegaconf import OmegaConf
 
+    defaults = asdict(TimingConfig())
     folder = resources.files("jitexp.conf").joinpath("timing")
     presets = {}
     for entry in folder.iterdir():
         if entry.name.endswith(".yaml"):
             loaded = OmegaConf.to_container(OmegaConf.create(entry.read_text(encoding="utf-8")))
-            presets[entry.name[: -len(".yaml")]] = dict(loaded) if isinstance(loaded, dict) else {}
+            presets[entry.name[: -len(".yaml")]] = {**defaults, **(loaded if isinstance(loaded, dict) else {})}
     return dict(sorted(presets.items()))
 
 

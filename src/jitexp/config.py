@@ -97,7 +97,12 @@ class DeviceConfig:
 
 @dataclass
 class TimingConfig:
-    """The sampling policy; docs/measurement.md explains each knob."""
+    """The sampling policy; docs/measurement.md explains each knob.
+
+    These defaults are the `default` preset: conf/timing/default.yaml names no value of its own, so
+    `timing=default` on the command line, `jitexp.measure` and `jitexp.run(mapping)` all get exactly
+    these (tests/test_defaults.py).
+    """
 
     warmup: int = 3  # calls per mode before calibration
     min_samples: int = 10  # rounds per process, at least (a round takes one sample of every mode)
@@ -105,9 +110,9 @@ class TimingConfig:
     min_sample_time_s: float = 0.01  # calls per sample are calibrated so a sample lasts this long
     max_time_s: float = 0.5  # sampling budget of one process
     target_rel_ci: float = 0.02  # stop when the median's 95% CI half-width is within this fraction
-    processes: int = 5  # fresh worker processes per job, at least
-    max_processes: int = 8  # more are added while the CI is wider than target_rel_ci...
-    job_time_s: float = 15.0  # ...and the job has run for less than this
+    processes: int = 6  # fresh worker processes per job, at least
+    max_processes: int = 12  # more are added while the CI is wider than target_rel_ci...
+    job_time_s: float = 20.0  # ...and the job has run for less than this
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
     max_steal: float = 0.05  # a round whose CPU steal share exceeds this is marked; mostly marked: replaced

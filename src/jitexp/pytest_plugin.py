@@ -2,15 +2,21 @@
 
 `jitexp_measure(fn, *args, **options)` measures like `jitexp.measure` and records the result under
 the test's id. `--jitexp-save=NAME` stores each test's job under `.jitexp/NAME/<test id>/` (so the
-folder is a sweep for `jitexp-report`), `--jitexp-compare=NAME` compares each test with its stored job
-using `jitexp-compare`'s statistics and fails the test on a significant slowdown, `--jitexp-disable`
-calls each function once, untimed. Nothing heavier than pytest is imported until a test measures.
+folder is a sweep for `jitexp-report`) with the measured case's identity in `case.json`,
+`--jitexp-compare=NAME` compares each test with its stored job using `jitexp-compare`'s statistics
+and gate: a test fails on a significant slowdown, on a function that now raises, and on a case that
+changed against the baseline (function, arguments' shapes and dtypes, size, modes, options: named in
+the failure) unless `--jitexp-allow-changed`; the host's drift excuses a slowdown only with
+`--jitexp-excuse-host-drift`. `--jitexp-disable` calls each function once, untimed. Nothing heavier
+than pytest is imported until a test measures.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,8 +30,11 @@ from .stats import CHANGE_METRICS, THRESHOLD
 if TYPE_CHECKING:
     from .api import Measurement
     from .comparison import Side
+    from .config import ExperimentConfig
 
 _NAME = re.compile(r"^[\w.-]+$")
+CASE_JSON = "case.json"  # beside a saved job's CSVs: what was measured, to tell a changed case from a slower one
+PROBES = ("dispatch", "copy", "matmul")  # host.PROBES, spelled here so that configuring imports nothing heavy
 
 
 @dataclass
@@ -50,6 +59,8 @@ class Session:
     allow_undetectable: bool
     disable: bool
     timing: str | None
+    allow_changed: bool = False
+    excuse_host_drift: str | None = None  # "auto" (the matching probe) or a probe name
     entries: list[Entry] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     machines: set[str] = field(default_factory=set)
@@ -78,21 +89,30 @@ class Session:
             pytest.skip(f"jitexp: no baseline {self.compare!r} for {test} (no {stored}); save one with --jitexp-save")
         if self.timing:
             options = {**options, "timing": self.timing}
-        measured = run_for_test(request, fn, args, options)
+        cfg, payload = prepare_for_test(request, fn, args, options)
+        identity = case_identity(cfg, args, options.get("kwargs") or {})
+        # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
+        changed = identity_changes(read_identity(stored), identity) if stored is not None else []
+        if changed and not self.allow_changed:
+            self.entries.append(Entry(test, "not timed", "case changed"))
+            pytest.fail(self.changed(test, changed), pytrace=False)
+        measured = run_for_test(request, cfg, payload)
         if not measured.ok:
-            self.entries.append(Entry(test, repr(measured)))
+            self.entries.append(Entry(test, repr(measured), "broken" if stored is not None else ""))
             pytest.fail(f"jitexp: {test}: " + "; ".join(measured.errors), pytrace=False)
         entry = Entry(test, repr(measured))
         self.entries.append(entry)
         base = None
-        # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
         if stored is not None:
             from .comparison import load_side
 
             base = load_side(stored)
-        saved = measured.save(self.root / self.save / folder) if self.save else None
+        saved = None
+        if self.save:
+            saved = measured.save(self.root / self.save / folder)
+            write_identity(saved, identity)
         if base is not None:
-            self.check(test, measured, base, saved, entry)
+            self.check(test, measured, base, saved, entry, changed)
         return measured
 
     def folder(self, test: str) -> str:
@@ -101,37 +121,65 @@ class Session:
         name = re.sub(r"[^\w.-]+", "_", test).strip("_")
         return name if n == 1 else f"{name}-{n}"
 
-    def check(self, test: str, measured: Measurement, base: Side, saved: Path | None, entry: Entry) -> None:
-        """Compare with the stored job; fail on a significant slowdown (or on "cannot tell", unless allowed)."""
-        from .comparison import across_machines, compare, failing, load_side
+    def check(
+        self, test: str, measured: Measurement, base: Side, saved: Path | None, entry: Entry, changed: list[str]
+    ) -> None:
+        """Compare with the stored job through jitexp-compare's gate: fail on a significant slowdown (or on
+        "cannot tell", unless allowed), on a case that broke, and on a case that changed (unless allowed)."""
+        from .comparison import BROKEN, MISSING, across_machines, compare, failing, load_side, row_changes
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             new = load_side(saved or measured.save(scratch))
-        table = compare(base, new, threshold=self.threshold)
+        table = compare(base, new, threshold=self.threshold, excuse_host_drift=self.excuse_host_drift)
         entry.machine = "different machine" if across_machines(base, new) else "same machine"
         self.machines.add(entry.machine)
-        if table.empty:
-            entry.against = "no case in common"
-            pytest.skip(f"jitexp: baseline {self.compare!r} of {test} measured another case (name, size or dtype)")
-        judged = table[table["metric"].isin(self.fail_on)]
+        changed = changed or (row_changes(base, new) if table.empty or (table["verdict"] == MISSING).any() else [])
+        if changed:
+            if not self.allow_changed:
+                entry.against = "case changed"
+                pytest.fail(self.changed(test, changed), pytrace=False)
+            entry.against = "case changed (allowed): " + "; ".join(changed)
+        judged = table[table["metric"].isin(self.fail_on) | (table["verdict"] == BROKEN)] if len(table) else table
         if judged.empty:
-            entry.against = f"nothing to judge in {', '.join(self.fail_on)}"
+            entry.against = entry.against or f"nothing to judge in {', '.join(self.fail_on)}"
             return
-        bad = failing(judged, self.fail_on, self.allow_undetectable)
-        worst = (bad if len(bad) else judged).sort_values("ratio", ascending=False).iloc[0]
-        entry.against = f"{worst['mode']} {worst['metric']} {worst['ratio']:.3g}x: {worst['verdict']}"
+        bad = failing(judged, self.fail_on, self.allow_undetectable, allow_missing=self.allow_changed)
+        shown = (bad if len(bad) else judged[judged["ratio"].notna()]).sort_values("ratio", ascending=False)
+        if len(shown):
+            worst = shown.iloc[0]
+            ratio = f" {worst['ratio']:.3g}x" if pd_finite(worst["ratio"]) else ""
+            entry.against = (entry.against + "; " if entry.against else "") + (
+                f"{worst['mode']} {worst['metric']}{ratio}: {worst['verdict']}"
+            )
         if len(bad):
             pytest.fail("\n".join(self.failure(test, row) for _, row in bad.iterrows()), pytrace=False)
 
+    def changed(self, test: str, changes: list[str]) -> str:
+        """One line: what changed against the baseline, and how to measure it anyway."""
+        return (
+            f"jitexp: {test}: the measured case changed against the baseline {self.compare!r}: "
+            + "; ".join(changes)
+            + " (a different case cannot be compared: pass --jitexp-allow-changed to measure it anyway, and "
+            "--jitexp-save to make it the baseline)"
+        )
+
     def failure(self, test: str, row: Any) -> str:
         """One line: the test, the mode and metric, the ratio with its CI and p, and what to do."""
+        if row["verdict"] in ("broken", "missing"):
+            return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
+        if not pd_finite(row["ratio"]):
+            return f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']}; pass --jitexp-allow-undetectable"
         ratio = (
             f"{row['ratio']:.3g}x the baseline {self.compare!r} "
             f"(95% CI {row['ratio_ci_low']:.3g}x-{row['ratio_ci_high']:.3g}x, p={row['p_value']:.3g}, "
             f"{row['n_base']} vs {row['n_new']} processes)"
         )
         if row["verdict"] == "slower":
-            return f"jitexp: {test}: {row['mode']} {row['metric']} is {ratio}: slower beyond the {self.threshold:.0%} threshold"
+            host = f"; {row['note']}" if str(row.get("note") or "") else ""
+            return (
+                f"jitexp: {test}: {row['mode']} {row['metric']} is {ratio}: slower beyond the "
+                f"{self.threshold:.0%} threshold{host}"
+            )
         return (
             f"jitexp: {test}: {row['mode']} {row['metric']} is {ratio}: {row['verdict']}; time more processes "
             "(--jitexp-timing=default) or pass --jitexp-allow-undetectable"
@@ -169,12 +217,13 @@ def call_once(fn: Callable, args: tuple, kwargs: dict) -> Any:
     return out
 
 
-def run_for_test(request: pytest.FixtureRequest, fn: Callable, args: tuple, options: dict) -> Measurement:
-    """jitexp.measure with the test's id as the rows' label; the test module's own functions travel by value."""
+def prepare_for_test(
+    request: pytest.FixtureRequest, fn: Callable, args: tuple, options: dict
+) -> tuple[ExperimentConfig, Any]:
+    """jitexp.measure's config and payload; the test module's own functions travel by value."""
     import cloudpickle
 
-    from .api import Measurement, prepare
-    from .runner import run
+    from .api import prepare
 
     module = getattr(request, "module", None)
     by_value = module is not None and getattr(module, "__name__", "") not in ("", "__main__")
@@ -184,11 +233,104 @@ def run_for_test(request: pytest.FixtureRequest, fn: Callable, args: tuple, opti
         except ValueError:
             by_value = False
     try:
-        cfg, payload = prepare(fn, *args, **options)
+        return prepare(fn, *args, **options)
     finally:
         if by_value:
             cloudpickle.unregister_pickle_by_value(module)
+
+
+def run_for_test(request: pytest.FixtureRequest, cfg: ExperimentConfig, payload: Any) -> Measurement:
+    """The prepared measurement run, with the test's id as the rows' label."""
+    from .api import Measurement
+    from .runner import run
+
     return Measurement(run(cfg, payload=payload, overrides=request.node.nodeid))
+
+
+# ---- the measured case's identity -------------------------------------------------------------------
+
+
+def case_identity(cfg: ExperimentConfig, args: tuple, kwargs: dict) -> dict[str, str]:
+    """What a test measured, as text: the function, each argument's dtype and shape (or type and value), the
+    size, dtype, modes, device and jit's options. Timing is not identity: a preset changes how, not what."""
+    out = {
+        "function": str(cfg.workload.fn),
+        "name": str(cfg.workload_name),
+        "size": str(cfg.size),
+        "dtype": str(cfg.dtype),
+        "modes": ",".join(cfg.mode.names),
+        "device": f"{cfg.device.platform}:{cfg.device.index}",
+        "static_argnums": str(list(cfg.static_argnums)),
+        "static_argnames": str(list(cfg.static_argnames or [])),
+        "donate_argnums": str(list(cfg.donate_argnums or [])),
+        "jit_fn": str(cfg.jit_fn),
+        "carry": str(dict(cfg.workload.carry or {})),
+    }
+    for prefix, tree in (("args", list(args)), ("kwargs", dict(kwargs))):
+        for path, leaf in _leaves(tree):
+            out[prefix + path] = _describe(leaf)  # args[0], kwargs['lr'], args[1]['w'] ...
+    return out
+
+
+def _leaves(tree: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(path, leaf) of a pytree: JAX's flattening when JAX is in use (modules, states), else lists, tuples, dicts."""
+    if "jax" in sys.modules:
+        import jax
+
+        flat, _ = jax.tree_util.tree_flatten_with_path(tree)
+        return [(jax.tree_util.keystr(p), leaf) for p, leaf in flat]
+    if isinstance(tree, dict):
+        return [item for k in tree for item in _leaves(tree[k], f"{path}[{k!r}]")]
+    if isinstance(tree, (list, tuple)):
+        return [item for i, v in enumerate(tree) for item in _leaves(v, f"{path}[{i}]")]
+    return [(path, tree)]
+
+
+def _describe(leaf: Any) -> str:
+    """`float32[128,128]` for an array, `int 3` for a Python value (a static argument's value is identity)."""
+    shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{dtype}[{','.join(str(n) for n in shape)}]"
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(leaf))  # an object's address is no part of what it is
+    return f"{type(leaf).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def read_identity(folder: Path | None) -> dict[str, str] | None:
+    """A saved job's case.json (None when the baseline predates it: its rows are compared instead)."""
+    path = folder / CASE_JSON if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else None
+
+
+def write_identity(folder: Path, identity: dict[str, str]) -> None:
+    from .results import write_atomic
+
+    write_atomic(folder / CASE_JSON, (json.dumps(identity, indent=1) + "\n").encode())
+
+
+def identity_changes(stored: dict[str, str] | None, now: dict[str, str]) -> list[str]:
+    """`size: 16384 -> 65536` for each identity key that differs. An argument on one side only shows `-` on the
+    other; another key on one side only (a case.json from an older jitexp) is not a change."""
+    if stored is None:
+        return []
+    argument = lambda key: key.startswith(("args", "kwargs"))  # noqa: E731
+    return [
+        f"{key}: {stored.get(key, '-')} -> {now.get(key, '-')}"
+        for key in dict.fromkeys([*stored, *now])
+        if stored.get(key) != now.get(key) and (argument(key) or (key in stored and key in now))
+    ]
+
+
+def pd_finite(value: Any) -> bool:
+    try:
+        return value is not None and float(value) == float(value) and abs(float(value)) != float("inf")
+    except (TypeError, ValueError):
+        return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -197,7 +339,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--jitexp-compare",
         metavar="NAME",
-        help="compare each test with its stored measurement NAME; fail on a significant slowdown",
+        help="compare each test with its stored measurement NAME; fail on a significant slowdown, a function "
+        "that now raises, or a changed case",
     )
     group.addoption(
         "--jitexp-fail-on",
@@ -215,6 +358,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--jitexp-allow-undetectable",
         action="store_true",
         help="pass a comparison that cannot tell (too few processes on a side) instead of failing it",
+    )
+    group.addoption(
+        "--jitexp-allow-changed",
+        action="store_true",
+        help="measure a test whose case changed against the baseline (function, argument shapes or dtypes, "
+        "size, modes, options) instead of failing it; what is still alike is compared",
+    )
+    group.addoption(
+        "--jitexp-excuse-host-drift",
+        nargs="?",
+        const="auto",
+        default=None,
+        metavar="PROBE",
+        help="do not fail a steady-state slowdown no larger (beyond the threshold) than the host probe doing the "
+        f"test's kind of work (auto, or PROBE: {', '.join(PROBES)}) moved, when that probe's CI over processes "
+        "excludes 1; off by default: a slowdown fails whatever the host did",
     )
     group.addoption("--jitexp-disable", action="store_true", help="call each measured function once, untimed")
     group.addoption("--jitexp-timing", metavar="PRESET", help="the timing preset for every test (default, quick, ...)")
@@ -245,6 +404,11 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"--jitexp-timing={timing!r} is invalid; valid choices: {', '.join(timing_presets())}"
             )
+    excuse = option("--jitexp-excuse-host-drift")
+    if excuse is not None and excuse not in ("auto", *PROBES):
+        raise pytest.UsageError(
+            f"--jitexp-excuse-host-drift={excuse!r} is invalid; valid choices: auto, {', '.join(PROBES)}"
+        )
     root = Path(option("--jitexp-dir"))
     config.stash[_STATE] = Session(
         root=root if root.is_absolute() else config.rootpath / root,
@@ -255,6 +419,8 @@ def pytest_configure(config: pytest.Config) -> None:
         allow_undetectable=bool(option("--jitexp-allow-undetectable")),
         disable=bool(option("--jitexp-disable")),
         timing=timing,
+        allow_changed=bool(option("--jitexp-allow-changed")),
+        excuse_host_drift=excuse,
     )
 
 

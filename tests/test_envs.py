@@ -8,9 +8,11 @@ server and forkserver, without installing anything.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -45,13 +47,38 @@ def aborts_in_old(x):
 def hangs(x):
     time.sleep(600)
     return x
+
+
+def crossed(x):
+    # 16x the work under jit in the env named new, 16x in eager in the env named old: new's jit is slower, its
+    # eager faster, each by far more than noise (both envs run this same jax; only the interpreter path differs)
+    import jax
+
+    heavy = ("/new/" in sys.executable) == isinstance(x, jax.core.Tracer)
+    for _ in range(16 if heavy else 1):
+        x = jnp.tanh(x @ x)
+    return x
 """
+
+
+def shared_env(path: Path) -> Path:
+    """conftest.make_env's A/A venv, which also finds an editable install of jitexp (`pip install -e .`).
+
+    An editable install is an import line in a .pth file of this venv's site-packages, and Python runs
+    .pth files only in site directories, not in the folder the shared .pth adds: copy those lines into
+    the env, named to run after the shared .pth (which puts their finder module on the path).
+    """
+    python = make_env(path)
+    site = next((path / "lib").glob("python*/site-packages"))
+    for hook in Path(sysconfig.get_paths()["purelib"]).glob("__editable__*.pth"):
+        (site / f"zz-{hook.name}").write_text(hook.read_text())
+    return python
 
 
 @pytest.fixture(scope="module")
 def aa(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("envs")
-    return make_env(root / "old"), make_env(root / "new")
+    return shared_env(root / "old"), shared_env(root / "new")
 
 
 @pytest.fixture
@@ -177,12 +204,57 @@ def test_an_aa_envs_job_gives_rows_per_env_with_ab_columns_and_cannot_tell(aa, t
     assert (rows["status"] == "ok").all() and (rows["jax_version"] == rows["jax_version"][0]).all()
     new = rows[rows["env"] == "new"]
     assert (new["ab_baseline"] == "old").all() and (new["ab_steady_n_pairs"] == 1).all()
-    for metric in ("steady", "first_call", "compile"):
-        assert new[f"ab_{metric}_verdict"].str.startswith("cannot tell").all()
+    # One process per env: one pair, so 'cannot tell' whatever the data (test_a_real_difference_... has six pairs);
+    # the ratios are that pair's, new's figure over old's of the same mode
+    by = rows.set_index(["env", "mode"])
+    for mode in ("eager", "jit"):
+        for metric, column in (("steady", "median_s"), ("first_call", "first_call_s"), ("compile", "compile_s")):
+            assert by.loc[("new", mode), f"ab_{metric}_verdict"] == "cannot tell (1 process pair)"
+            assert by.loc[("new", mode), f"ab_{metric}_ratio"] == pytest.approx(
+                by.loc[("new", mode), column] / by.loc[("old", mode), column], rel=1e-9
+            ), (mode, metric)
     assert rows.loc[rows["env"] == "old", "ab_baseline"].isna().all()
     assert "new jit vs old" in proc.stdout and "cannot tell (1 process pair)" in proc.stdout
     for name in ("samples.csv", "processes.csv"):
         assert set(read(out / name)["env"]) == {"old", "new"}
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # asserts on verdicts from timings
+def test_a_real_difference_between_envs_is_slower_or_faster_with_six_pairs(aa, crashes):
+    # Six processes per env, six pairs: the fewest at which the signed-rank test can reach p < 0.05 (2 / 2**6).
+    # The difference is 16x the work (CRASHES.crossed), far beyond load noise, in opposite directions per mode.
+    out = crashes / "job"
+    args = [f"envs={{old:{aa[0]},new:{aa[1]}}}", "mode=[eager,jit]", "timing=quick", "size=128"]
+    args += ["timing.processes=6", "timing.max_processes=6", "workload=custom", "workload.fn=crashes.crossed"]
+    args += ["workload.args=[{shape:[${size},${size}]}]", f"hydra.run.dir={out}"]
+    proc = run_cli(args, cwd=crashes / "code")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv").set_index(["env", "mode"])
+    assert (rows["status"] == "ok").all() and (rows["n_processes"] == 6).all()
+    jit, eager = rows.loc[("new", "jit")], rows.loc[("new", "eager")]
+    assert jit["ab_steady_verdict"] == "slower" and jit["ab_steady_ratio"] > 3, jit.filter(like="ab_steady")
+    assert eager["ab_steady_verdict"] == "faster" and eager["ab_steady_ratio"] < 1 / 3, eager.filter(like="ab_steady")
+    for row in (jit, eager):
+        for metric in ("steady", "first_call", "compile"):
+            assert row[f"ab_{metric}_n_pairs"] == 6 and not row[f"ab_{metric}_verdict"].startswith("cannot tell")
+    assert re.search(r"new jit [\d.]+x slower than old", proc.stdout), proc.stdout
+    assert re.search(r"new eager [\d.]+x faster than old", proc.stdout), proc.stdout
+    # pair i is the i-th process of each env: the ratio and its CI lie within the range of those pairs' own ratios
+    procs = read(out / "processes.csv")
+    for mode, row in (("jit", jit), ("eager", eager)):
+        side = {
+            env: procs[(procs["env"] == env) & (procs["mode"] == mode)].sort_values("process") for env in ("old", "new")
+        }
+        if "replaced" in procs.columns:
+            side = {env: s[~s["replaced"].fillna(False).astype(bool)] for env, s in side.items()}
+        pairs = side["new"]["median_s"].to_numpy() / side["old"]["median_s"].to_numpy()
+        ci = (row["ab_steady_ratio_ci_low"], row["ab_steady_ratio"], row["ab_steady_ratio_ci_high"])
+        assert len(pairs) == 6 and min(pairs) * (1 - 1e-9) <= ci[0] <= ci[1] <= ci[2] <= max(pairs) * (1 + 1e-9), (
+            mode,
+            pairs,
+            ci,
+        )
 
 
 @pytest.mark.slow

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "measure.ipynb"
+
+
+def seconds(text: str) -> float:
+    """A shown duration ('130 ms', '80.2 us') in seconds."""
+    value, unit = text.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[unit]
 
 
 @pytest.mark.slow
@@ -21,8 +29,20 @@ def test_the_example_notebook_runs_and_shows_its_results(tmp_path):
     shown = code[2].outputs[0]["data"]  # the Measurement as the cell's value
     assert shown["text/plain"].startswith("loss size=4096 float32 cpu: eager ")
     assert "<table>" in shown["text/html"] and "first call" in shown["text/html"]
-    assert "'jit'" not in code[3].outputs[0]["data"]["text/plain"]  # speedup, verdict and the cold call's parts
-    assert "first_call_s" in code[3].outputs[0]["data"]["text/plain"]
+    # cell 3: (speedup, verdict, the cold call's parts), the same figures the Measurement showed in cell 2
+    speedup, verdict, parts = ast.literal_eval(code[3].outputs[0]["data"]["text/plain"])
+    assert verdict == "faster" and speedup > 1.5  # the MLP's ~10 eager dispatches are one jit call: ~5x here
+    shown_speedup = re.search(r"-> jit ([\d.]+)x faster than eager \(95% CI", shown["text/plain"])
+    assert shown_speedup and float(shown_speedup[1]) == pytest.approx(speedup, rel=5e-3), shown["text/plain"]
+    assert set(parts) == {"first_call_s", "trace_s", "lower_s", "compile_s", "execute_s"}
+    assert all(parts[k] > 0 for k in ("trace_s", "lower_s", "compile_s", "execute_s")), parts
+    assert parts["compile_s"] < parts["first_call_s"]
+    jit_row = re.search(
+        r"<tr><td>jit</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", shown["text/html"]
+    )
+    assert jit_row and "faster than eager" in jit_row[3], shown["text/html"]
+    assert seconds(jit_row[1]) == pytest.approx(parts["first_call_s"], rel=5e-3)
+    assert seconds(jit_row[2]) == pytest.approx(parts["compile_s"], rel=5e-3)
     printed = "".join(o.get("text", "") for o in code[5].outputs if o["output_type"] == "stream")
     assert printed.startswith("loss size=4096 float32 cpu: jit ") and "aot" in printed
     assert "compile_s" in code[5].outputs[-1]["data"]["text/plain"]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_env, read, run_cli
+from conftest import read, run_cli
 from jitexp import preflight
+from test_envs import shared_env
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -139,7 +140,8 @@ def test_readme_python_example_runs_verbatim(tmp_path):
 
 @pytest.mark.slow
 def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
-    # each command as printed, with the quick timing added (one process a side: the comparison cannot tell)
+    # each command as printed, with the quick timing added: one process a side, so the comparison cannot tell,
+    # and the README says that fails unless --jitexp-allow-undetectable
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
     text = chapter(*FROM_PYTHON)
     ((path, body),) = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", text, re.S)
@@ -147,14 +149,93 @@ def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
     block = re.search(r"<!-- pytest-commands -->\n```bash\n(.*?)```", text, re.S).group(1)
     found = [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
     assert [argv[:2] for argv in found] == [["pytest", "test_perf.py"]] * 3
+    assert [argv[2] for argv in found] == ["--jitexp-save=main", "--jitexp-compare=main", "--jitexp-disable"]
+    test = "test_perf.py::test_step_speed"
+    ran = {}
     for argv in found:
-        proc = run_cli([*argv[1:], "--jitexp-timing=quick", "--jitexp-allow-undetectable"], cwd=tmp_path, name="pytest")
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        assert "1 passed" in proc.stdout and "test_perf.py::test_step_speed" in proc.stdout
-    assert (tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv").is_file()
+        ran[argv[2]] = run_cli([*argv[1:], "--jitexp-timing=quick"], cwd=tmp_path, name="pytest")
+    save, compare, disable = ran.values()
+    assert save.returncode == 0 and "1 passed" in save.stdout and test in save.stdout, save.stdout[-3000:]
+    # the baseline holds the measured case, with its figures
+    saved = tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed"
+    rows = read(saved / "results.csv").set_index("mode")
+    assert list(rows.index) == ["eager", "jit"] and (rows["status"] == "ok").all()
+    assert rows["workload"].eq("step").all() and rows["overrides"].eq(test).all()
+    assert rows["size"].eq(64 * 64).all() and rows["dtype"].eq("float32").all() and rows["n_processes"].eq(1).all()
+    assert (rows[["median_s", "first_call_s", "compile_s"]] > 0).all().all()
+    assert rows.loc["jit", "first_call_compiles"] == 1 and rows.loc["jit", "speedup"] > 0
+    assert set(read(saved / "samples.csv")["mode"]) == {"eager", "jit"}
+    assert set(read(saved / "processes.csv")["mode"]) == {"eager", "jit"}
+    # compared with one process a side: 'cannot tell' fails the test, and says how to get a verdict
+    assert compare.returncode == 1 and "1 failed" in compare.stdout, compare.stdout[-3000:]
+    assert f"jitexp: {test}: " in compare.stdout and "cannot tell (1 process per side)" in compare.stdout
+    assert "(--jitexp-timing=default) or pass --jitexp-allow-undetectable" in compare.stdout
+    assert disable.returncode == 0 and "1 passed" in disable.stdout and "not timed (--jitexp-disable)" in disable.stdout
+    allowed = run_cli(
+        [*found[1][1:], "--jitexp-timing=quick", "--jitexp-allow-undetectable"], cwd=tmp_path, name="pytest"
+    )
+    assert allowed.returncode == 0 and "1 passed" in allowed.stdout, allowed.stdout[-3000:]
+
+
+SLOWER_PERF = """
+import jax.numpy as jnp
+import numpy as np
+
+from jitexp.api import timing_presets
+
+N = {n}
+FOUR = {{**timing_presets()["quick"], "processes": 4, "max_processes": 4}}
+
+
+def step(x):
+    for _ in range(N):
+        x = jnp.tanh(x @ x)
+    return jnp.sum(x)
+
+
+def test_step_speed(jitexp_measure):
+    jitexp_measure(step, np.ones((128, 128), np.float32), timing=FOUR)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # asserts on verdicts from timings
+def test_the_pytest_plugin_fails_a_test_sixteen_times_slower_than_its_baseline(tmp_path, monkeypatch):
+    # The README's regression check with a verdict: four processes a side (the fewest at which the
+    # two-sample test can reach p < 0.05: 2 / C(8, 4)), and sixteen times the work after the baseline.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    perf = tmp_path / "test_perf.py"
+    perf.write_text(SLOWER_PERF.format(n=1))
+    save = run_cli(["test_perf.py", "--jitexp-save=main"], cwd=tmp_path, name="pytest")
+    assert save.returncode == 0 and "1 passed" in save.stdout, save.stdout[-3000:]
+    assert (
+        read(tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv")["n_processes"].eq(4).all()
+    )
+    perf.write_text(SLOWER_PERF.format(n=16))
+    compare = run_cli(["test_perf.py", "--jitexp-compare=main", "--jitexp-fail-on=steady"], cwd=tmp_path, name="pytest")
+    assert compare.returncode == 1 and "1 failed" in compare.stdout, compare.stdout[-3000:]
+    # the README's failure line: the test, the mode and metric, the ratio with its CI and p
+    failures = re.findall(
+        r"jitexp: test_perf.py::test_step_speed: (eager|jit) steady is ([\d.]+)x the baseline 'main' "
+        r"\(95% CI [\d.]+x-[\d.]+x, p=[\d.e-]+, 4 vs 4 processes\): slower beyond the 5% threshold",
+        compare.stdout,
+    )
+    assert sorted(mode for mode, _ in failures) == ["eager", "jit"], compare.stdout[-3000:]
+    assert all(float(ratio) > 3 for _, ratio in failures), failures
 
 
 VARIANTS = "### Before and after in one run"
+
+
+def assert_one_pair_ratios(rows, column: str, base: str, new: str) -> None:
+    """With one process a side, each ab_* ratio is new's figure over base's, mode by mode."""
+    by = rows.set_index([column, "mode"])
+    for mode in ("eager", "jit"):
+        for metric, figure in (("steady", "median_s"), ("first_call", "first_call_s"), ("compile", "compile_s")):
+            assert by.loc[(new, mode), f"ab_{metric}_n_pairs"] == 1
+            assert by.loc[(new, mode), f"ab_{metric}_ratio"] == pytest.approx(
+                by.loc[(new, mode), figure] / by.loc[(base, mode), figure], rel=1e-9
+            ), (mode, metric)
 
 
 @pytest.mark.slow
@@ -169,7 +250,10 @@ def test_readme_variants_example_runs_verbatim(tmp_path, index):
     rows = read(out / "results.csv")
     assert (rows["status"] == "ok").all(), rows[["variant", "mode", "status", "error_message"]]
     assert list(rows["variant"]) == ["before", "before", "after", "after"]
+    # timing=quick: one process, one pair, so 'cannot tell' whatever the data (the README says so; six pairs give
+    # verdicts: test_variants, test_envs); the ratios are that pair's, after's figure over before's of the same mode
     assert rows.loc[rows["variant"] == "after", "ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
+    assert_one_pair_ratios(rows, "variant", "before", "after")
     assert "after jit vs before" in proc.stdout
 
 
@@ -177,14 +261,14 @@ def test_readme_variants_example_runs_verbatim(tmp_path, index):
 def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     # The recipe's venv lines install jax $OLD and $NEW. The package index here offers one jax within
     # jitexp's pins (0.10.2), so the test makes old/ and new/ as two venvs of this same install
-    # (conftest.make_env: no pip, a .pth to this venv's packages) instead of running pip; the jitexp
+    # (test_envs.shared_env: no pip, a .pth to this venv's packages) instead of running pip; the jitexp
     # line runs as printed, plus timing=quick, a small size and the run folder.
     block = re.search(r"<!-- envs-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
     lines = [line for line in block.splitlines() if line.strip()]
     venvs = [shlex.split(line) for line in lines if line.startswith("python3 -m venv ")]
     assert [v[3] for v in venvs] == ["old", "new"] and all("jax==$" in " ".join(v) for v in venvs)
     for v in venvs:
-        make_env(tmp_path / v[3])
+        shared_env(tmp_path / v[3])
     [argv] = [shlex.split(line) for line in lines if line.startswith("jitexp ")]
     out = tmp_path / "job"
     proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
@@ -199,5 +283,7 @@ def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     ]
     new = rows[rows["env"] == "new"]
     assert (new["ab_baseline"] == "old").all()
-    assert new["ab_steady_verdict"].str.startswith("cannot tell").all()  # timing=quick: one process pair
+    # timing=quick: one process pair, so 'cannot tell' whatever the data (test_envs has a real difference, six pairs)
+    assert new["ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
+    assert_one_pair_ratios(rows, "env", "old", "new")
     assert "new jit vs old" in proc.stdout

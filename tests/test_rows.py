@@ -19,14 +19,16 @@ def config(*modes: str) -> ExperimentConfig:
     return ExperimentConfig(workload=workload, mode=ModeConfig(**{m: True for m in modes}), size=8)
 
 
-def mode(seconds: float, rounds: int = 12, first_call_s: float = 0.05, position: int = 0, **extras) -> ModeResult:
+def mode(
+    seconds: float, rounds: int = 12, first_call_s: float = 0.05, position: int = 0, cold: Cold | None = None, **extras
+) -> ModeResult:
     rng = np.random.default_rng(int(seconds * 1e6) + position)
     samples = seconds * (1 + 0.001 * rng.standard_normal(rounds))
     e = Extras()
     e.update(extras)
     return ModeResult(
         cold_position=position,
-        cold=Cold(first_call_s, 0.01, 0.01, 0.02, first_call_s - 0.04, 3),
+        cold=cold or Cold(first_call_s, 0.004, 0.006, 0.02, first_call_s - 0.03, 3),
         samples_s=samples,
         number=100,
         stop_reason="ci",
@@ -50,7 +52,8 @@ def process(p: int, eager_s: float = 2e-3, jit_s: float = 1e-3) -> ProcessResult
 
 
 def test_paired_speedup_has_its_known_answer_ci_verdict_and_break_even():
-    raw = JobRaw([process(p) for p in range(4)], "ci", load_avg_start=0.0, load_avg_end=0.0)
+    # six processes: the fewest whose paired speedup can have a 95% CI (signed-rank: 2 / 2**6 < 0.05)
+    raw = JobRaw([process(p) for p in range(6)], "ci", load_avg_start=0.0, load_avg_end=0.0)
     result = job_result(config("eager", "jit"), raw, job_num=7, overrides="size=8")
     eager, jit = result.by_mode("eager"), result.by_mode("jit")
     assert jit["speedup"] == pytest.approx(2.0, rel=0.01)
@@ -58,13 +61,47 @@ def test_paired_speedup_has_its_known_answer_ci_verdict_and_break_even():
     assert jit["baseline_mode"] == "eager" and "speedup" not in eager
     # the cold lines cross when 0.05 + 1e-3 (n - 1) < 0.2 + 2e-3 (n - 1): jit is ahead from the first call
     assert jit["break_even_calls"] == 1
-    assert (jit["n_processes"], jit["ci_scope"], jit["status"]) == (4, "between_processes", "ok")
+    assert (jit["n_processes"], jit["ci_scope"], jit["status"]) == (6, "between_processes", "ok")
     assert jit["first_call_s"] == pytest.approx(0.05) and jit["first_call_compiles"] == 3
-    assert math.isclose(jit["trace_s"] + jit["lower_s"] + jit["compile_s"] + jit["execute_s"], jit["first_call_s"])
+    # each part lands in its own column (the three event durations are distinct here: a swap shows)
+    assert (jit["trace_s"], jit["lower_s"], jit["compile_s"]) == (0.004, 0.006, 0.02)
+    assert jit["execute_s"] == pytest.approx(0.02) and eager["compile_s"] == 0.02
     assert jit["gflops_per_s"] == pytest.approx(10.0 / jit["median_s"] / 1e9)
     assert (jit["param_k"], jit["job_num"], jit["overrides"]) == (3, 7, "size=8")
-    assert len(result.samples) == 4 * 2 * 12 and len(result.processes) == 8
+    assert len(result.samples) == 6 * 2 * 12 and len(result.processes) == 12
     assert {p["cold_position"] for p in result.processes if p["mode"] == "jit"} == {0, 1}
+
+
+def test_the_cold_call_and_its_parts_come_from_one_observed_process():
+    # Five processes whose cold calls differ, with parts ordered unlike the totals: the per-part medians
+    # (0.004, 0.006, 0.02, 0.012) or any one part from another process would not be the median process's call.
+    colds = [
+        Cold(0.090, 0.002, 0.009, 0.030, 0.049, 4),
+        Cold(0.050, 0.006, 0.004, 0.010, 0.030, 2),
+        Cold(0.070, 0.008, 0.006, 0.044, 0.012, 3),  # the median first call: its parts are the row's
+        Cold(0.060, 0.004, 0.008, 0.020, 0.028, 5),
+        Cold(0.080, 0.010, 0.002, 0.060, 0.008, 1),
+    ]
+    processes = [
+        ProcessResult(p, {"jit": mode(1e-3, position=0, cold=cold)}, platform="cpu", device_kind="cpu")
+        for p, cold in enumerate(colds)
+    ]
+    (row,) = job_result(config("jit"), JobRaw(processes, "ci")).rows
+    assert (row["first_call_s"], row["trace_s"], row["lower_s"], row["compile_s"], row["execute_s"]) == (
+        0.070,
+        0.008,
+        0.006,
+        0.044,
+        0.012,
+    )
+    assert row["first_call_compiles"] == 3
+    assert row["first_call_ci95_low_s"] <= 0.070 <= row["first_call_ci95_high_s"]
+    # processes.csv keeps every process's own call, unchanged
+    by_process = {r["process"]: r for r in job_result(config("jit"), JobRaw(processes, "ci")).processes}
+    for p, cold in enumerate(colds):
+        got = tuple(by_process[p][k] for k in ("first_call_s", "trace_s", "lower_s", "compile_s", "execute_s"))
+        assert got == (cold.first_call_s, cold.trace_s, cold.lower_s, cold.compile_s, cold.execute_s)
+        assert by_process[p]["first_call_compiles"] == cold.first_call_compiles
 
 
 def test_a_failed_mode_is_an_error_row_and_the_others_keep_their_numbers():
@@ -99,9 +136,9 @@ def test_a_single_process_says_its_ci_is_within_the_process():
 
 
 def test_ci_met_follows_the_paired_ratio():
-    tight = [process(p) for p in range(4)]
+    tight = [process(p) for p in range(6)]
     assert ci_met(tight, ("eager", "jit"), 0.02)
-    loose = [process(p, jit_s=1e-3 * (1 + p)) for p in range(4)]  # the ratio moves 4x between processes
+    loose = [process(p, jit_s=1e-3 * (1 + p)) for p in range(6)]  # the ratio moves 6x between processes
     assert not ci_met(loose, ("eager", "jit"), 0.02)
 
 

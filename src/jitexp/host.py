@@ -61,7 +61,7 @@ def own_cpus(cpus: Mapping[int, object]) -> frozenset[int]:
     if allowed and allowed < frozenset(cpus):
         return allowed & frozenset(cpus)
     now = current_cpu()
-    return frozenset([now]) if now in cpus else frozenset(cpus)
+    return frozenset([now]) if now is not None and now in cpus else frozenset(cpus)
 
 
 def current_cpu() -> int | None:

@@ -409,3 +409,17 @@ def test_eager_base_against_jit_new_end_to_end(tmp_path):
     assert steady["p_value"] < 0.01 and (steady["n_base"], steady["n_new"]) == (5, 5)
     assert math.isfinite(table.loc["first_call", "ratio"]) and table.loc["first_call", "n_new"] == 5
     assert load_side(runs["jit"]).rows["mode"].tolist() == ["jit"]
+
+
+def test_processes_replaced_under_steal_are_on_record_but_not_compared(tmp_path):
+    base = fake_run(tmp_path / "base", {"f": 1e-3}, seed=3)
+    new = fake_run(tmp_path / "new", {"f": 1e-3}, seed=4)
+    procs_file = new / "0" / "processes.csv"
+    procs = pd.read_csv(procs_file).assign(replaced=False)
+    stolen = procs.assign(replaced=True, first_call_s=procs["first_call_s"] * 10, compile_s=procs["compile_s"] * 10)
+    write_csv(pd.concat([procs, stolen]).reindex(columns=PROCESS_COLUMNS), procs_file)
+    assert load_side(new).values[(str(new / "0"), "", "", "jit")]["compile"] == pytest.approx(
+        procs["compile_s"].tolist()
+    )
+    table = compare(base, new).set_index("metric")
+    assert table.loc["compile", "verdict"] == "no significant change"  # ten times slower replaced ones: not seen

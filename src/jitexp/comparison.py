@@ -109,6 +109,8 @@ def load_side(path: str | Path) -> Side:
         frames.append(rows[ok])
         failed.append(rows[~ok])
         samples, procs = job.samples, job.processes
+        if "replaced" in procs.columns:  # processes replaced under steal are on record, not in the figures
+            procs = procs[~procs["replaced"].astype(str).str.lower().eq("true")]
         for variant, env, mode in _variant_modes(rows[ok]):
             entry: dict[str, list] = {metric: [] for metric in CHANGE_METRICS}
             if not samples.empty:

@@ -103,6 +103,13 @@ def format_ratio(value: Any) -> str:
     return "-" if is_missing(value) else f"{three_digits(float(value))}x"
 
 
+def p_text(p: Any) -> str:
+    """A p-value as text: two digits, '<0.0001' below that (a normal tail underflows to 0), '-' when missing."""
+    if is_missing(p):
+        return "-"
+    return "<0.0001" if float(p) < 1e-4 else f"{float(p):.2g}"
+
+
 def format_percent(fraction: float) -> str:
     """A fraction as a whole percentage: ``0.034`` -> ``3%``."""
     return f"{fraction:.0%}"
@@ -291,7 +298,7 @@ def ab_phrase(row: Mapping, metric: str = "steady") -> str:
         return f"{head} {three_digits(ratio)}x: {verdict_}"
     lo, hi = row.get(f"ab_{metric}_ratio_ci_low"), row.get(f"ab_{metric}_ratio_ci_high")
     p: Any = row.get(f"ab_{metric}_p_value")
-    detail = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x, p={'-' if is_missing(p) else f'{float(p):.2g}'})"
+    detail = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x, p={p_text(p)})"
     if verdict_ == "slower":
         return f"{row_label(row)} {three_digits(ratio)}x slower than {row.get('ab_baseline')} {detail}"
     if verdict_ == "faster":

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .formatting import p_text
 from .stats import CHANGE_METRICS, THRESHOLD
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ class Session:
             return f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']}; pass --jitexp-allow-undetectable"
         ratio = (
             f"{row['ratio']:.3g}x the baseline {self.compare!r} "
-            f"(95% CI {row['ratio_ci_low']:.3g}x-{row['ratio_ci_high']:.3g}x, p={row['p_value']:.3g}, "
+            f"(95% CI {row['ratio_ci_low']:.3g}x-{row['ratio_ci_high']:.3g}x, p={p_text(row['p_value'])}, "
             f"{row['n_base']} vs {row['n_new']} processes)"
         )
         if row["verdict"] == "slower":

@@ -141,7 +141,7 @@ def overhead(samples: int) -> bool:
     import jax
 
     from jitexp.config import import_fn
-    from jitexp.modes import loop_for, make_call
+    from jitexp.modes import block_for, loop_for, make_call
     from jitexp.timing import calibrate, gc_disabled
     from jitexp.workloads import Workload, copy_leaf
 
@@ -155,7 +155,8 @@ def overhead(samples: int) -> bool:
         carry={0: 0, 1: 1},
     )
     call = make_call(w, "jit")
-    loop = loop_for(call, call())
+    out = call()
+    loop = loop_for(call, out, block_for(out))
     params, opt_state, batch, lr = args
 
     def hand(number: int) -> float:

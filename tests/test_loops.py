@@ -10,7 +10,7 @@ import numpy as np
 
 from jitexp import workloads
 from jitexp.config import ExperimentConfig, WorkloadConfig
-from jitexp.modes import Carry, cold_call, loop_for
+from jitexp.modes import Carry, block_for, cold_call, loop_for
 
 
 def test_inputs_on_the_default_device_stay_uncommitted_as_user_code_has_them():
@@ -33,7 +33,7 @@ def test_a_single_array_output_is_timed_by_calling_the_function_itself():
     jitted = jax.jit(f)
     x = jnp.arange(3.0)
     out = jitted(x)
-    loop = loop_for(partial(jitted, x), out)
+    loop = loop_for(partial(jitted, x), out, block_for(out))
     per_call, last = loop(50)
     assert per_call > 0 and isinstance(last, jax.Array)
     np.testing.assert_array_equal(last, x + 1)

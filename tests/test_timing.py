@@ -8,7 +8,7 @@ import time
 import pytest
 
 from jitexp.config import TimingConfig as Policy
-from jitexp.timing import calibrate, dispatch_times, measure_rounds, plain_loop, rotation, round_order, time_calls
+from jitexp.timing import calibrate, dispatch_times, measure_rounds, plain_loop, rotation, round_order
 
 pytestmark = pytest.mark.serial  # sleeps and budgets: stop reasons and durations depend on a quiet machine
 
@@ -66,7 +66,7 @@ def test_calibration_batches_fast_calls():
     number = calibrate(plain_loop(rec, rec.block), target_s=0.005)
     assert number > 10
     before = rec.calls
-    per_call, out = time_calls(rec, number, rec.block)
+    per_call, out = plain_loop(rec, rec.block)(number)
     assert rec.calls - before == number and out["out"][0] == rec.calls
     assert per_call > 0
 

@@ -35,7 +35,7 @@ class ColdCall:
 
     call: Call
     block: Block
-    loop: Loop  # the timed loop of the steady state: loop_for(call, output)
+    loop: Loop  # the timed loop of the steady state: loop_for(call, output, block)
     output: Any  # the first call's
     first_call_s: float
     trace_s: float
@@ -231,18 +231,19 @@ def block_for(out: Any) -> Block:
     return jax.block_until_ready
 
 
-def loop_for(call: Call, out: Any) -> Loop:
-    """The steady state's timed loop for a call whose output looks like `out`: the user's loop, nothing more.
+def loop_for(call: Call, out: Any, block: Block) -> Loop:
+    """The steady state's timed loop for a call whose output looks like `out` (`block` = `block_for(out)`): the
+    user's loop, nothing more.
 
     A plain call is unpacked so the loop calls the function itself (`f(*args).block_until_ready()`
     for a single array, as a user writes it); a training loop feeds the carried outputs back in the
-    loop body. Anything else falls back to `timing.plain_loop` with `block_for(out)`.
+    loop body. Anything else falls back to `timing.plain_loop` with the block.
     """
     ns = time.perf_counter_ns
     if isinstance(call, Carry) and call.pairs and not call.drop and call.source is not None:
-        return _carry_loop(call.fn, call.args, call.kwargs, call.pairs, block_for(out))
+        return _carry_loop(call.fn, call.args, call.kwargs, call.pairs, block)
     if not isinstance(call, partial):
-        return plain_loop(call, block_for(out))
+        return plain_loop(call, block)
     fn, args, kwargs = call.func, call.args, call.keywords
     if isinstance(out, jax.Array) and not kwargs:
 
@@ -264,7 +265,6 @@ def loop_for(call: Call, out: Any) -> Loop:
             return (ns() - start) / 1e9 / number, value
 
         return array_kw_loop
-    block = block_for(out)
 
     def tree_loop(number: int) -> tuple[float, Any]:
         value = None
@@ -316,7 +316,7 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
             raise PhaseError(failed_phase(w, mode), exc) from exc
         first_s = (time.perf_counter_ns() - start) / 1e9
     block = block_for(out)
-    loop = loop_for(call, out)
+    loop = loop_for(call, out, block)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
     first = jax.tree.map(copy_leaf, out) if isinstance(call, Carry) else out  # the next call consumes it

@@ -1,6 +1,6 @@
 """Summary statistics over an array of per-call times, bootstrap CIs of medians, and the rank intervals of
 paired and two-run changes (Hodges-Lehmann estimates with the CIs that invert their own Wilcoxon / Mann-Whitney
-tests). NumPy and the standard library (independent_p alone imports SciPy); no JAX."""
+tests). NumPy and the standard library; no JAX."""
 
 from __future__ import annotations
 
@@ -238,15 +238,6 @@ def change_verdict(
     return "no significant change"
 
 
-def independent_p(per_a: list[float], per_b: list[float]) -> float:
-    """Two-sided Mann-Whitney U p over per-process values of two independent runs (1.0 when untestable)."""
-    from scipy.stats import mannwhitneyu
-
-    if len(per_a) < 1 or len(per_b) < 1 or len(per_a) + len(per_b) < 3:
-        return 1.0
-    return float(mannwhitneyu(per_a, per_b, alternative="two-sided").pvalue)
-
-
 # ---- rank intervals: the Hodges-Lehmann estimate and the CI that inverts its own rank test ----------
 #
 # One construction for the paired (Wilcoxon signed-rank) and the two-sample (Mann-Whitney U) case.
@@ -381,14 +372,8 @@ def _ratio_bounds(lo: float, hi: float) -> tuple[float, float]:
     return low, high
 
 
-def paired_p(log_ratios: list[float]) -> float:
-    """Two-sided Wilcoxon signed-rank p over per-process (or per process pair) log ratios (1.0 when untestable):
-    the p of `signed_rank_interval`, from the same exact null distribution as its CI."""
-    return signed_rank_interval(log_ratios)[3]
-
-
 def paired_change(
-    base: Sequence[float], new: Sequence[float], threshold: float = THRESHOLD, alpha: float = ALPHA, seed: int = 0
+    base: Sequence[float], new: Sequence[float], threshold: float = THRESHOLD, alpha: float = ALPHA
 ) -> dict:
     """NEW against BASE over pairs measured side by side (one process's two variants, or a process pair).
 
@@ -399,8 +384,7 @@ def paired_change(
     least 1 - alpha when the per-pair log ratios are symmetric about the truth (`signed_rank_interval`).
     With fewer pairs than any significance needs (n < 6 at alpha = 0.05) no such interval exists: the
     CI is (0, inf), and the verdict says 'cannot tell'. A pair without a ratio (a zero or missing
-    time) is left out of everything. The verdict is `change_verdict`'s. `seed` is unused (kept for
-    callers: nothing is resampled any more).
+    time) is left out of everything. The verdict is `change_verdict`'s.
     """
     a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
     if a.shape != b.shape or a.size == 0:

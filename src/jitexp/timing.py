@@ -74,11 +74,6 @@ def plain_loop(call: Call, block: Block) -> Loop:
     return loop
 
 
-def time_calls(call: Call, number: int, block: Block) -> tuple[float, Any]:
-    """Seconds per call over `number` calls, each blocked on before the next; and the last output."""
-    return plain_loop(call, block)(number)
-
-
 def calibrate(loop: Loop, target_s: float, max_number: int = MAX_NUMBER) -> int:
     """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
     number = 1

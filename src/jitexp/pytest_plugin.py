@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .formatting import p_text
+from .host import PROBES
 from .stats import CHANGE_METRICS, THRESHOLD
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[\w.-]+$")
 CASE_JSON = "case.json"  # beside a saved job's CSVs: what was measured, to tell a changed case from a slower one
-PROBES = ("dispatch", "copy", "matmul")  # host.PROBES, spelled here so that configuring imports nothing heavy
 
 
 @dataclass

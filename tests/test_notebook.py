@@ -31,16 +31,24 @@ def test_the_example_notebook_runs_and_shows_its_results(tmp_path):
     assert "<table>" in shown["text/html"] and "first call" in shown["text/html"]
     # cell 3: (speedup, verdict, the cold call's parts), the same figures the Measurement showed in cell 2
     speedup, verdict, parts = ast.literal_eval(code[3].outputs[0]["data"]["text/plain"])
-    assert verdict == "faster" and speedup > 1.5  # the MLP's ~10 eager dispatches are one jit call: ~5x here
-    shown_speedup = re.search(r"-> jit ([\d.]+)x faster than eager \(95% CI", shown["text/plain"])
-    assert shown_speedup and float(shown_speedup[1]) == pytest.approx(speedup, rel=5e-3), shown["text/plain"]
+    # The verdict is a timing (one quick process on a loaded CI machine can straddle 1): the test asserts
+    # that the line shows the same figure and verdict as cell 3, in the words that verdict takes.
+    assert verdict in ("faster", "slower", "no significant difference"), verdict
+    shown_figure = {
+        "faster": (r"jit ([\d.]+)x faster than eager \(95% CI", lambda x: x),
+        "slower": (r"jit ([\d.]+)x slower than eager \(95% CI", lambda x: 1 / x),
+        "no significant difference": (r"jit vs eager ([\d.]+)x: no significant difference", lambda x: x),
+    }[verdict]
+    shown_speedup = re.search(shown_figure[0], shown["text/plain"])
+    assert shown_speedup, shown["text/plain"]
+    assert shown_figure[1](float(shown_speedup[1])) == pytest.approx(speedup, rel=5e-3), shown["text/plain"]
     assert set(parts) == {"first_call_s", "trace_s", "lower_s", "compile_s", "execute_s"}
     assert all(parts[k] > 0 for k in ("trace_s", "lower_s", "compile_s", "execute_s")), parts
     assert parts["compile_s"] < parts["first_call_s"]
     jit_row = re.search(
         r"<tr><td>jit</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", shown["text/html"]
     )
-    assert jit_row and "faster than eager" in jit_row[3], shown["text/html"]
+    assert jit_row and jit_row[3].startswith(shown_speedup[0].split(" (95% CI")[0]), shown["text/html"]
     assert seconds(jit_row[1]) == pytest.approx(parts["first_call_s"], rel=5e-3)
     assert seconds(jit_row[2]) == pytest.approx(parts["compile_s"], rel=5e-3)
     printed = "".join(o.get("text", "") for o in code[5].outputs if o["output_type"] == "stream")

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from . import compiles
 from .attribution import hlo_counts, quietly
@@ -88,9 +89,9 @@ class NoAotError(TypeError):
 class CarryError(ValueError):
     """A carry map that does not fit the function's outputs; `phase` says where the row puts it."""
 
-    def __init__(self, phase_name: str, message: str) -> None:
+    def __init__(self, phase_name: str, message: str, hint: str = "") -> None:
         super().__init__(message)
-        self.phase = phase_name
+        self.phase, self.hint = phase_name, hint
 
 
 class Carry:
@@ -175,22 +176,52 @@ def check_carry(carry: dict[int, int], args: list, out: Any) -> None:
             f"workload.carry={carry} does not fit: the function returns {n_out} output(s) "
             f"({'a tuple' if isinstance(out, (tuple, list)) else 'not a tuple'}) and takes "
             f"{len(args)} positional argument(s)",
+            "workload.carry maps output positions to argument positions: return a tuple and use positions that exist",
         )
     for k, i in carry.items():
         want = jax.tree_util.tree_flatten_with_path(args[i])
         got = jax.tree_util.tree_flatten_with_path(out[k])
         if str(want[1]) != str(got[1]):
             raise CarryError(
-                "execute", f"carried output {k} has another structure than argument {i}: {got[1]} against {want[1]}"
+                "execute",
+                f"carried output {k} has another structure than argument {i}: {got[1]} against {want[1]}",
+                f"a loop cannot feed output {k} back as argument {i}: fix workload.carry (output position: "
+                "argument position), or return the argument's own structure",
             )
         for (path, a), (_, b) in zip(want[0], got[0]):
-            if getattr(a, "shape", None) != getattr(b, "shape", None) or getattr(a, "dtype", None) != getattr(
-                b, "dtype", None
-            ):
+            if not _feeds_back(a, b):
                 leaf = f"argument {i}{jax.tree_util.keystr(path)}"
                 raise CarryError(
-                    "execute", f"carried output {k} does not match {leaf}: {_aval(b)} returned, {_aval(a)} taken"
+                    "execute",
+                    f"carried output {k} does not match {leaf}: {_aval(b)} returned, {_aval(a)} taken",
+                    f"a loop that feeds output {k} back as argument {i} changes {leaf}'s shape or kind of dtype on "
+                    f"every call: return it as {_aval(a)}, or map another output to it in workload.carry",
                 )
+
+
+_KINDS = (jnp.bool_, jnp.integer, jnp.floating, jnp.complexfloating)
+_PYTHON_KINDS = {bool: jnp.bool_, int: jnp.integer, float: jnp.floating, complex: jnp.complexfloating}
+
+
+def _kind(x: Any) -> Any:
+    """bool, integer, floating or complex (the kind a user's loop cares about), or None for anything else."""
+    for cls, kind in _PYTHON_KINDS.items():
+        if type(x) is cls:
+            return kind
+    dtype = getattr(x, "dtype", None)
+    return next((kind for kind in _KINDS if dtype is not None and jnp.issubdtype(dtype, kind)), None)
+
+
+def _feeds_back(taken: Any, returned: Any) -> bool:
+    """Whether `returned` can be the next call's `taken` leaf, as in a user's loop: the same shape and kind of
+    dtype. A Python scalar taken may come back as a 0-d array of its kind (jit always returns one: a flax
+    TrainState's int `step` comes back int32[]); a width change (int64 -> int32) retraces once, as it would there.
+    """
+    return _shape(taken) == _shape(returned) and _kind(taken) is _kind(returned)
+
+
+def _shape(x: Any) -> tuple[int, ...] | None:
+    return () if type(x) in _PYTHON_KINDS else getattr(x, "shape", None)
 
 
 def _matches(inputs: list, leaves: list, positions: tuple[int, ...]) -> dict[int, int]:

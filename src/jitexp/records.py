@@ -103,9 +103,11 @@ class Extras:
     max_abs_err_vs_eager: float | None = None
     max_rel_err_vs_eager: float | None = None
     matches_eager: bool | None = None
+    check_vs_eager: str | None = None
     max_abs_err_vs_numpy: float | None = None
     max_rel_err_vs_numpy: float | None = None
     matches_numpy: bool | None = None
+    check_vs_numpy: str | None = None
     eager_ops: int | None = None
     eager_bytes: int | None = None
     jaxpr_eqns: int | None = None

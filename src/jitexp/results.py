@@ -153,9 +153,11 @@ CHECKS = [
     "max_abs_err_vs_eager",
     "max_rel_err_vs_eager",
     "matches_eager",
+    "check_vs_eager",
     "max_abs_err_vs_numpy",
     "max_rel_err_vs_numpy",
     "matches_numpy",
+    "check_vs_numpy",
 ]
 ENVIRONMENT = [
     "jax_version",

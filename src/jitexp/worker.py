@@ -153,30 +153,47 @@ def import_functions(cfg: ExperimentConfig, variant: str = "") -> Functions:
 
 
 def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult) -> Inputs:
-    """A function building a config's inputs afresh (setup_s of the first build is the process's)."""
+    """A function giving each caller its own inputs for a config (setup_s of the first build is the process's).
+
+    The job's own config is built once per process: later calls get a copy of every array of a copy held
+    back from that build (a slow setup, such as a flax init, no longer runs once per mode). Inputs with
+    leaves that are not arrays or immutable values (a stateful object) are built afresh each time, as
+    are other configs (a sequence's variants).
+    """
+    held: list[workloads.Workload] = []
 
     def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
+        if held and job is cfg:
+            with phase("inputs"), workloads.on_device(device):
+                return workloads.copied(held[0])
         with phase("inputs"), workloads.on_device(device):
             args, kwargs, seconds = workloads.build_inputs(job, workloads.placement(device), f.setup)
+            built = _workload(job, f, args, kwargs)
+            if job is cfg and f.setup is not None and workloads.copyable(built):
+                held.append(workloads.copied(built))
         result.setup_s = result.setup_s if result.setup_s is not None else seconds
-        return workloads.Workload(
-            job.workload_name,
-            f.fn,
-            args,
-            job.static_argnums,
-            f.numpy_fn,
-            workloads.to_host(args) if f.numpy_fn else (),
-            job.donate_argnums,
-            dict(job.mode.compiler_options),
-            kwargs,
-            workloads.to_host(kwargs) if f.numpy_fn else {},
-            job.static_argnames,
-            tuple(job.mode.donate_argnames),
-            f.jit_fn,
-            dict(job.workload.carry),
-        )
+        return built
 
     return inputs
+
+
+def _workload(job: ExperimentConfig, f: Functions, args: tuple, kwargs: dict) -> workloads.Workload:
+    return workloads.Workload(
+        job.workload_name,
+        f.fn,
+        args,
+        job.static_argnums,
+        f.numpy_fn,
+        workloads.to_host(args) if f.numpy_fn else (),
+        job.donate_argnums,
+        dict(job.mode.compiler_options),
+        kwargs,
+        workloads.to_host(kwargs) if f.numpy_fn else {},
+        job.static_argnames,
+        tuple(job.mode.donate_argnames),
+        f.jit_fn,
+        dict(job.workload.carry),
+    )
 
 
 def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
@@ -543,24 +560,52 @@ def warm_backend(device) -> None:
 def output_error(result: Any, reference: Any, dtype: str, against: str = "eager") -> dict:
     """Max abs and normwise relative error of result vs reference, and whether they match for dtype.
 
-    NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf).
-    The fields are named after the reference: max_abs_err_vs_<against>, matches_<against>.
+    NaN in the same places counts as equal; NaN on one side only is a mismatch (errors inf). Trees are
+    matched by their leaves' paths (static fields, such as a TrainState's apply_fn, are not compared).
+    The fields are named after the reference: max_abs_err_vs_<against>, matches_<against>, and
+    check_vs_<against>: in words, why they do not match, or why they could not be compared (matches empty).
     """
     abs_key, rel_key, match_key = f"max_abs_err_vs_{against}", f"max_rel_err_vs_{against}", f"matches_{against}"
-    if str(jax.tree.structure(result)) != str(jax.tree.structure(reference)):
-        return {match_key: False}
+    note_key = f"check_vs_{against}"
+    got, want = jax.tree_util.tree_flatten_with_path(result)[0], jax.tree_util.tree_flatten_with_path(reference)[0]
+    got_paths, want_paths = [jax.tree_util.keystr(p) for p, _ in got], [jax.tree_util.keystr(p) for p, _ in want]
+    if got_paths != want_paths:
+        return {note_key: f"cannot compare: tree structures differ ({_tree_difference(got_paths, want_paths, against)})"}
     max_abs, scale = 0.0, 0.0
-    for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(reference)):
-        a, b = _as_numbers(a), _as_numbers(b)
+    for path, (_, a), (_, b) in zip(got_paths, got, want):
+        try:
+            a, b = _as_numbers(a), _as_numbers(b)
+        except (TypeError, ValueError) as exc:
+            return {note_key: f"cannot compare: output{path} is not numbers ({type(exc).__name__}: {exc})"}
         if a.shape != b.shape:
-            return {match_key: False}
+            return {note_key: f"cannot compare: output{path} is {list(a.shape)}, {against}'s {list(b.shape)}"}
         nan_a, nan_b = np.isnan(a), np.isnan(b)
         if np.any(nan_a != nan_b):
-            return {abs_key: float("inf"), rel_key: float("inf"), match_key: False}
+            return {
+                abs_key: float("inf"),
+                rel_key: float("inf"),
+                match_key: False,
+                note_key: f"differs: NaN at other places in output{path}",
+            }
         max_abs = max(max_abs, float(np.max(np.abs(np.where(nan_a, 0, a - b)), initial=0.0)))
         scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
     rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
-    return {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= TOLERANCE.get(dtype, 1e-4))}
+    tolerance = TOLERANCE.get(dtype, 1e-4)
+    row = {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= tolerance)}
+    if rel > tolerance:
+        row[note_key] = f"differs: relative error {rel:.3g} above the {dtype} tolerance {tolerance:g}"
+    return row
+
+
+def _tree_difference(got: list[str], want: list[str], against: str) -> str:
+    """The first leaf path one tree has and the other lacks, e.g. "output['b'] is missing from eager's"."""
+    extra = next((p for p in got if p not in want), None)
+    if extra is not None:
+        return f"output{extra} is not in {against}'s"
+    missing = next((p for p in want if p not in got), None)
+    if missing is not None:
+        return f"{against}'s output{missing} is missing"
+    return f"the same {len(got)} leaves in another order"
 
 
 def _plain(leaf: Any) -> Any:

@@ -6,6 +6,7 @@ arguments; nothing here is special-cased per workload.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -289,6 +290,21 @@ def is_key(leaf: Any) -> bool:
 def copy_leaf(leaf: Any) -> Any:
     """A device array's own copy (the next call may donate or consume the original); other leaves as they are."""
     return leaf.copy() if isinstance(leaf, jax.Array) else leaf
+
+
+_IMMUTABLE = (jax.Array, np.generic, int, float, complex, bool, str, bytes, type(None))
+
+
+def copyable(w: Workload) -> bool:
+    """Whether copying w's array leaves gives a caller inputs of its own: every leaf is an array or an immutable
+    value (no object a call could change in place)."""
+    return all(isinstance(leaf, _IMMUTABLE) for leaf in jax.tree.leaves((w.args, w.kwargs)))
+
+
+def copied(w: Workload) -> Workload:
+    """w with its own copy of every device array (the pytrees rebuilt around them), ready on the device."""
+    args, kwargs = jax.block_until_ready(jax.tree.map(copy_leaf, (w.args, w.kwargs)))
+    return dataclasses.replace(w, args=tuple(args), kwargs=dict(kwargs))
 
 
 def to_host(tree: Any) -> Any:

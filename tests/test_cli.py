@@ -16,7 +16,7 @@ def test_single_run_writes_job_csvs(tmp_path):
     proc = run_cli(["timing=quick", "size=16", "mode=[eager,aot]", f"hydra.run.dir={out}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = read(out / "results.csv")
-    assert list(rows.columns[:5]) == ["workload", "mode", "size", "dtype", "static_argnums"]
+    assert list(rows.columns[:7]) == ["workload", "mode", "size", "inputs", "input_shapes", "dtype", "static_argnums"]
     assert set(COLUMNS) <= set(rows.columns)
     assert list(rows["status"]) == ["ok", "ok"] and list(rows["mode"]) == ["eager", "aot"]
     samples = read(out / "samples.csv")

@@ -57,7 +57,7 @@ def test_a_closure_gives_the_rows_a_cli_job_gives():
     # the verdict is the CI's (one quick process on a loaded CI machine may straddle 1: not asserted as "faster")
     assert jit["speedup_ci_low"] <= measured.speedup("jit") <= jit["speedup_ci_high"], measured
     assert measured.verdict("jit") == verdict(jit["speedup_ci_low"], jit["speedup_ci_high"]), measured
-    assert repr(measured).startswith("scaled.<locals>.f size=64 float32 cpu: eager ")
+    assert repr(measured).startswith("scaled.<locals>.f f32[64] f32[64] float32 cpu: eager ")
     assert "<table>" in measured._repr_html_() and "jit" in measured._repr_html_()
     with pytest.raises(ValueError, match="eager has no speedup: it is the baseline mode"):
         measured.speedup("eager")
@@ -177,7 +177,7 @@ def test_main_scripts_and_stdin_measure_without_running_again_in_the_workers(tmp
         proc = subprocess.run(argv, input=stdin, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.count("module ran") == 1, proc.stdout
-        assert "jax imported: False" in proc.stdout and "loss size=16 float32 cpu: eager" in proc.stdout
+        assert "jax imported: False" in proc.stdout and "loss f32[16] f32[16] float32 cpu: eager" in proc.stdout
 
 
 def once(a):
@@ -280,13 +280,13 @@ def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):
 
 
 def test_the_magic_reads_options_and_the_call_like_timeit():
-    assert split_line("-m jit,aot -t quick f(x, y=2)") == ({"m": "jit,aot", "t": "quick"}, "f(x, y=2)")
+    assert split_line("-m jit,aot -t quick f(x, y=2)") == ({"modes": "jit,aot", "timing": "quick"}, "f(x, y=2)")
     namespace = {"f": max, "x": 1, "rest": (2, 3), "kw": {"key": abs}}
     assert evaluate_call("f(x, *rest, **kw)", namespace) == (max, (1, 2, 3), {"key": abs})
     with pytest.raises(ValueError, match="is not a call"):
         evaluate_call("x + 1", namespace)
-    with pytest.raises(ValueError, match="unknown or incomplete option '-z'") as bad:
-        split_line("-z 3 f(x)")
+    with pytest.raises(ValueError, match="unknown or incomplete option '-q'") as bad:
+        split_line("-q 3 f(x)")
     assert "\n" not in str(bad.value)  # one line
     with pytest.raises(ValueError, match="no call to measure"):
         split_line("-m jit")

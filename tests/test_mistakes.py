@@ -161,7 +161,11 @@ MISTAKES = [
         ["workload=conditional", "workload.params.threshold=high"],
         "workload.params.threshold='high' is invalid; must be a number",
     ),
-    (["workload.params.n=3"], "workload.params.n='3' is invalid; no such key; workload.params has none"),
+    (
+        ["workload.params.n=3"],
+        "workload.params.n='3' is invalid; no such key; workload.params has none; "
+        "a new param needs a leading +: +workload.params.n=3",
+    ),
     (
         ["mode.compiler_options.xla_cpu_enable_fast_math=true"],
         "is invalid; a new entry needs a leading +: +mode.compiler_options.xla_cpu_enable_fast_math=True",

@@ -43,7 +43,9 @@ def test_index_html_has_the_verdicts_first_every_picture_inline_and_the_environm
     assert text.index("<h2>Verdicts</h2>") < text.index("<h2>Pictures</h2>") < text.index("<h2>Environment</h2>")
     verdicts = text.split("<h2>Verdicts</h2>")[1].split("</table>")[0]
     assert verdicts.count("<tr><td>") == 3  # one row per case
-    assert "2.5x (2.2x-2.8x)" in verdicts and "pays off after 15 calls" in verdicts and "fusion-bound" in verdicts
+    assert "2.5x faster (95% CI 2.2x-2.8x)" in verdicts and "pays off after 15 calls" in verdicts
+    assert "<th>baseline median</th><th>mode median</th><th>mode compile</th>" in verdicts
+    assert "<td>160 us</td>" in verdicts and "fusion-bound" in verdicts  # jit's median (each row its own job here)
     assert "jit failed: TracerBoolConversionError" in verdicts and "use jax.lax.cond" in verdicts
     pngs = sorted(p.name for p in page.parent.glob("*.png"))
     assert text.count('<img src="data:image/png;base64,') == len(pngs) > 0

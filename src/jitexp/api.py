@@ -63,7 +63,8 @@ def measure(
     mean (docs/configuration.md). timing: a preset (default, quick, rigorous) or a mapping of timing
     keys over the default preset. device: cpu, gpu, tpu, auto or e.g. gpu:1 (default: where the first
     array argument lives, else cpu). name and size label the rows (default: fn's qualified name, and
-    the element count of the largest array argument).
+    the arguments' shapes in short, `input_shapes`; the `size` column then holds the element count of
+    the largest array argument).
     """
     cfg, payload = prepare(
         fn,
@@ -83,7 +84,22 @@ def measure(
     )
     from .runner import run
 
-    return Measurement(run(cfg, payload=payload))
+    return Measurement(labelled(run(cfg, payload=payload), fn, args, kwargs or {}, size))
+
+
+def labelled(result: JobResult, fn: Callable, args: Sequence, kwargs: Mapping[str, Any], size: int | None) -> JobResult:
+    """result with its rows labelled by the arguments measure was given (given_inputs)."""
+    for row in result.rows:
+        row.update(given_inputs(fn, args, kwargs, size))
+    return result
+
+
+def given_inputs(fn: Callable, args: Sequence, kwargs: Mapping[str, Any], size: int | None) -> dict[str, str]:
+    """The `inputs` and `input_shapes` columns of measure's rows: the arguments label them (`f32[128,32]
+    +params`), unless the caller named a size, which then labels them as a CLI job's size does."""
+    from .labels import GIVEN, SIZE, shapes_label
+
+    return {"inputs": SIZE if size is not None else GIVEN, "input_shapes": shapes_label(fn, args, kwargs)}
 
 
 def prepare(

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .formatting import format_seconds, ratio_cell, ratio_words, verdict_words
 from .host import PROBE_COLUMNS, PROBES
 from .results import RESULTS_CSV, iter_jobs, write_atomic, write_csv
 from .stats import ALPHA, CANNOT_TELL, CHANGE_METRICS, THRESHOLD, two_sample_change
@@ -329,7 +330,7 @@ def host_columns(
     change = two_sample_change(a, b, threshold, alpha)
     out.update(host_ratio=change["ratio"], host_ratio_ci_low=change["ratio_ci_low"])
     out.update(host_ratio_ci_high=change["ratio_ci_high"])
-    out[NOTE] = f"host {name} {change['ratio']:.3f}x ({change['ratio_ci_low']:.3f}-{change['ratio_ci_high']:.3f})"
+    out[NOTE] = f"host {name} {ratio_cell(change['ratio'], change['ratio_ci_low'], change['ratio_ci_high'])}"
     return out
 
 
@@ -384,8 +385,8 @@ def drift_lines(base: Side, new: Side, excuse: bool | str = False) -> list[str]:
     drift = host_drift(base, new)
     if drift:
         parts = ", ".join(
-            f"{col.removeprefix('host_probe_').removesuffix('_s')} {r:.3f}x"
-            + (f" ({lo:.3f}-{hi:.3f})" if math.isfinite(lo) else " (no CI: one value per run)")
+            f"{col.removeprefix('host_probe_').removesuffix('_s')} "
+            + (ratio_cell(r, lo, hi) if math.isfinite(lo) else f"{ratio_cell(r)} (no CI: one value per run)")
             for col, (r, lo, hi) in drift.items()
         )
         rule = (
@@ -393,7 +394,7 @@ def drift_lines(base: Side, new: Side, excuse: bool | str = False) -> list[str]:
             if excuse
             else "information only: a slowdown is not excused by it unless --excuse-host-drift"
         )
-        lines.append(f"host drift (probe NEW/BASE over processes, 95% CI): {parts}; {rule}")
+        lines.append(f"host drift (each probe in NEW against BASE, over processes): {parts}; {rule}")
     else:
         lines.append(
             "host drift: no host probe recorded on both sides (a run from before jitexp recorded it, or errors only)"
@@ -509,23 +510,16 @@ def _key(value) -> tuple:
 # ---- output ---------------------------------------------------------------------------------
 
 
-def render(table: pd.DataFrame) -> pd.DataFrame:
-    """The table for reading: case, metric, times, ratio with CI, p, verdict, and a note where there is one."""
-    from .formatting import format_seconds
-
+def render(table: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA) -> pd.DataFrame:
+    """The table for reading: case, metric, times, NEW against BASE in words (``1.05x slower (95% CI 1.02x-1.10x)``,
+    one direction for figure and CI), p, the verdict in words, and a note where there is one."""
     keys = [c for c in table.columns if c not in (*COLUMNS, *HOST_COLUMNS, NOTE)]
-
-    def ratio(r: float, lo: float, hi: float) -> str:
-        return f"{r:.3f}x ({lo:.3f}-{hi:.3f})" if math.isfinite(r) else "-"
-
     view = table[[*keys, "metric"]].copy()
     view["base"] = table["base_s"].map(format_seconds)
     view["new"] = table["new_s"].map(format_seconds)
-    view["new/base"] = [
-        ratio(*map(float, v)) for v in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])
-    ]
+    view["new vs base"] = [ratio_cell(*v) for v in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])]
     view["p"] = table["p_value"].map(lambda p: f"{p:.3g}" if pd.notna(p) else "-")
-    view["verdict"] = table["verdict"]
+    view["verdict"] = [verdict_words(v, p, threshold, alpha) for v, p in zip(table["verdict"], table["p_value"])]
     notes = table[NOTE].fillna("").astype(str) if NOTE in table.columns else pd.Series("", index=table.index)
     if notes.str.len().any():
         view[NOTE] = notes
@@ -541,7 +535,8 @@ def plot(table: pd.DataFrame, keys: list[str], threshold: float, path: Path) -> 
 
     table = table[np.isfinite(table["ratio"].to_numpy(float))].reset_index(drop=True)
     labels = [
-        " ".join(str(r[k]) for k in keys if str(r[k]) not in ("", "nan")) + f" [{r['metric']}]"
+        " ".join(str(r[k]) for k in keys if str(r[k]) not in ("", "nan"))
+        + f" [{r['metric']}] {ratio_words(r['ratio'])[0]}"
         for _, r in table.iterrows()
     ]
     fig = Figure(figsize=(8, 0.45 * len(table) + 1.6))
@@ -668,7 +663,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     from .formatting import markdown_table, text_table
 
-    lines = [*head, "", text_table(render(table), width=48)]
+    view = render(table, args.threshold, args.alpha)
+    lines = [*head, "", text_table(view, width=48)]
     lines += ["", *missing] if missing else []
     lines += gate_notes(table, args.alpha, excuse)
     bad_rows = failing(table, fail_on, args.allow_undetectable, args.allow_missing)
@@ -686,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *(f"- differs: {line}" for line in env),
         *(f"- {line}" for line in drift_lines(base, new, excuse)),
         "",
-        markdown_table(render(table)),
+        markdown_table(view),
         "",
         *(f"- {m}" for m in missing),
         "",

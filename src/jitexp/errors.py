@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -62,8 +64,29 @@ class Failure:
 
 
 def failure_of(phase_name: str, exc: BaseException) -> Failure:
-    """The failure of a case that raised `exc` in a phase: class, first line, hint."""
-    return Failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc))
+    """The failure of a case that raised `exc` in a phase: class, first line, hint (naming the knob for the
+    very argument, when the call that raised is in the traceback)."""
+    return Failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc, failed_call(exc)))
+
+
+Call = tuple[Callable, tuple, Mapping[str, Any]]  # a function, its positional and its keyword arguments
+
+
+def failed_call(exc: BaseException) -> Call | None:
+    """(fn, args, kwargs) of the workload whose call raised `exc`: the innermost `jitexp.workloads.Workload`
+    a frame of its traceback holds (modes.cold_call's, the retrace probe's); None when there is none."""
+    workloads = sys.modules.get("jitexp.workloads")  # not imported: no Workload exists, no call to find
+    if workloads is None:
+        return None
+    tb, frames = exc.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, workloads.Workload):
+                return value.fn, tuple(value.args), dict(value.kwargs)
+    return None
 
 
 def qualified_name(cls: type) -> str:
@@ -122,18 +145,17 @@ def interrupted(exc: BaseException) -> bool:
     return cause is not None and cause[0] == "KeyboardInterrupt"
 
 
+_STATIC = "make the argument static (mode.static_argnums)"  # {static}, until the argument is known
 _HINTS = {
     "TracerBoolConversionError": (
-        "value-dependent Python control flow under jit: use jax.lax.cond / jnp.where, "
-        "or make the argument static (mode.static_argnums)"
+        "value-dependent Python control flow under jit: use jax.lax.cond / jnp.where, or {static}"
     ),
     "TracerIntegerConversionError": (
-        "a traced value was used as a Python int (range(), indexing): make that argument "
-        "static (mode.static_argnums=[i]) or use jax.lax.fori_loop"
+        "a traced value was used as a Python int (range(), indexing): {static}, or use jax.lax.fori_loop"
     ),
     "ConcretizationTypeError": (
         "a concrete Python value was needed from a traced one (float(), .item(), shapes): "
-        "make the argument static (mode.static_argnums) or keep the value traced"
+        "{static}, or keep the value traced"
     ),
     "TracerArrayConversionError": ("NumPy was called on a traced value: use jax.numpy inside jitted code"),
     "UnexpectedTracerError": ("a tracer escaped its trace (stored in a global or closure): return values instead"),
@@ -148,15 +170,22 @@ _HINTS = {
 }
 
 
-def hint_for(exc: BaseException) -> str:
-    """A one-line suggestion for known jit failures, else an empty string."""
+def hint_for(exc: BaseException, call: Call | None = None) -> str:
+    """A one-line suggestion for known jit failures, else an empty string.
+
+    With the failed call (fn, args, kwargs), a hint that says to make an argument static names the
+    knob for that argument as it was passed: `mode.static_argnums=[1]`, or `mode.static_argnames=[cfg]`
+    for a keyword.
+    """
+    if getattr(exc, "hint", ""):  # an exception of jitexp's own that knows what to change (modes.CarryError)
+        return str(exc.hint)  # type: ignore[attr-defined]
     for cls in type(exc).__mro__:
         if cls.__name__ in _HINTS:
-            return _HINTS[cls.__name__]
+            return _hint(cls.__name__, str(exc), call)
     cause = callback_cause(exc)
     if cause is not None:
         if cause[0] in _HINTS:
-            return _HINTS[cause[0]]
+            return _hint(cause[0], cause[1], None)
         if "MemoryError" in cause[0]:
             return "out of host memory inside a host callback: use a smaller size"
         return "raised inside a host callback (jax.pure_callback / io_callback); the message is the callback's own"
@@ -164,14 +193,108 @@ def hint_for(exc: BaseException) -> str:
         return "out of host memory: use a smaller size or dtype, or fewer processes (timing.processes)"
     message = str(exc)
     if "as an abstract array" in message:  # "Error interpreting argument to f as an abstract array ... at path s."
-        path = re.search(r"at path (\w+)", message)
-        which = f" ({path.group(1)})" if path else ""
+        path = re.search(r"at path (\S+?)\.?(\s|$)", message)
+        if path is None:
+            return (
+                "an argument is not an array JAX can trace (a string, an object): make it static (mode.static_argnums)"
+            )
+        if call is not None and _holds_arrays(path.group(1), call):
+            return (
+                f"a leaf ({path.group(1)}) is not an array JAX can trace (a function, a string) and sits among "
+                "arrays: mode.jit_fn=equinox.filter_jit traces the arrays and holds the rest static"
+            )
         return (
-            f"an argument{which} is not an array JAX can trace (a string, an object): "
-            "make it static: mode.static_argnums=[i]"
+            f"an argument ({path.group(1)}) is not an array JAX can trace (a string, an object): "
+            f"make it static: {static_knob(path.group(1), call)}"
         )
     if "Non-hashable static arguments" in message:
         return "a static argument must be hashable (int, float, str, tuple): pass arrays as traced arguments"
     if "RESOURCE_EXHAUSTED" in message or "Out of memory" in message:
         return "out of device memory: use a smaller size"
     return ""
+
+
+_DEPENDS_ON = re.compile(r"depends on the value of the argument (\S+?)\.?(\s|$)")
+
+
+def _hint(name: str, message: str, call: Call | None) -> str:
+    """A _HINTS entry, its {static} naming the argument JAX's message blames when that one can be static."""
+    blamed = _DEPENDS_ON.search(message)
+    static = _STATIC
+    if blamed is not None and call is not None and _hashable_value(blamed.group(1), call):
+        argument = re.match(r"\w+", blamed.group(1))
+        static = f"make {argument.group(0) if argument else 'it'} static ({static_knob(blamed.group(1), call)})"
+    return _HINTS[name].format(static=static)
+
+
+def static_knob(path: str, call: Call | None) -> str:
+    """The override that makes the argument at JAX's `path` (`cfg`, `c[0]`, `d['k']`) static, as it was passed:
+    `mode.static_argnames=[cfg]` for a keyword, `mode.static_argnums=[1]` for a position (from fn's signature)."""
+    name_match = re.match(r"\w+", path)
+    if name_match is None:
+        return "mode.static_argnums"
+    name = name_match.group(0)
+    if call is not None:
+        fn, args, kwargs = call
+        if name in kwargs:
+            return f"mode.static_argnames=[{name}]"
+        position = _position(fn, name, path, len(args))
+        if position is not None:
+            return f"mode.static_argnums=[{position}]"
+    return f"mode.static_argnums=[<position of {name}>] (mode.static_argnames=[{name}] if passed by keyword)"
+
+
+def _position(fn: Callable, name: str, path: str, n_args: int) -> int | None:
+    """The position of fn's parameter `name` among n_args positional arguments (into *args: `c[2]`), else None."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for i, p in enumerate(params):
+        if p.name != name:
+            continue
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and i < n_args:
+            return i
+        index = re.match(r"\w+\[(\d+)\]", path)
+        if p.kind is p.VAR_POSITIONAL and index is not None and i + int(index.group(1)) < n_args:
+            return i + int(index.group(1))
+    return None
+
+
+def _argument(path: str, call: Call) -> tuple[bool, Any]:
+    """(found, value) of the argument at JAX's `path` in the call: a keyword's value, or a position's."""
+    name_match = re.match(r"\w+", path)
+    if name_match is None:
+        return False, None
+    fn, args, kwargs = call
+    name = name_match.group(0)
+    if name in kwargs:
+        return True, kwargs[name]
+    position = _position(fn, name, path, len(args))
+    return (False, None) if position is None else (True, args[position])
+
+
+def _hashable_value(path: str, call: Call) -> bool:
+    """Whether the argument at `path` could be static: a hashable Python value, or a 0-d array (a config's
+    `{value: 3}` is one until it is made static)."""
+    found, value = _argument(path, call)
+    if not found:
+        return False
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return tuple(value.shape) == ()
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _holds_arrays(path: str, call: Call) -> bool:
+    """Whether the argument at `path` is a pytree holding arrays (an equinox module, a dict of params and a
+    name): static would need it hashable, and its arrays are not."""
+    found, value = _argument(path, call)
+    if not found or "jax" not in sys.modules:
+        return False
+    import jax
+
+    return any(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in jax.tree_util.tree_leaves(value))

@@ -3,6 +3,10 @@
 The rules, in order (docs/measurement.md has the reasoning):
 - dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time;
   jit replaces those dispatches with one call.
+- Python-bound: what is left of eager's time after its ops' dispatch and its kernels (the compiled
+  mode's whole time, scaled up by the memory traffic fusion saved) is at least PYTHON_SHARE of it:
+  eager runs Python on every call that jit ran once, at trace time (autodiff traced again, pytree
+  and optimizer code).
 - one big kernel either way: the measured speedup (its CI's low end, when there is one, so that
   noise around the threshold does not flip the label) is at most SMALL_GAIN, and eager dispatches at
   most BIG_KERNEL_OPS ops or the work runs at COMPUTE_INTENSITY flops per byte or more: the time
@@ -27,7 +31,8 @@ BIG_KERNEL_OPS = 2
 COMPUTE_INTENSITY = 10.0  # flops per byte: above it a CPU core or GPU is compute-, not memory-bound
 SMALL_GAIN = 1.25  # at most this speedup is "little to gain"
 FUSION_TRAFFIC = 2.0
-LABELS = ("dispatch-bound", "one big kernel either way", "fusion-bound", "mixed", "unexplained")
+PYTHON_SHARE = 0.5
+LABELS = ("dispatch-bound", "Python-bound", "one big kernel either way", "fusion-bound", "mixed", "unexplained")
 
 
 def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
@@ -45,12 +50,22 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     low = _num(row, "speedup_ci_low")
     gain = min(speedup, low) if not math.isnan(low) else speedup  # the gain the measurement can vouch for
     traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan
+    kernels_s = own_s * max(traffic, 1.0) if not math.isnan(traffic) else math.nan  # unknown: no Python rule
     runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
     if share >= DISPATCH_SHARE:
         label = "dispatch-bound"
         detail = (
             f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
             f"{share:.0%} of its {format_seconds(eager_s)}; {runs}"
+        )
+    elif (python_s := eager_s - ops * per_op - kernels_s) >= PYTHON_SHARE * eager_s:
+        label = "Python-bound"
+        detail = (
+            f"eager spends {format_seconds(python_s)}, {python_s / eager_s:.0%} of its {format_seconds(eager_s)}, "
+            f"beyond its {ops:.0f} ops' dispatch ({format_seconds(ops * per_op)}) and kernels (at most "
+            f"{format_seconds(kernels_s)}: {row['mode']}'s {format_seconds(own_s)} x {_ratio(max(traffic, 1.0))} "
+            f"the memory traffic): Python run on every eager call (autodiff traced "
+            f"again, pytree and optimizer code) that {row['mode']} ran once, when it traced"
         )
     elif gain <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
         label = "one big kernel either way"

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .stats import ALPHA, THRESHOLD
+
 NUMPY = "numpy"
 EAGER = "eager"
 STATIC_ARGNUMS = "static_argnums"
@@ -258,18 +260,97 @@ def payoff_words(verdict_: str | None, calls: float, ahead: float) -> str:
     return "never pays off"
 
 
+def reciprocal(value: Any) -> float:
+    """1 / value for a ratio or its CI bound (a speedup's bounds as a time ratio's): 0 -> inf, inf -> 0, missing -> NaN."""
+    if is_missing(value):
+        return math.nan
+    value = float(value)
+    return math.inf if value == 0 else 1 / value
+
+
+def oriented(time_ratio: Any, lo: Any = None, hi: Any = None) -> tuple[float, str, float, float]:
+    """A time ratio (this over the other: > 1 is slower) read one way: (N >= 1, ``faster`` or ``slower``, the
+    CI's bounds in that same direction). 0.5 with CI 0.4-0.625 -> (2.0, "faster", 1.6, 2.5)."""
+    lo, hi = (math.nan if is_missing(v) else float(v) for v in (lo, hi))
+    if float(time_ratio) < 1:
+        return reciprocal(time_ratio), "faster", reciprocal(hi), reciprocal(lo)
+    return float(time_ratio), "slower", lo, hi
+
+
+def ratio_words(time_ratio: Any, lo: Any = None, hi: Any = None) -> tuple[str, str]:
+    """(``1.94x faster``, ``1.80x-2.09x``): the figure in words and its CI in the same direction; ``as fast`` when
+    the figure rounds to 1x; the CI ``-`` when it is missing."""
+    n, word, low, high = oriented(time_ratio, lo, hi)
+    figure = "as fast" if three_digits(n) == "1" else f"{three_digits(n)}x {word}"
+    bound = lambda v: "inf" if math.isinf(v) else f"{three_digits(v)}x"  # noqa: E731
+    ci = "-" if math.isnan(low) or math.isnan(high) else f"{bound(low)}-{bound(high)}"
+    return figure, ci
+
+
+def ratio_cell(time_ratio: Any, lo: Any = None, hi: Any = None) -> str:
+    """A table cell for a time ratio: ``1.94x faster (95% CI 1.80x-2.09x)``; ``-`` when missing."""
+    if is_missing(time_ratio) or not math.isfinite(float(time_ratio)) or float(time_ratio) <= 0:
+        return "-"
+    figure, ci = ratio_words(time_ratio, lo, hi)
+    return figure if ci == "-" else f"{figure} (95% CI {ci})"
+
+
+def within_threshold(verdict_: Any, p: Any, alpha: float = ALPHA) -> bool:
+    """A significant change (p < alpha) that the verdict calls no change: it lies within the noise threshold."""
+    return cell_text(verdict_).startswith("no significant") and not is_missing(p) and float(p) < alpha
+
+
+def verdict_words(verdict_: Any, p: Any, threshold: float = THRESHOLD, alpha: float = ALPHA) -> str:
+    """A verdict cell for reading: ``within the 5% threshold`` for a significant change the verdict calls no change
+    (`within_threshold`); any other verdict as it is (the CSVs keep their values)."""
+    return (
+        f"within the {format_percent(threshold)} threshold"
+        if within_threshold(verdict_, p, alpha)
+        else cell_text(verdict_)
+    )
+
+
+def change_phrase(
+    label: str,
+    other: str,
+    time_ratio: Any,
+    lo: Any,
+    hi: Any,
+    verdict_: Any,
+    p: Any = None,
+    *,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> str:
+    """Every ratio the user reads, one way round: ``after jit 3.02x slower than before (95% CI 2.95x-3.10x,
+    p=0.031)``, ``... 1.05x slower than before, within the 5% threshold (...)`` when significant but under
+    the threshold, ``... 1.21x slower than before: no significant change (...)``, ``...: cannot tell (...)``.
+
+    time_ratio is this over other (> 1 slower); the figure is N >= 1 with its CI in the same direction, so
+    a speedup is passed as its inverse (`speedup_phrase`)."""
+    verdict_ = cell_text(verdict_)
+    if is_missing(time_ratio) or not math.isfinite(float(time_ratio)) or float(time_ratio) <= 0:
+        return f"{label} vs {other}: {verdict_ or '-'}"
+    figure, ci = ratio_words(time_ratio, lo, hi)
+    head = f"{label} as fast as {other}" if figure == "as fast" else f"{label} {figure} than {other}"
+    if verdict_.startswith("cannot tell"):
+        return f"{head}: {verdict_}"
+    detail = f"(95% CI {ci}" + ("" if is_missing(p) else f", p={p_text(p)}") + ")"
+    if verdict_ in ("faster", "slower"):
+        return f"{head} {detail}"
+    if within_threshold(verdict_, p, alpha):
+        return f"{head}, within the {format_percent(threshold)} threshold {detail}"
+    return f"{head}: {verdict_ or '-'} {detail}"
+
+
 def speedup_phrase(
     mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None, verdict_: str | None
 ) -> str:
-    """`jit 1.94x faster than eager (95% CI 1.80x-2.09x)`, `jit 1.9x slower ...`, or no significant difference."""
-    ci = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x)"
-    if verdict_ == "faster":
-        return f"{mode} {three_digits(speedup)}x faster than {baseline} {ci}"
-    if verdict_ == "slower":
-        return f"{mode} {three_digits(1 / speedup)}x slower than {baseline} {ci}"
-    if verdict_ and verdict_.startswith("cannot tell"):
-        return f"{mode} vs {baseline} {three_digits(speedup)}x: {verdict_}"
-    return f"{mode} vs {baseline} {three_digits(speedup)}x: no significant difference {ci}"
+    """A speedup (baseline time over mode time) in `change_phrase`'s words: ``jit 1.94x faster than eager (95% CI
+    1.80x-2.09x)``, ``jit 1.9x slower than eager (95% CI 1.7x-2.1x)``, ``...: no significant difference (...)``."""
+    if is_missing(speedup) or not math.isfinite(float(speedup)) or float(speedup) <= 0:
+        return change_phrase(mode, baseline, math.nan, None, None, verdict_)
+    return change_phrase(mode, baseline, 1 / float(speedup), reciprocal(hi), reciprocal(lo), verdict_)
 
 
 _REASONS = re.compile(r";\s*(?![^()]*\))")  # "; " between reasons, not inside "(robust cv; limit 10%)"
@@ -287,23 +368,16 @@ def row_label(row: Mapping) -> str:
 
 
 def ab_phrase(row: Mapping, metric: str = "steady") -> str:
-    """A variant's change against the baseline variant: ``after jit 3.02x slower than before (95% CI
-    2.95x-3.10x, p=0.031)``, ``... 1.01x: no significant change (...)``, ``... cannot tell (1 process pair)``."""
+    """A variant's change against the baseline variant (`change_phrase`): ``after jit 3.02x slower than before
+    (95% CI 2.95x-3.10x, p=0.031)``, ``... within the 5% threshold (...)``, ``...: cannot tell (1 process pair)``."""
     verdict_ = cell_text(row.get(f"ab_{metric}_verdict"))
-    head = f"{row_label(row)} vs {row.get('ab_baseline')}"
-    if is_missing(row.get(f"ab_{metric}_ratio")) or not verdict_:
-        return f"{head}: -"
-    ratio = float(row[f"ab_{metric}_ratio"])
-    if verdict_.startswith("cannot tell"):
-        return f"{head} {three_digits(ratio)}x: {verdict_}"
+    ratio = row.get(f"ab_{metric}_ratio")
+    if is_missing(ratio) or not verdict_:
+        return f"{row_label(row)} vs {row.get('ab_baseline')}: -"
     lo, hi = row.get(f"ab_{metric}_ratio_ci_low"), row.get(f"ab_{metric}_ratio_ci_high")
-    p: Any = row.get(f"ab_{metric}_p_value")
-    detail = f"(95% CI {three_digits(lo)}x-{three_digits(hi)}x, p={p_text(p)})"
-    if verdict_ == "slower":
-        return f"{row_label(row)} {three_digits(ratio)}x slower than {row.get('ab_baseline')} {detail}"
-    if verdict_ == "faster":
-        return f"{row_label(row)} {three_digits(1 / ratio)}x faster than {row.get('ab_baseline')} {detail}"
-    return f"{head} {three_digits(ratio)}x: {verdict_} {detail}"
+    return change_phrase(
+        row_label(row), str(row.get("ab_baseline")), ratio, lo, hi, verdict_, row.get(f"ab_{metric}_p_value")
+    )
 
 
 def unstable_clause(rows: Sequence[Mapping]) -> str:
@@ -329,7 +403,10 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
     workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
-    head = " ".join(str(p) for p in (workload, params, f"size={plain(r0['size'])}", r0["dtype"], device) if p)
+    from .labels import joined, size_text  # what built the inputs (size, shapes); every dtype, "float32/bfloat16"
+
+    dtypes = joined(rows, lambda r: cell_text(r.get("dtype")))
+    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device) if p)
     parts, verdicts = [], []
     changes = [ab_phrase(row) for row in rows if cell_text(row.get("ab_baseline"))]
     for row in rows:

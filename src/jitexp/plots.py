@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import formatting, tables
+from .labels import size_text
 from .results import write_atomic
 
 DPI = 120
@@ -70,11 +71,12 @@ def figure_groups(df: pd.DataFrame):
 def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """The x groups of a figure: one per (variant, params, static_argnums, knobs, size), labelled on two lines.
 
-    The label names only what varies in the figure: ``n=2 (static)`` / ``donate [0]`` and ``size 50``.
+    The label names only what varies in the figure: ``n=2 (static)`` / ``donate [0]`` and ``size 50`` (or
+    what built the inputs where size did not: ``f32[128,32] +params``; nothing for a setup without size).
     """
     rows = tables.with_variant_columns(rows)
     params = tables.param_columns(rows)
-    keys = [tables.AB_VARIANT, *params, tables.VARIANT, *tables.KNOBS, "size"]
+    keys = [tables.AB_VARIANT, *params, tables.VARIANT, *tables.KNOBS, "size", "inputs", "input_shapes"]
     keys = [k for k in keys if k in rows.columns]
     varying = {k for k in keys if rows[k].astype("string").nunique(dropna=False) > 1}
     static_varies = tables.VARIANT in varying
@@ -91,8 +93,8 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
         for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options")):
             if knob in varying:
                 parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
-        if "size" in ident:
-            parts.append(f"size {_show(ident['size'])}")
+        if "size" in ident and size_text(ident, " "):
+            parts.append(size_text(ident, " "))
         sort_key = tuple(
             (formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
             if not formatting.is_missing(ident.get(k))
@@ -342,10 +344,14 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
 
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
-    word = {"faster": "faster", "slower": "slower"}.get(verdict, "n.s." if not formatting.is_missing(verdict) else "")
-    text = f"{formatting.three_digits(y)}x {word}".rstrip()
+    # the figure and its CI one way round (formatting.ratio_words): a speedup of 0.5 reads "2x slower, CI 1.6-2.5x"
+    inverse = formatting.reciprocal
+    figure, _ = formatting.ratio_words(1 / y)
+    _, _, low, high = formatting.oriented(1 / y, inverse(hi), inverse(lo))
+    significant = verdict in ("faster", "slower") or formatting.is_missing(verdict)
+    text = figure if significant else f"{figure}, n.s."
     if math.isfinite(lo) and math.isfinite(hi):
-        text += f"\nCI {formatting.three_digits(lo)}-{formatting.three_digits(hi)}x"
+        text += f"\nCI {formatting.three_digits(low)}-{formatting.three_digits(high)}x"
     if row is not None and verdict in ("faster", "slower") and row.get("mode") != tables.NUMPY:
         text += "\n" + formatting.payoff_words(
             row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
@@ -831,7 +837,7 @@ def _title(ident: dict, *, size: bool = False) -> str:
     parts = [str(ident.get("workload")) + (f" ({params})" if params else "")]
     parts.append(_show(ident.get("dtype")))
     if size:
-        parts.append(f"size {_show(ident.get('size'))}")
+        parts.append(size_text(ident, " "))
     parts.append(_show(ident.get("device_kind"), ident.get("platform")))
     return " | ".join(p for p in parts if p)
 

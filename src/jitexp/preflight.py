@@ -469,6 +469,14 @@ OPEN_MAPPINGS = (
 )  # keys a user adds to; workload.params are declared by the workload
 
 
+def new_param(error: ConfigError) -> ConfigError:
+    """An unknown `workload.params.X=V` from the command line, saying the override that adds it: Hydra adds a
+    key the workload's file does not declare (a setup function's own knob) only with a leading +."""
+    add = f"a new param needs a leading +: +{error.key}={'VALUE' if error.value is None else error.value}"
+    expected = f"{error.expected} ({add})" if error.expected.endswith("?") else f"{error.expected}; {add}"
+    return ConfigError(error.key, error.value, expected, error.source)
+
+
 def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
     """A Hydra/OmegaConf composition error as one ConfigError: key, value, what would be right."""
     from hydra.errors import MissingConfigException, SearchPathException
@@ -504,6 +512,8 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
                     key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}"
                 )
             known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
+            if key.startswith("workload.params."):
+                return new_param(unknown_key(key, value, known))
             return unknown_key(key, value, known)
         if isinstance(cause, ValidationError):
             return ConfigError(key, value, expected_type(key))

@@ -97,7 +97,7 @@ class Session:
         if changed and not self.allow_changed:
             self.entries.append(Entry(test, "not timed", "case changed"))
             pytest.fail(self.changed(test, changed), pytrace=False)
-        measured = run_for_test(request, cfg, payload)
+        measured = run_for_test(request, cfg, payload, fn, args, options)
         if not measured.ok:
             self.entries.append(Entry(test, repr(measured), "broken" if stored is not None else ""))
             pytest.fail(f"jitexp: {test}: " + "; ".join(measured.errors), pytrace=False)
@@ -145,15 +145,29 @@ class Session:
             entry.against = entry.against or f"nothing to judge in {', '.join(self.fail_on)}"
             return
         bad = failing(judged, self.fail_on, self.allow_undetectable, allow_missing=self.allow_changed)
-        shown = (bad if len(bad) else judged[judged["ratio"].notna()]).sort_values("ratio", ascending=False)
-        if len(shown):
-            worst = shown.iloc[0]
-            ratio = f" {worst['ratio']:.3g}x" if pd_finite(worst["ratio"]) else ""
-            entry.against = (entry.against + "; " if entry.against else "") + (
-                f"{worst['mode']} {worst['metric']}{ratio}: {worst['verdict']}"
-            )
+        decided = "; ".join(self.against(row) for _, row in deciding(judged, bad).iterrows())
+        if decided:
+            entry.against = (entry.against + "; " if entry.against else "") + decided
         if len(bad):
             pytest.fail("\n".join(self.failure(test, row) for _, row in bad.iterrows()), pytrace=False)
+
+    def against(self, row: Any) -> str:
+        """One compared row in `change_phrase`'s words: ``jit steady 1.02x slower than base, within the 5%
+        threshold (95% CI 1.01x-1.04x, p=0.031)``; a broken or missing case as ``jit broken``."""
+        from .formatting import change_phrase
+
+        if row["verdict"] in ("broken", "missing"):
+            return f"{row['mode']} {row['verdict']}"
+        return change_phrase(
+            f"{row['mode']} {row['metric']}",
+            str(self.compare),
+            row["ratio"],
+            row["ratio_ci_low"],
+            row["ratio_ci_high"],
+            row["verdict"],
+            row["p_value"],
+            threshold=self.threshold,
+        )
 
     def changed(self, test: str, changes: list[str]) -> str:
         """One line: what changed against the baseline, and how to measure it anyway."""
@@ -165,45 +179,52 @@ class Session:
         )
 
     def failure(self, test: str, row: Any) -> str:
-        """One line: the test, the mode and metric, the ratio with its CI and p, and what to do."""
+        """One line: the test, the mode and metric, its change in words with the CI that way round, p, and what
+        to do: ``jit steady 3.1x slower than the baseline 'base' (95% CI 2.9x-3.3x, p=0.0022, 6 vs 6 processes)``."""
+        from .formatting import ratio_words
+
         if row["verdict"] in ("broken", "missing"):
             return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
         if not pd_finite(row["ratio"]):
             return f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']}; pass --jitexp-allow-undetectable"
-        ratio = (
-            f"{row['ratio']:.3g}x the baseline {self.compare!r} "
-            f"(95% CI {row['ratio_ci_low']:.3g}x-{row['ratio_ci_high']:.3g}x, p={p_text(row['p_value'])}, "
-            f"{row['n_base']} vs {row['n_new']} processes)"
+        figure, ci = ratio_words(row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"])
+        figure = f"{figure} than" if figure != "as fast" else "as fast as"
+        change = (
+            f"{row['mode']} {row['metric']} {figure} the baseline {self.compare!r} "
+            f"(95% CI {ci}, p={p_text(row['p_value'])}, {row['n_base']} vs {row['n_new']} processes)"
         )
         if row["verdict"] == "slower":
             host = f"; {row['note']}" if str(row.get("note") or "") else ""
-            return (
-                f"jitexp: {test}: {row['mode']} {row['metric']} is {ratio}: slower beyond the "
-                f"{self.threshold:.0%} threshold{host}"
-            )
+            return f"jitexp: {test}: {change}: slower beyond the {self.threshold:.0%} threshold{host}"
         return (
-            f"jitexp: {test}: {row['mode']} {row['metric']} is {ratio}: {row['verdict']}; time more processes "
+            f"jitexp: {test}: {change}: {row['verdict']}; time more processes "
             "(--jitexp-timing=default) or pass --jitexp-allow-undetectable"
         )
 
     def summary(self) -> list[str]:
-        """The session's table: each test, its verdict line, and against the baseline when comparing."""
-        if not self.entries:
-            return []
-        import pandas as pd
-
-        from .formatting import text_table
-
-        columns = {"test": [e.test for e in self.entries], "result": [e.line for e in self.entries]}
-        if self.compare:
-            columns[f"vs {self.compare}"] = [e.against or "-" for e in self.entries]
-            columns["machine"] = [e.machine or "-" for e in self.entries]
-        lines = [text_table(pd.DataFrame(columns), width=100)]
-        if self.save:
+        """The session's results, nothing cut: per test ``<test id>: <its one-line verdict>``, and when comparing
+        an indented ``vs NAME (same machine): <the metric that decided>`` line below it."""
+        lines = []
+        for e in self.entries:
+            lines.append(f"{e.test}: {e.line}")
+            if self.compare:
+                machine = f" ({e.machine})" if e.machine else ""
+                lines.append(f"  vs {self.compare}{machine}: {e.against or '-'}")
+        if lines and self.save:
             lines.append(f"saved: {self.root / self.save} (jitexp-report {self.root / self.save})")
-        if "different machine" in self.machines:
+        if lines and "different machine" in self.machines:
             lines.append(f"compared with {self.compare!r} from a different machine: read the ratios with care")
         return lines
+
+
+def deciding(judged: Any, bad: Any) -> Any:
+    """The rows that decided a test's outcome: the failing ones, else the steady state of each mode (else every
+    row with a ratio, when the steady state is not judged), slowest first."""
+    if len(bad):
+        return bad.sort_values("ratio", ascending=False, na_position="first")
+    steady = judged[judged["metric"] == "steady"]
+    shown = steady if len(steady) else judged[judged["ratio"].notna()]
+    return shown.sort_values("ratio", ascending=False)
 
 
 def call_once(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -240,12 +261,15 @@ def prepare_for_test(
             cloudpickle.unregister_pickle_by_value(module)
 
 
-def run_for_test(request: pytest.FixtureRequest, cfg: ExperimentConfig, payload: Any) -> Measurement:
-    """The prepared measurement run, with the test's id as the rows' label."""
-    from .api import Measurement
+def run_for_test(
+    request: pytest.FixtureRequest, cfg: ExperimentConfig, payload: Any, fn: Callable, args: tuple, options: dict
+) -> Measurement:
+    """The prepared measurement run, with the test's id in the rows' overrides, labelled as jitexp.measure's."""
+    from .api import Measurement, labelled
     from .runner import run
 
-    return Measurement(run(cfg, payload=payload, overrides=request.node.nodeid))
+    result = run(cfg, payload=payload, overrides=request.node.nodeid)
+    return Measurement(labelled(result, fn, args, options.get("kwargs") or {}, options.get("size")))
 
 
 # ---- the measured case's identity -------------------------------------------------------------------

@@ -96,10 +96,11 @@ ENV_COLUMNS = [
     "xla_flags",
 ]
 AB_NOTE = (
-    "variants (or envs) against the first (jobs with `variants` or `envs`): new/base = time ratio (> 1 is slower), "
+    "variants (or envs) against the first (jobs with `variants` or `envs`): the change in time, in words, "
     "paired per process for variants (every variant ran in the same processes' rounds) and per process pair for "
-    "envs (processes alternating old, new, new, old); CI from resampling pairs, p from a Wilcoxon signed-rank "
-    "test; 'cannot tell' when so few pairs can never reach significance"
+    "envs (processes alternating old, new, new, old); the Hodges-Lehmann estimate over pairs with the 95% CI "
+    "that inverts the Wilcoxon signed-rank test giving p; 'cannot tell' when so few pairs can never reach "
+    "significance"
 )
 SPEEDUP_NOTE = (
     "speedup = baseline median / compiled median. paired: both modes measured together in the same "

@@ -15,18 +15,31 @@ import pandas as pd
 
 from .formatting import (
     cell_text,
-    format_ratio,
+    format_seconds,
     is_missing,
     params_text,
     payoff_text,
     plain,
+    ratio_cell,
+    reciprocal,
     render,
     short_name,
 )
 from .tables import KNOBS, VARIANT, ab_table, ab_view, case_keys, error_rows, get_column, ok_rows
 
 PAGE = "index.html"
-VERDICT_COLUMNS = ["case", "modes", "speedup (95% CI)", "verdict", "pays off", "why"]
+VERDICT_COLUMNS = [
+    "case",
+    "modes",
+    "baseline median",
+    "mode median",
+    "mode compile",
+    "change (95% CI)",
+    "verdict",
+    "pays off",
+    "why",
+]
+CHANGE = "change (95% CI)"
 CAPTIONS = {
     "time": "median time per call of each mode with its 95% CI; hollow: CI wider than its target, "
     "diamond: unstable, x: failed",
@@ -60,8 +73,10 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
                 "_key": _key(row, keys),
                 "case": _case(row, keys),
                 "modes": f"{row['mode']} vs {row['baseline_mode']}" + (_variant(row) if show_static else ""),
-                "speedup (95% CI)": f"{format_ratio(row['speedup'])} ({format_ratio(row['speedup_ci_low'])}"
-                f"-{format_ratio(row['speedup_ci_high'])})",
+                "baseline median": format_seconds(row.get("eager_median_s")),
+                "mode median": format_seconds(row.get("median_s")),
+                "mode compile": format_seconds(row.get("compile_s")),
+                CHANGE: _speedup_cell(row),
                 "verdict": cell_text(row["verdict"]) or "-",
                 "pays off": payoff_text(
                     row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
@@ -87,13 +102,21 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
                 "_key": _key(first, keys),
                 "case": _case(first, keys),
                 "modes": modes,
-                "speedup (95% CI)": "-",
+                **dict.fromkeys(VERDICT_COLUMNS[2:6], "-"),
                 "verdict": verdict,
                 "pays off": "-",
                 "why": hints[0] if hints else "",
             }
         )
     return pd.DataFrame.from_records(records, columns=["_key", *VERDICT_COLUMNS]).drop(columns="_key")
+
+
+def _speedup_cell(row: pd.Series) -> str:
+    """A speedup (baseline over mode time) as `ratio_cell` words: ``2.5x faster (95% CI 2.2x-2.8x)``."""
+    speedup = row.get("speedup")
+    if is_missing(speedup) or float(speedup) <= 0:
+        return "-"
+    return ratio_cell(1 / float(speedup), reciprocal(row.get("speedup_ci_high")), reciprocal(row.get("speedup_ci_low")))
 
 
 def page_html(
@@ -119,7 +142,9 @@ def page_html(
     if not ab.empty:
         parts += [
             "<h2>Variants against the baseline</h2>",
-            "<p>new/base: time ratio (&gt; 1 is slower), paired per process (variants) or process pair (envs); 95% CI, Wilcoxon p.</p>",
+            "<p>Each variant (or env) against the baseline, its time ratio paired per process (variants) or process "
+            "pair (envs) and read one way round: N&times; faster or slower with the 95% CI in the same direction; "
+            "Wilcoxon p.</p>",
             _table_html(ab_view(ab), verdict_column="verdict"),
         ]
     if caveats:

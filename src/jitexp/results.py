@@ -29,6 +29,8 @@ IDENTITY = [
     "workload",
     "mode",
     "size",
+    "inputs",
+    "input_shapes",
     "dtype",
     "static_argnums",
     # param_<name> columns are inserted here, one per workload param
@@ -345,9 +347,9 @@ def ordered_columns(names: Iterable[str]) -> list[str]:
     order = (
         IDENTITY[:2]
         + [VARIANT, ENV]
-        + IDENTITY[2:5]
+        + IDENTITY[2 : IDENTITY.index("static_argnums") + 1]
         + params
-        + IDENTITY[5:]
+        + IDENTITY[IDENTITY.index("static_argnums") + 1 :]
         + rest[:after_paired]
         + AB
         + rest[after_paired:]

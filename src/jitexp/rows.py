@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import labels
 from .config import MODES, ExperimentConfig, variant_configs
 from .errors import ConfigError, Failure, qualified_name
 from .explain import explain
@@ -400,9 +401,23 @@ def instability(row: dict, max_steal: float = 0.05) -> dict:
         )
     cpus = row.get("cpu_count") or 1
     load = max(row.get("load_avg_start") or 0, row.get("load_avg_end") or 0)
-    if load > cpus:
-        reasons.append(f"load average {load:.1f} above {cpus} CPU(s)")
+    if other_load(load, cpus) > 0:
+        reasons.append(
+            f"other work on the machine (load average {load:.1f}: more than the job's own worker, "
+            f"at most {own_load(cpus)} on {cpus} CPU(s))"
+        )
     return {"unstable": bool(reasons), "unstable_reason": "; ".join(reasons)}
+
+
+def own_load(cpus: int) -> int:
+    """The most a job adds to the load average itself: one worker at a time, whose XLA thread pool keeps
+    up to one thread per CPU runnable, plus its timing thread (the driver and forkserver sleep meanwhile)."""
+    return cpus + 1
+
+
+def other_load(load: float, cpus: int) -> float:
+    """The part of a load average the job's own worker cannot account for: someone else's work (0 when none)."""
+    return max(load - own_load(cpus), 0.0)
 
 
 def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict], list[dict], list[dict]]:
@@ -508,6 +523,7 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
             cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn, cfg.mode.donate_argnames
         )
     )
+    row.update(labels.inputs_columns(cfg.workload.setup))
     return row
 
 

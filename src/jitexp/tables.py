@@ -25,10 +25,13 @@ from .formatting import (
     is_true,
     payoff_text,
     plain,
+    ratio_cell,
     short_name,
     split_reasons,
     variant_label,
+    verdict_words,
 )
+from .labels import built_by, size_text
 from .stats import break_even, verdict
 
 MODE_ORDER = list(MODES)
@@ -258,15 +261,14 @@ def ab_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
-    """The A/B table for reading: variant against baseline, mode, metric, ratio with CI, p, verdict, pairs."""
+    """The A/B table for reading: variant against baseline, mode, metric, the change in words with its CI
+    (``2x faster (95% CI 1.6x-2.5x)``), p, the verdict (``within the 5% threshold`` for a significant change
+    under the threshold), pairs."""
     view = ab.reindex(columns=["variant", "ab_baseline", "mode", "metric"]).rename(columns={"ab_baseline": "against"})
     view["variant"] = view["variant"].where(view["variant"].notna(), get_column(ab, "env"))  # or the env (envs)
-    view["new/base"] = [
-        f"{format_value('speedup', r)} ({format_value('speedup', lo)} - {format_value('speedup', hi)})"
-        for r, lo, hi in zip(ab["ratio"], ab["ratio_ci_low"], ab["ratio_ci_high"])
-    ]
+    view["change (95% CI)"] = [ratio_cell(*v) for v in zip(ab["ratio"], ab["ratio_ci_low"], ab["ratio_ci_high"])]
     view["p"] = [f"{float(p):.2g}" if not is_missing(p) else "-" for p in ab["p_value"]]
-    view["verdict"] = ab["verdict"]
+    view["verdict"] = [verdict_words(v, p) for v, p in zip(ab["verdict"], ab["p_value"])]
     view["pairs"] = ab["n_pairs"]
     if ab["workload"].nunique(dropna=False) > 1 or ab["job_num"].nunique(dropna=False) > 1:
         view.insert(0, "workload", ab["workload"])
@@ -354,6 +356,7 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
         if c in df.columns and df[c].nunique(dropna=False) > 1
     ]
     table = df.reindex(columns=always + varying).copy()
+    table["size"] = size_cells(df)
     table.insert(3, "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
         table[col] = get_column(df, col)
@@ -366,6 +369,19 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     if not table["params"].astype(bool).any():
         table = table.drop(columns="params")
     return table.reset_index(drop=True)
+
+
+def size_cells(df: pd.DataFrame) -> pd.Series:
+    """The `size` column as a table shows it: the size where it built the inputs (or the rows predate the
+    `inputs` column), else what did: the given arguments' `input_shapes`, or `setup` (see labels.py)."""
+    if "inputs" not in df.columns:
+        return get_column(df, "size")
+    return pd.Series([_size_cell(row) for _, row in df.iterrows()], index=df.index, dtype=object)
+
+
+def _size_cell(row: pd.Series) -> object:
+    what = built_by(row)
+    return row.get("size") if what is None else what or "setup"
 
 
 def params_labels(df: pd.DataFrame) -> list[str]:
@@ -388,7 +404,7 @@ def caveats(df: pd.DataFrame) -> list[str]:
         note = _notes(row)
         if note:
             label = str(row.get("workload")) + (f" ({params})" if params else "")
-            label += f" {row.get('mode')} size {plain(row.get('size'))}"
+            label += " ".join(["", str(row.get("mode")), size_text(row, " ")]).rstrip()
             if not is_missing(row.get(VARIANT)):
                 label += f" static_argnums={row.get(VARIANT)}"
             lines.append(f"{label}: {note}")
@@ -408,6 +424,8 @@ def _notes(row: pd.Series, short: bool = False) -> str:
         notes.append(f"{int(compiles)} compile(s) while timed")
     if not is_missing(row.get("matches_eager")) and not bool(row.get("matches_eager")):
         notes.append("result differs from eager")
+    elif cell_text(row.get("check_vs_eager")).startswith("cannot compare"):
+        notes.append("result not comparable with eager")
     return "; ".join(notes)
 
 
@@ -567,7 +585,7 @@ def join_jobs(calls: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
 def caveat_summary(df: pd.DataFrame) -> list[str]:
     """Caveats counted by kind, not repeated per row.
 
-    ``unstable: 7 of 12 rows (load average above CPU(s): 7, samples within a process spread: 2)``;
+    ``unstable: 7 of 12 rows (waited to run: 7, samples within a process spread: 2)``;
     the rows and their full reasons are in results.csv (unstable, unstable_reason).
     """
     n = len(df)
@@ -597,7 +615,19 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
         bad = values.notna() & ~values.map(is_true).astype(bool)
         if bad.any():
             lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad]))
+    for against in ("eager", "NumPy"):  # no figure at all: the check says why in check_vs_<against>
+        uncomparable = get_column(df, f"check_vs_{against.lower()}").map(cell_text).str.startswith("cannot compare")
+        if uncomparable.any():
+            lines.append(
+                f"result not comparable with {against}: {int(uncomparable.sum())} of {n} rows "
+                f"(check_vs_{against.lower()} says why)" + _examples(df[uncomparable])
+            )
     return lines
+
+
+# A host probe's job medians further apart than this (max/min - 1) say the host moved between jobs:
+# pyperf's 10% limit on spread, as the rows' own instability test uses (rows.MAX_SPREAD).
+HOST_MOVED = 0.10
 
 
 def one_per_job(df: pd.DataFrame) -> pd.DataFrame:
@@ -613,12 +643,14 @@ def replaced_processes(df: pd.DataFrame) -> int:
 
 
 def steal_caveats(df: pd.DataFrame) -> list[str]:
-    """CPU steal over the rows (which rows it moved, processes replaced) and the host probe's spread across them."""
+    """CPU steal over the rows and the host probe's spread across jobs, each only when there is something to
+    act on: a row above timing.max_steal or a process replaced under steal; a probe that moved beyond HOST_MOVED."""
     lines = []
     steal = pd.to_numeric(get_column(df, "steal_median"), errors="coerce")
-    if steal.notna().any():
-        moved = get_column(df, "unstable_reason").fillna("").astype(str).str.contains("CPU steal")  # job's max_steal
-        replaced = replaced_processes(df)
+    reasons = get_column(df, "unstable_reason").astype("string").fillna("")
+    moved = reasons.str.contains("CPU steal").astype(bool)  # above the job's timing.max_steal
+    replaced = replaced_processes(df)
+    if steal.notna().any() and (moved.any() or replaced):
         worst = pd.to_numeric(get_column(df, "steal_max"), errors="coerce").max()
         lines.append(
             f"CPU steal (hypervisor): median process {steal.min():.1%}..{steal.max():.1%} over {len(df)} rows, "
@@ -628,24 +660,27 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
         )
     spreads = []
     jobs = one_per_job(df)  # one probe per job's (env's) workers
+    widest = 1.0
     for col in [c for c in df.columns if c.startswith("host_probe_")]:
         values = pd.to_numeric(jobs[col], errors="coerce").dropna()
         if len(values) > 1 and values.min() > 0:
             name = col.removeprefix("host_probe_").removesuffix("_s")
+            widest = max(widest, values.max() / values.min())
             spreads.append(
                 f"{name} {format_seconds(values.min())}..{format_seconds(values.max())} "
                 f"({values.max() / values.min():.2f}x)"
             )
-    if spreads:
+    if spreads and widest > 1 + HOST_MOVED:
         lines.append(
-            f"host probe across {len(jobs)} jobs (the same kernels every time; a wide spread means the host moved): "
+            f"host probe across {len(jobs)} jobs (the same kernels every time: the host moved between jobs): "
             + ", ".join(spreads)
         )
     return lines
 
 
 def reason_kind(reason: str) -> str:
-    """An instability reason without its numbers: ``load average 2.6 above 2 CPU(s)`` -> ``load average above CPU(s)``."""
+    """An instability reason without its numbers or details: ``process medians spread 14% (robust cv; limit 10%)``
+    -> ``process medians spread``."""
     text = reason.strip().split(" (", 1)[0]
     text = re.sub(r"-?\d+(\.\d+)?%?", "", text)
     return re.sub(r"\s+", " ", text).strip()
@@ -658,7 +693,7 @@ def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None) -> s
     for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
         labels.append(
             f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
-            f"size {plain(row.get('size'))}"
+            f"{size_text(row, ' ')}".rstrip()
         )
     return ": " + "; ".join(labels)
 
@@ -672,6 +707,7 @@ def compact_view(
     view = pd.DataFrame(index=table.index)
     for col in idents:
         values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else get_column(table, col)
+        values_ = size_cells(table) if col == "size" else values_
         if col in always or (values_.notna().any() and values_.astype("string").nunique(dropna=False) > 1):
             view[col] = values_
     for col in values:
@@ -742,7 +778,11 @@ def attribution_details(attribution: pd.DataFrame) -> list[str]:
     for (_, row), params in zip(attribution.iterrows(), params_labels(attribution)):
         if is_missing(row.get("explanation_detail")):
             continue
-        label = f"{row['workload']}{' (' + params + ')' if params else ''} size {plain(row['size'])} {row['mode']}"
+        label = " ".join(
+            p
+            for p in (f"{row['workload']}{' (' + params + ')' if params else ''}", size_text(row, " "), row["mode"])
+            if p
+        )
         lines.append(f"{label}: {row.get('explanation')}: {row['explanation_detail']}")
     return lines
 
@@ -804,13 +844,19 @@ def with_variant_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sorted(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows by case keys, modes in MODE_ORDER; a job's variants first of all, in the order it declared them (the
+    baseline first: the order they first appear in), not by name; a variant may change the workload's name."""
     if table.empty:
         return table.reset_index(drop=True)
     order = [k for k in keys if k in table.columns]
     rank = table["mode"].map(mode_rank) if "mode" in table.columns else 0
-    table = table.assign(_rank=rank)
+    table = table.assign(_rank=rank, _variant=0)
+    if AB_VARIANT in order:
+        names = text_column(table, AB_VARIANT)
+        table["_variant"] = names.map({name: i for i, name in enumerate(dict.fromkeys(names))}).astype(int)
+        order = ["_variant", *(k for k in order if k != AB_VARIANT)]
     table = table.sort_values(order + ["_rank"], kind="stable", na_position="last")
-    return table.drop(columns="_rank").reset_index(drop=True)
+    return table.drop(columns=["_rank", "_variant"]).reset_index(drop=True)
 
 
 def mode_rank(mode: object) -> int:

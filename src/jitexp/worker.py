@@ -570,7 +570,9 @@ def output_error(result: Any, reference: Any, dtype: str, against: str = "eager"
     got, want = jax.tree_util.tree_flatten_with_path(result)[0], jax.tree_util.tree_flatten_with_path(reference)[0]
     got_paths, want_paths = [jax.tree_util.keystr(p) for p, _ in got], [jax.tree_util.keystr(p) for p, _ in want]
     if got_paths != want_paths:
-        return {note_key: f"cannot compare: tree structures differ ({_tree_difference(got_paths, want_paths, against)})"}
+        return {
+            note_key: f"cannot compare: tree structures differ ({_tree_difference(got_paths, want_paths, against)})"
+        }
     max_abs, scale = 0.0, 0.0
     for path, (_, a), (_, b) in zip(got_paths, got, want):
         try:
@@ -591,7 +593,7 @@ def output_error(result: Any, reference: Any, dtype: str, against: str = "eager"
         scale = max(scale, float(np.max(np.abs(np.where(nan_b, 0, b)), initial=0.0)))
     rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     tolerance = TOLERANCE.get(dtype, 1e-4)
-    row = {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= tolerance)}
+    row: dict[str, Any] = {abs_key: max_abs, rel_key: rel, match_key: bool(rel <= tolerance)}
     if rel > tolerance:
         row[note_key] = f"differs: relative error {rel:.3g} above the {dtype} tolerance {tolerance:g}"
     return row

@@ -11,8 +11,10 @@ import pytest
 
 import jitexp
 from conftest import read, run_cli
+from jitexp.tables import caveat_summary
 
 pytest.importorskip("flax")
+pytest_plugins = ["pytester"]
 CODE = Path(__file__).resolve().parent / "code"
 QUICK = ["--config-dir", "conf", "timing=quick"]
 
@@ -101,9 +103,68 @@ def test_a_real_mismatch_and_an_output_that_cannot_be_compared_each_say_so():
     import realcode
 
     x = jnp.linspace(0.0, 1.0, 8)
-    differs = jitexp.measure(realcode.jit_differs, x, timing="quick").row("jit")
+    differs_all = jitexp.measure(realcode.jit_differs, x, timing="quick")
+    differs = differs_all.row("jit")
     assert differs["matches_eager"] is False and differs["max_abs_err_vs_eager"] == pytest.approx(1.0)
     assert differs["check_vs_eager"].startswith("differs: relative error "), differs["check_vs_eager"]
-    other = jitexp.measure(realcode.jit_other_tree, x, timing="quick").row("jit")
+    other_all = jitexp.measure(realcode.jit_other_tree, x, timing="quick")
+    other = other_all.row("jit")
     assert other.get("matches_eager") is None and other.get("max_abs_err_vs_eager") is None
     assert other["check_vs_eager"].startswith("cannot compare: tree structures differ ("), other["check_vs_eager"]
+    # the report's caveats keep the two apart
+    said = caveat_summary(differs_all.rows) + caveat_summary(other_all.rows)
+    assert [line.split(":")[0] for line in said if line.startswith("result")] == [
+        "result differs from eager",
+        "result not comparable with eager",
+    ], said
+
+
+def test_a_carry_a_users_loop_would_break_on_is_refused_with_a_hint():
+    import jax.numpy as jnp
+
+    def shrinks(w, x):
+        return w[:-1] * x.sum(), x  # output 0 is one element shorter than argument 0 on every call
+
+    row = jitexp.measure(shrinks, jnp.ones(4), jnp.ones(3), carry={0: 0}, modes="jit", timing="quick").row("jit")
+    assert row["status"] == "error" and row["error_type"] == "jitexp.modes.CarryError"
+    assert "float32[3] returned, float32[4] taken" in row["error_message"], row["error_message"]
+    assert row["hint"].startswith("a loop that feeds output 0 back as argument 0 changes argument 0's shape"), row
+
+
+@pytest.mark.slow
+def test_the_train_step_through_the_magic(capsys):
+    IPython = pytest.importorskip("IPython")
+    import realcode
+
+    shell = IPython.core.interactiveshell.InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "jitexp")
+        state, x, y = realcode.init_cnn()
+        shell.user_ns.update(train_step=realcode.train_step, state=state, x=x, y=y)
+        shell.run_cell("result = %jitexp -c 0:0 -t quick train_step(state, x, y)")
+        result = shell.user_ns["result"]
+        assert result.ok and result.row("jit")["matches_eager"] is True
+        assert result.row("jit")["donation"].startswith("carried: output 0 -> argument 0")
+        assert capsys.readouterr().out == ""  # assigned: kept, not shown
+    finally:
+        IPython.core.interactiveshell.InteractiveShell.clear_instance()
+
+
+@pytest.mark.slow
+def test_the_train_step_through_the_pytest_plugin(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
+    pytester.makepyfile(realcode=(CODE / "realcode.py").read_text())
+    pytester.makepyfile(
+        test_train="""
+        import realcode
+
+
+        def test_train_step(jitexp_measure):
+            state, x, y = realcode.init_cnn()
+            jitexp_measure(realcode.train_step, state, x, y, carry={0: 0}, timing="quick")
+        """
+    )
+    saved = pytester.runpytest_subprocess("--jitexp-save=main", "-p", "no:cacheprovider")
+    saved.assert_outcomes(passed=1)
+    rows = read(pytester.path / ".jitexp" / "main" / "test_train.py_test_train_step" / "results.csv")
+    assert (rows["status"] == "ok").all() and rows.set_index("mode").loc["jit", "matches_eager"] == True  # noqa: E712

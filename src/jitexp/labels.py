@@ -1,0 +1,119 @@
+"""What a case's label says about its inputs: `size=N` where `size` built them, else what did (issue 23).
+
+Rows say how their arguments were built in the `inputs` column: `size` (the workload's `args`, or a
+setup function that takes `size`), `setup` (a setup function without a `size` parameter: its params,
+already in the label, say what it built) or `given` (jitexp.measure's argument values: `input_shapes`
+says them in short, e.g. `f32[128,32] f32[128,1] +params`). A row without the column (an older run)
+is labelled by size, as before. Nothing here imports JAX, nor any other jitexp module (formatting,
+tables and plots import it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+SIZE, SETUP, GIVEN = "size", "setup", "given"  # the values of the `inputs` column
+MEASURED_SETUP = "jitexp.payload.unpack"  # api.SETUP_LABEL: the workload.setup of jitexp.measure's jobs
+MAX_SHAPES = 3  # array shapes an input_shapes label spells out; the rest are counted
+
+
+def inputs_kind(setup: str | None) -> str:
+    """The `inputs` value of a job whose `workload.setup` is `setup` (None: the args specs, built from size)."""
+    if setup is None:
+        return SIZE
+    if setup == MEASURED_SETUP:
+        return GIVEN
+    return SIZE if takes_size(setup) else SETUP
+
+
+@lru_cache(maxsize=64)
+def takes_size(path: str) -> bool:
+    """Whether the setup function at an import path names a `size` parameter (one taking only `**kw` ignores
+    it); True when it cannot be imported here, so that the label stays the size, as before."""
+    module, _, name = path.rpartition(".")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+        return "size" in inspect.signature(fn).parameters
+    except Exception:
+        return True
+
+
+def inputs_columns(setup: str | None) -> dict[str, str | None]:
+    """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup);
+    `input_shapes` is jitexp.measure's to fill (api.given_inputs), empty here."""
+    return {"inputs": inputs_kind(setup), "input_shapes": None}
+
+
+def short_dtype(dtype: Any) -> str:
+    """`f32`, `bf16`, `i32`, `u8`, `c64`, `bool`: a dtype as JAX prints it in a shape (`f32[128,32]`)."""
+    name = str(getattr(dtype, "name", dtype))
+    match = re.fullmatch(r"(bfloat|float|uint|int|complex)(\d+)", name)
+    if match is None:
+        return name
+    return {"bfloat": "bf", "float": "f", "uint": "u", "int": "i", "complex": "c"}[match[1]] + match[2]
+
+
+def is_array(value: Any) -> bool:
+    """An array leaf (NumPy, JAX, a host copy): it has a shape and a dtype."""
+    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def shapes_label(fn: Callable | None, args: Sequence, kwargs: Mapping[str, Any]) -> str:
+    """Given arguments in short: each array argument's `f32[128,32]` in order (the first MAX_SHAPES, then
+    `+N arrays`), then `+name` for each other argument (a pytree of parameters, a Python value), named by
+    fn's signature or its keyword; e.g. `f32[128,32] f32[128,1] +params`."""
+    names = _parameter_names(fn, len(args))
+    items = [*zip(names, args), *kwargs.items()]
+    shapes = [f"{short_dtype(v.dtype)}[{','.join(str(int(d)) for d in v.shape)}]" for _, v in items if is_array(v)]
+    others = [f"+{name}" for name, v in items if not is_array(v)]
+    shown = shapes[:MAX_SHAPES] + ([f"+{len(shapes) - MAX_SHAPES} arrays"] if len(shapes) > MAX_SHAPES else [])
+    return " ".join(shown + others)
+
+
+def _parameter_names(fn: Callable | None, n: int) -> list[str]:
+    """The names of fn's first n positional parameters (`*args` ones as `args[i]`), `arg<i>` where unknown."""
+    names: list[str] = []
+    try:
+        params = list(inspect.signature(fn).parameters.values()) if fn is not None else []
+    except (TypeError, ValueError):
+        params = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            names.extend(f"{p.name}[{i}]" for i in range(n - len(names)))
+    return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
+
+
+def built_by(row: Mapping[str, Any]) -> str | None:
+    """What built a case's inputs where `size` did not: the given arguments' `input_shapes`, or "" for a
+    setup without `size` (its params, already in the label, say what it built); None where size did, or
+    where the row does not say (an older run, given inputs whose shapes no one filled in)."""
+    kind, shapes = row.get("inputs"), row.get("input_shapes")
+    if kind == SETUP:
+        return ""
+    if kind == GIVEN and isinstance(shapes, str) and shapes:  # else None, or NaN from a CSV
+        return shapes
+    return None
+
+
+def size_text(row: Mapping[str, Any], sep: str = "=") -> str:
+    """A case's label for its inputs: `size=1000` where size built them, else what did (see built_by)."""
+    what = built_by(row)
+    if what is not None:
+        return what
+    size = row.get("size")
+    if isinstance(size, float) and math.isfinite(size) and size.is_integer():  # 1000.0 after a CSV's NaN
+        size = int(size)
+    return f"size{sep}{size}"
+
+
+def joined(rows: Sequence[Mapping[str, Any]], text: Callable[[Mapping[str, Any]], str]) -> str:
+    """Every distinct text of the rows, in order, joined by `/` (`float32/bfloat16`), as a job's one line shows it."""
+    return "/".join(t for t in dict.fromkeys(text(r) for r in rows) if t)

@@ -124,6 +124,10 @@ def test_explanation_rules(eager_s, changes, label):
 def test_explanation_shows_its_numbers_and_needs_them():
     python = explain({"median_s": 4e-3}, {**ROW, "eager_bytes": 12_000})["explanation_detail"]
     assert python.startswith("eager spends 3.6 ms, 90% of its 4 ms, beyond its 49 ops' dispatch (245 us)"), python
+    compiling = explain({"median_s": 4e-3, "compiles_during_timing": 12}, {**ROW, "eager_bytes": 12_000})
+    assert compiling["explanation_detail"].endswith(
+        "; eager compiled 12 times while timed (a lax loop's body traced and compiled per call)"
+    )
     detail = explain({"median_s": 4e-4}, ROW)["explanation_detail"]
     assert "49 ops x 5 us = 245 us, 61% of its 400 us" in detail and "1 kernel" in detail
     assert explain({"median_s": 4e-4}, {**ROW, "eager_ops": None}) == {

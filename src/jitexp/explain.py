@@ -67,6 +67,11 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
             f"the memory traffic): Python run on every eager call (autodiff traced "
             f"again, pytree and optimizer code) that {row['mode']} ran once, when it traced"
         )
+        compiles = _num(eager, "compiles_during_timing")
+        if compiles > 0:  # eager lax.scan / cond with a new body function each call: traced and compiled each time
+            detail += (
+                f"; eager compiled {compiles:.0f} times while timed (a lax loop's body traced and compiled per call)"
+            )
     elif gain <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
         label = "one big kernel either way"
         detail = (

@@ -209,3 +209,15 @@ def test_the_magic_passes_the_options_to_measure_and_shows_its_result_once(monke
         assert shown.count("step size=64 float32 cpu: jit 1.00 ms") == 1, shown  # bare: shown once, not printed too
     finally:
         IPython.core.interactiveshell.InteractiveShell.clear_instance()
+
+
+@pytest.mark.parametrize(
+    "reason, kind",
+    [
+        ("waited to run 20% of the time (median process; limit 5%)", "waited to run"),
+        ("CPU steal 14% of the time (median process; limit 5%)", "CPU steal"),
+        ("process medians spread 14% (robust cv; limit 10%)", "process medians spread"),
+    ],
+)
+def test_a_reason_is_counted_by_its_kind_without_its_numbers(reason, kind):
+    assert tables.reason_kind(reason) == kind

@@ -680,9 +680,9 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
 
 def reason_kind(reason: str) -> str:
     """An instability reason without its numbers or details: ``process medians spread 14% (robust cv; limit 10%)``
-    -> ``process medians spread``."""
+    -> ``process medians spread``, ``waited to run 12% of the time (...)`` -> ``waited to run``."""
     text = reason.strip().split(" (", 1)[0]
-    text = re.sub(r"-?\d+(\.\d+)?%?", "", text)
+    text = re.sub(r"-?\d+(\.\d+)?%?( of the time)?", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -1,10 +1,10 @@
-"""Environment metadata recorded with every row: versions, host, CPU, load, JAX settings."""
+"""Machine facts recorded with every row and read by the driver: CPU model, load, memory, the time. No JAX
+(jaxinfo holds what JAX says, in a worker)."""
 
 from __future__ import annotations
 
 import os
 import platform
-import socket
 from datetime import datetime, timezone
 from functools import lru_cache
 
@@ -41,33 +41,5 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def jax_flag(name: str):
-    """The value in force of a jax.config flag (JAX reads some as attributes, others via read())."""
-    import jax
-
-    try:
-        return getattr(jax.config, name)
-    except AttributeError:
-        return jax.config.read(name)
-
-
 def timestamp() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def environment() -> dict:
-    """Versions, host and JAX flags; call with JAX imported (the job has already started it)."""
-    import jax
-    import jaxlib
-
-    return {
-        "jax_version": jax.__version__,
-        "jaxlib_version": jaxlib.__version__,
-        "python_version": platform.python_version(),
-        "hostname": socket.gethostname(),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "x64": bool(jax_flag("jax_enable_x64")),
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "timestamp": timestamp(),
-    }

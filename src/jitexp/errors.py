@@ -99,9 +99,8 @@ def qualified_name(cls: type) -> str:
     if module == "builtins":
         return cls.__qualname__
     if module.split(".")[0] in ("jax", "jaxlib") and "._" in module:
-        import jax.errors
-
-        if getattr(jax.errors, cls.__name__, None) is cls:
+        jax_errors = sys.modules.get("jax.errors")  # loaded with jax, which raised it; the driver imports no JAX
+        if getattr(jax_errors, cls.__name__, None) is cls:
             return f"jax.errors.{cls.__name__}"
     if _private(cls):
         public = next((base for base in cls.__mro__[1:] if not _private(base)), None)
@@ -293,8 +292,7 @@ def _holds_arrays(path: str, call: Call) -> bool:
     """Whether the argument at `path` is a pytree holding arrays (an equinox module, a dict of params and a
     name): static would need it hashable, and its arrays are not."""
     found, value = _argument(path, call)
-    if not found or "jax" not in sys.modules:
+    jax = sys.modules.get("jax")  # the call failed under jit: JAX is loaded; the driver imports none
+    if not found or jax is None:
         return False
-    import jax
-
     return any(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in jax.tree_util.tree_leaves(value))

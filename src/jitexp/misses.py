@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import jax
 
-from .env import jax_flag
+from .jaxinfo import jax_flag
 
 LOGGER = "jax._src.interpreters.partial_eval"
 WEAK_TYPE_HINT = (

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .env import jax_flag
 from .errors import first_line
+from .jaxinfo import jax_flag
 from .records import Inputs, Payload
 
 CHOICE = 'isolate="none" measures it in this process instead (its rows say isolate=none: not final numbers)'

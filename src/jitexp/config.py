@@ -1,6 +1,7 @@
 """Config schemas (dataclasses), their validation, and their ConfigStore registration.
 
-Imports neither JAX nor files: `jitexp --help` and `--cfg job` stay fast.
+Imports no JAX (the import contract in pyproject.toml), and imports a user's module only to check a
+function it names (check_arity, import_fn): `jitexp --help` and `--cfg job` stay fast.
 """
 
 from __future__ import annotations
@@ -833,9 +834,6 @@ def import_fn(path: str, key: str = "workload.fn") -> Callable:
     if not callable(fn):
         raise ConfigError(key, path, f"module {module_name!r} has no callable {attr!r}")
     return fn
-
-
-JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "compiler_options")
 
 
 def jit_options_in_force(cfg: ExperimentConfig) -> dict[str, Any]:

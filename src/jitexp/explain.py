@@ -32,7 +32,6 @@ COMPUTE_INTENSITY = 10.0  # flops per byte: above it a CPU core or GPU is comput
 SMALL_GAIN = 1.25  # at most this speedup is "little to gain"
 FUSION_TRAFFIC = 2.0
 PYTHON_SHARE = 0.5
-LABELS = ("dispatch-bound", "Python-bound", "one big kernel either way", "fusion-bound", "mixed", "unexplained")
 
 
 def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:

@@ -5,7 +5,7 @@
     sample with the same calls per sample: what the harness itself adds. Target: ratio within 1 +- 0.01.
     The flax case runs jitexp's eager sample before each jitexp jit sample (as a `mode=[eager,jit]`
     job's rounds do, re-warm included), and the plain loop after it.
-(b) In fresh processes paired by index: jitexp worker process i (`runner.measure`, the job's own
+(b) In fresh processes paired by index: jitexp worker process i (`runner.run_task`, the job's own
     path, its median) next to plain-loop process i (forked from the same forkserver, batches of
     >= 10 ms, median of 30), alternating which goes first. The paired ratio (Hodges-Lehmann, its CI
     inverting the Wilcoxon test: `stats.paired_change`). Target: within 1 +- 0.02 with the CI covering 1.

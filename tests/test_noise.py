@@ -107,7 +107,7 @@ def test_a_process_measured_under_steal_is_replaced_while_the_budget_allows(monk
         started.append(task.process)
         return fake_process(task.process, next(verdicts))
 
-    monkeypatch.setattr(runner, "measure", fake_measure)
+    monkeypatch.setattr(runner, "run_task", fake_measure)
     monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
     cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6, job_time_s=60))
     kept, stop, replaced = runner.collect(cfg)
@@ -178,7 +178,7 @@ def test_a_mode_that_failed_in_every_variant_stops_the_job(monkeypatch):
         started.append(task.process)
         return ProcessResult(task.process, variants={"a": {"jit": broken}, "b": {"jit": broken}})
 
-    monkeypatch.setattr(runner, "measure", fake_measure)
+    monkeypatch.setattr(runner, "run_task", fake_measure)
     cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6))
     kept, stop, _ = runner.collect(cfg)
     assert started == [0] and stop == "error"  # not three processes that all fail the same way

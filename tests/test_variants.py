@@ -251,7 +251,7 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
         seen.append(task.cfg.timing)
         return ProcessResult(task.process, variants={name: {"jit": ModeResult()} for name in "abc"})
 
-    monkeypatch.setattr(runner, "measure", fake_measure)
+    monkeypatch.setattr(runner, "run_task", fake_measure)
     monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
     three = "variants={a:{size:8},b:{size:16},c:{size:32}}"
     cfg = compose(

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import Failure
 from .records import ProcessResult, Task
@@ -43,6 +43,29 @@ class Target:
 
     def __call__(self, task: Task, conn: Any) -> None:
         getattr(importlib.import_module(self.module), self.name)(task, conn)
+
+
+class Launcher(Protocol):
+    """Where a task runs: `launch(target, task, timeout_s)` gives its ProcessResult, a failure included
+    (optimum-benchmark's launch(worker, args)). FreshProcess (isolate=process), InProcess (isolate=none) and an
+    env's server (envserver.Server, `envs`) are the three."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult: ...
+
+
+class FreshProcess:
+    """isolate=process: each task in a fresh worker from the forkserver (`launch`)."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        return launch(target, task, timeout_s)
+
+
+class InProcess:
+    """isolate=none: the target module's in-process entry (`measure_process(task)`) called in this process,
+    loaded by name: JAX enters the driver's process by the user's choice, not by an import of the driver's."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        return importlib.import_module(target.module).measure_process(task)
 
 
 def context(preload: list[str]) -> Any:

@@ -9,7 +9,6 @@ debugging, in this process (`isolate=none`).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import shutil
 import tempfile
 import time
@@ -20,7 +19,7 @@ from . import envs, envserver
 from .config import ExperimentConfig, from_dict, input_bytes
 from .env import available_memory, load_avg
 from .errors import ConfigError
-from .processes import Target, launch
+from .processes import FreshProcess, InProcess, Launcher, Target
 from .records import JobRaw, JobResult, Payload, ProcessResult, Task
 from .rows import job_result
 
@@ -89,17 +88,21 @@ def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
         )
 
 
-def measure(task: Task, cfg: ExperimentConfig) -> ProcessResult:
-    """One task in a fresh worker, or in this process for isolate=none."""
+def launcher(task: Task, cfg: ExperimentConfig) -> Launcher:
+    """Where a task runs: in this process (isolate=none), in its env's server (envs), else a fresh worker."""
     if cfg.isolate == "none":
-        # In this process, by the user's choice: the worker (and JAX) loaded by name, so that the driver's own
-        # imports hold no JAX (the import contract in pyproject.toml).
-        return importlib.import_module(WORKER.module).measure_process(task)
+        return InProcess()
     if task.env is not None and cfg.envs:
-        result = envserver.server(f"envs.{task.env}", cfg.envs[task.env]).launch(WORKER, task, cfg.timing.timeout_s)
+        return envserver.server(f"envs.{task.env}", cfg.envs[task.env])
+    return FreshProcess()
+
+
+def run_task(task: Task, cfg: ExperimentConfig) -> ProcessResult:
+    """One task run by its launcher (a worker process's result, or this process's for isolate=none)."""
+    result = launcher(task, cfg).launch(WORKER, task, cfg.timing.timeout_s)
+    if task.env is not None and cfg.envs:
         result.env = task.env
-        return result
-    return launch(WORKER, task, cfg.timing.timeout_s)
+    return result
 
 
 def collect(
@@ -121,7 +124,7 @@ def collect(
     t = cfg.timing
     if cfg.isolate == "none":
         task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
-        return [measure(task, cfg)], "isolate=none", []
+        return [run_task(task, cfg)], "isolate=none", []
     results: list[ProcessResult] = []
     replaced: list[ProcessResult] = []
     names: list[str | None] = list(cfg.envs or [None])
@@ -133,7 +136,7 @@ def collect(
         p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
         env = envs.env_of(len(results), names)
         task = Task(cfg, p, modes[env], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
-        result = measure(task, cfg)
+        result = run_task(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
         # a replacement stolen from too: the steal persists, and replacing would only spend the budget
@@ -188,8 +191,8 @@ def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[Pro
     probe = dataclasses.replace(cfg, compilation_cache_dir=probe_dir)
     task = Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache", env=env)
     try:
-        cold = measure(task, cfg)
-        warm = measure(task, cfg)
+        cold = run_task(task, cfg)
+        warm = run_task(task, cfg)
     finally:
         shutil.rmtree(probe_dir, ignore_errors=True)
     return cold, warm
@@ -200,7 +203,7 @@ def retrace_probe(cfg: ExperimentConfig, env: str | None = None) -> dict[str, Pr
     if not cfg.sequence:
         return {}
     return {
-        mode: measure(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence", env=env), cfg)
+        mode: run_task(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence", env=env), cfg)
         for mode in cfg.mode.names
         if mode != "numpy"
     }

@@ -198,17 +198,19 @@ def _workload(job: ExperimentConfig, f: Functions, args: tuple, kwargs: dict) ->
 
 
 def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
-    """Refuse a setup whose arrays (one set per mode, one more for checks) cannot fit in available memory."""
+    """Refuse a setup whose arrays cannot fit in available memory: one set per mode, one for the check, and the
+    copy input_builder holds back to give each of them its own."""
     per_set, available = workloads.setup_bytes(setup, cfg), available_memory()
     if per_set is None or available is None:
         return
-    need = per_set * (modes + 1)
+    need = per_set * (modes + 2)
     if need > available:
         raise ConfigError(
             "size",
             cfg.size,
             f"workload.setup's arrays need about {need / 2**30:.1f} GiB "
-            f"({modes} mode(s) and a check), and {available / 2**30:.1f} GiB is available",
+            f"({modes} mode(s), a check and the copy they are copied from), "
+            f"and {available / 2**30:.1f} GiB is available",
         )
 
 

@@ -168,3 +168,20 @@ def test_the_train_step_through_the_pytest_plugin(pytester, monkeypatch):
     saved.assert_outcomes(passed=1)
     rows = read(pytester.path / ".jitexp" / "main" / "test_train.py_test_train_step" / "results.csv")
     assert (rows["status"] == "ok").all() and rows.set_index("mode").loc["jit", "matches_eager"] == True  # noqa: E712
+
+
+def test_the_setup_memory_check_counts_the_held_copy(monkeypatch):
+    import realcode
+
+    from jitexp import worker
+
+    cfg = jitexp.compose(
+        ["workload=custom", "workload.fn=realcode.mlp_grad", "workload.setup=realcode.init_mlp", "size=256"]
+    )
+    per_set = 4 * (3 * 256 * 256 + 4 * 256)  # three float32 256x256 weights and a 4x256 batch
+    monkeypatch.setattr(worker, "available_memory", lambda: int(3.5 * per_set))
+    # two modes + the check = 3 sets fit in 3.5; with the copy held back to copy from, 4 do not
+    with pytest.raises(jitexp.ConfigError, match=r"2 mode\(s\), a check and the copy they are copied from"):
+        worker.check_setup_memory(realcode.init_mlp, cfg, 2)
+    monkeypatch.setattr(worker, "available_memory", lambda: int(4.5 * per_set))
+    worker.check_setup_memory(realcode.init_mlp, cfg, 2)

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 from .config import DTYPES, MODES, PLATFORMS, ExperimentConfig, TimingConfig, from_dict
 from .errors import ConfigError
 from .formatting import failure_text
+from .labels import GIVEN, MEASURED_SETUP, SIZE, shapes_label
 from .records import JobResult, Payload
 
 if TYPE_CHECKING:
     import pandas as pd
 
 MEASURED_MODES = tuple(m for m in MODES if m != "numpy")  # numpy needs a declared twin, which a function object lacks
-SETUP_LABEL = "jitexp.payload.unpack"  # workload.setup of a measured function: its inputs come from the payload
+SETUP_LABEL = MEASURED_SETUP  # workload.setup of a measured function: its inputs come from the payload
 FIRST_CALL = ("first_call_s", "trace_s", "lower_s", "compile_s", "execute_s")
 # the keyword a jitexp.measure mistake names, for the config key that check_* and validate name
 _KEYS = {
@@ -97,8 +98,6 @@ def labelled(result: JobResult, fn: Callable, args: Sequence, kwargs: Mapping[st
 def given_inputs(fn: Callable, args: Sequence, kwargs: Mapping[str, Any], size: int | None) -> dict[str, str]:
     """The `inputs` and `input_shapes` columns of measure's rows: the arguments label them (`f32[128,32]
     +params`), unless the caller named a size, which then labels them as a CLI job's size does."""
-    from .labels import GIVEN, SIZE, shapes_label
-
     return {"inputs": SIZE if size is not None else GIVEN, "input_shapes": shapes_label(fn, args, kwargs)}
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .labels import joined, size_text
 from .stats import ALPHA, THRESHOLD
 
 NUMPY = "numpy"
@@ -268,6 +269,17 @@ def reciprocal(value: Any) -> float:
     return math.inf if value == 0 else 1 / value
 
 
+def usable_ratio(value: Any) -> bool:
+    """A ratio that can be put in words: present, finite and positive."""
+    return not is_missing(value) and math.isfinite(float(value)) and float(value) > 0
+
+
+def speedup_as_time_ratio(speedup: Any, lo: Any = None, hi: Any = None) -> tuple[float, float, float]:
+    """A speedup (baseline time over mode time) and its CI as the mode's time ratio (mode over baseline), the
+    form `ratio_words` reads: 2.5 with CI 2.0-3.125 -> (0.4, 0.32, 0.5)."""
+    return reciprocal(speedup), reciprocal(hi), reciprocal(lo)
+
+
 def oriented(time_ratio: Any, lo: Any = None, hi: Any = None) -> tuple[float, str, float, float]:
     """A time ratio (this over the other: > 1 is slower) read one way: (N >= 1, ``faster`` or ``slower``, the
     CI's bounds in that same direction). 0.5 with CI 0.4-0.625 -> (2.0, "faster", 1.6, 2.5)."""
@@ -287,9 +299,14 @@ def ratio_words(time_ratio: Any, lo: Any = None, hi: Any = None) -> tuple[str, s
     return figure, ci
 
 
+def compared(label: str, figure: str, other: str) -> str:
+    """``jit 1.94x faster than eager`` from `ratio_words`' figure, or ``jit as fast as eager``."""
+    return f"{label} as fast as {other}" if figure == "as fast" else f"{label} {figure} than {other}"
+
+
 def ratio_cell(time_ratio: Any, lo: Any = None, hi: Any = None) -> str:
     """A table cell for a time ratio: ``1.94x faster (95% CI 1.80x-2.09x)``; ``-`` when missing."""
-    if is_missing(time_ratio) or not math.isfinite(float(time_ratio)) or float(time_ratio) <= 0:
+    if not usable_ratio(time_ratio):
         return "-"
     figure, ci = ratio_words(time_ratio, lo, hi)
     return figure if ci == "-" else f"{figure} (95% CI {ci})"
@@ -329,10 +346,10 @@ def change_phrase(
     time_ratio is this over other (> 1 slower); the figure is N >= 1 with its CI in the same direction, so
     a speedup is passed as its inverse (`speedup_phrase`)."""
     verdict_ = cell_text(verdict_)
-    if is_missing(time_ratio) or not math.isfinite(float(time_ratio)) or float(time_ratio) <= 0:
+    if not usable_ratio(time_ratio):
         return f"{label} vs {other}: {verdict_ or '-'}"
     figure, ci = ratio_words(time_ratio, lo, hi)
-    head = f"{label} as fast as {other}" if figure == "as fast" else f"{label} {figure} than {other}"
+    head = compared(label, figure, other)
     if verdict_.startswith("cannot tell"):
         return f"{head}: {verdict_}"
     detail = f"(95% CI {ci}" + ("" if is_missing(p) else f", p={p_text(p)}") + ")"
@@ -348,9 +365,9 @@ def speedup_phrase(
 ) -> str:
     """A speedup (baseline time over mode time) in `change_phrase`'s words: ``jit 1.94x faster than eager (95% CI
     1.80x-2.09x)``, ``jit 1.9x slower than eager (95% CI 1.7x-2.1x)``, ``...: no significant difference (...)``."""
-    if is_missing(speedup) or not math.isfinite(float(speedup)) or float(speedup) <= 0:
+    if not usable_ratio(speedup):
         return change_phrase(mode, baseline, math.nan, None, None, verdict_)
-    return change_phrase(mode, baseline, 1 / float(speedup), reciprocal(hi), reciprocal(lo), verdict_)
+    return change_phrase(mode, baseline, *speedup_as_time_ratio(speedup, lo, hi), verdict_)
 
 
 _REASONS = re.compile(r";\s*(?![^()]*\))")  # "; " between reasons, not inside "(robust cv; limit 10%)"
@@ -403,8 +420,6 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
     workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
-    from .labels import joined, size_text  # what built the inputs (size, shapes); every dtype, "float32/bfloat16"
-
     dtypes = joined(rows, lambda r: cell_text(r.get("dtype")))
     head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device) if p)
     parts, verdicts = [], []

@@ -4,8 +4,8 @@ Rows say how their arguments were built in the `inputs` column: `size` (the work
 setup function that takes `size`), `setup` (a setup function without a `size` parameter: its params,
 already in the label, say what it built) or `given` (jitexp.measure's argument values: `input_shapes`
 says them in short, e.g. `f32[128,32] f32[128,1] +params`). A row without the column (an older run)
-is labelled by size, as before. Nothing here imports JAX, nor any other jitexp module (formatting,
-tables and plots import it).
+is labelled by size, as before. Nothing here imports JAX, nor any other jitexp module (errors, formatting,
+rows, tables, plots and api import it).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 SIZE, SETUP, GIVEN = "size", "setup", "given"  # the values of the `inputs` column
-MEASURED_SETUP = "jitexp.payload.unpack"  # api.SETUP_LABEL: the workload.setup of jitexp.measure's jobs
+MEASURED_SETUP = "jitexp.payload.unpack"  # the workload.setup of jitexp.measure's jobs (api.SETUP_LABEL)
 MAX_SHAPES = 3  # array shapes an input_shapes label spells out; the rest are counted
 
 

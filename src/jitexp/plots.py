@@ -345,9 +345,9 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
     # the figure and its CI one way round (formatting.ratio_words): a speedup of 0.5 reads "2x slower, CI 1.6-2.5x"
-    inverse = formatting.reciprocal
-    figure, _ = formatting.ratio_words(1 / y)
-    _, _, low, high = formatting.oriented(1 / y, inverse(hi), inverse(lo))
+    time_ratio, time_lo, time_hi = formatting.speedup_as_time_ratio(y, lo, hi)
+    figure, _ = formatting.ratio_words(time_ratio)
+    _, _, low, high = formatting.oriented(time_ratio, time_lo, time_hi)
     significant = verdict in ("faster", "slower") or formatting.is_missing(verdict)
     text = figure if significant else f"{figure}, n.s."
     if math.isfinite(lo) and math.isfinite(hi):

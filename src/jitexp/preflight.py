@@ -469,10 +469,15 @@ OPEN_MAPPINGS = (
 )  # keys a user adds to; workload.params are declared by the workload
 
 
+def with_plus(what: str, key: str, value: Any) -> str:
+    """``a new entry needs a leading +: +key=value``: the override Hydra takes to add a key its config lacks."""
+    return f"a new {what} needs a leading +: +{key}={'VALUE' if value is None else value}"
+
+
 def new_param(error: ConfigError) -> ConfigError:
     """An unknown `workload.params.X=V` from the command line, saying the override that adds it: Hydra adds a
     key the workload's file does not declare (a setup function's own knob) only with a leading +."""
-    add = f"a new param needs a leading +: +{error.key}={'VALUE' if error.value is None else error.value}"
+    add = with_plus("param", error.key, error.value)
     expected = f"{error.expected} ({add})" if error.expected.endswith("?") else f"{error.expected}; {add}"
     return ConfigError(error.key, error.value, expected, error.source)
 
@@ -508,9 +513,7 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             parent = cause.parent_node
             if key.startswith(OPEN_MAPPINGS) and isinstance(parent, DictConfig) and not len(parent):
                 # an open mapping: Hydra adds entries with a leading +
-                return ConfigError(
-                    key, value, f"a new entry needs a leading +: +{key}={'VALUE' if value is None else value}"
-                )
+                return ConfigError(key, value, with_plus("entry", key, value))
             known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
             if key.startswith("workload.params."):
                 return new_param(unknown_key(key, value, known))

@@ -21,25 +21,25 @@ from .formatting import (
     payoff_text,
     plain,
     ratio_cell,
-    reciprocal,
     render,
     short_name,
+    speedup_as_time_ratio,
 )
 from .tables import KNOBS, VARIANT, ab_table, ab_view, case_keys, error_rows, get_column, ok_rows
 
 PAGE = "index.html"
+CHANGE = "change (95% CI)"
 VERDICT_COLUMNS = [
     "case",
     "modes",
     "baseline median",
     "mode median",
     "mode compile",
-    "change (95% CI)",
+    CHANGE,
     "verdict",
     "pays off",
     "why",
 ]
-CHANGE = "change (95% CI)"
 CAPTIONS = {
     "time": "median time per call of each mode with its 95% CI; hollow: CI wider than its target, "
     "diamond: unstable, x: failed",
@@ -113,10 +113,7 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
 
 def _speedup_cell(row: pd.Series) -> str:
     """A speedup (baseline over mode time) as `ratio_cell` words: ``2.5x faster (95% CI 2.2x-2.8x)``."""
-    speedup = row.get("speedup")
-    if is_missing(speedup) or float(speedup) <= 0:
-        return "-"
-    return ratio_cell(1 / float(speedup), reciprocal(row.get("speedup_ci_high")), reciprocal(row.get("speedup_ci_low")))
+    return ratio_cell(*speedup_as_time_ratio(row.get("speedup"), row.get("speedup_ci_low"), row.get("speedup_ci_high")))
 
 
 def page_html(

@@ -297,3 +297,10 @@ def test_importing_jitexp_and_its_api_imports_no_jax():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
     assert callable(jitexp.load_ipython_extension) and jitexp.Measurement.__name__ == "Measurement"
+
+
+def test_the_pytest_plugin_loads_without_pandas():
+    # a pytest11 entry point loads in every pytest session on the machine: nothing heavier than pytest and NumPy
+    code = "import sys, jitexp.pytest_plugin; print('pandas' in sys.modules, 'jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

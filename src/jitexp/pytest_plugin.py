@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .formatting import p_text
 from .host import PROBES
 from .stats import CHANGE_METRICS, THRESHOLD
 
@@ -181,17 +180,16 @@ class Session:
     def failure(self, test: str, row: Any) -> str:
         """One line: the test, the mode and metric, its change in words with the CI that way round, p, and what
         to do: ``jit steady 3.1x slower than the baseline 'base' (95% CI 2.9x-3.3x, p=0.0022, 6 vs 6 processes)``."""
-        from .formatting import ratio_words
+        from .formatting import compared, p_text, ratio_words  # pandas: when a test compares, not at pytest's start
 
         if row["verdict"] in ("broken", "missing"):
             return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
         if not pd_finite(row["ratio"]):
             return f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']}; pass --jitexp-allow-undetectable"
         figure, ci = ratio_words(row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"])
-        figure = f"{figure} than" if figure != "as fast" else "as fast as"
         change = (
-            f"{row['mode']} {row['metric']} {figure} the baseline {self.compare!r} "
-            f"(95% CI {ci}, p={p_text(row['p_value'])}, {row['n_base']} vs {row['n_new']} processes)"
+            compared(f"{row['mode']} {row['metric']}", figure, f"the baseline {self.compare!r}")
+            + f" (95% CI {ci}, p={p_text(row['p_value'])}, {row['n_base']} vs {row['n_new']} processes)"
         )
         if row["verdict"] == "slower":
             host = f"; {row['note']}" if str(row.get("note") or "") else ""

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .labels import is_array
+
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 
 
@@ -63,30 +65,13 @@ class Failure:
         return {"status": "error", **dataclasses.asdict(self)}
 
 
-def failure_of(phase_name: str, exc: BaseException) -> Failure:
-    """The failure of a case that raised `exc` in a phase: class, first line, hint (naming the knob for the
-    very argument, when the call that raised is in the traceback)."""
-    return Failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc, failed_call(exc)))
-
-
 Call = tuple[Callable, tuple, Mapping[str, Any]]  # a function, its positional and its keyword arguments
 
 
-def failed_call(exc: BaseException) -> Call | None:
-    """(fn, args, kwargs) of the workload whose call raised `exc`: the innermost `jitexp.workloads.Workload`
-    a frame of its traceback holds (modes.cold_call's, the retrace probe's); None when there is none."""
-    workloads = sys.modules.get("jitexp.workloads")  # not imported: no Workload exists, no call to find
-    if workloads is None:
-        return None
-    tb, frames = exc.__traceback__, []
-    while tb is not None:
-        frames.append(tb.tb_frame)
-        tb = tb.tb_next
-    for frame in reversed(frames):
-        for value in list(frame.f_locals.values()):
-            if isinstance(value, workloads.Workload):
-                return value.fn, tuple(value.args), dict(value.kwargs)
-    return None
+def failure_of(phase_name: str, exc: BaseException, call: Call | None = None) -> Failure:
+    """The failure of a case that raised `exc` in a phase: class, first line, hint (naming the knob for the
+    very argument, when the failed call is given)."""
+    return Failure(phase_name, qualified_name(type(exc)), first_line(exc), hint_for(exc, call))
 
 
 def qualified_name(cls: type) -> str:
@@ -221,18 +206,16 @@ def _hint(name: str, message: str, call: Call | None) -> str:
     blamed = _DEPENDS_ON.search(message)
     static = _STATIC
     if blamed is not None and call is not None and _hashable_value(blamed.group(1), call):
-        argument = re.match(r"\w+", blamed.group(1))
-        static = f"make {argument.group(0) if argument else 'it'} static ({static_knob(blamed.group(1), call)})"
+        static = f"make {_name(blamed.group(1)) or 'it'} static ({static_knob(blamed.group(1), call)})"
     return _HINTS[name].format(static=static)
 
 
 def static_knob(path: str, call: Call | None) -> str:
     """The override that makes the argument at JAX's `path` (`cfg`, `c[0]`, `d['k']`) static, as it was passed:
     `mode.static_argnames=[cfg]` for a keyword, `mode.static_argnums=[1]` for a position (from fn's signature)."""
-    name_match = re.match(r"\w+", path)
-    if name_match is None:
+    name = _name(path)
+    if name is None:
         return "mode.static_argnums"
-    name = name_match.group(0)
     if call is not None:
         fn, args, kwargs = call
         if name in kwargs:
@@ -241,6 +224,12 @@ def static_knob(path: str, call: Call | None) -> str:
         if position is not None:
             return f"mode.static_argnums=[{position}]"
     return f"mode.static_argnums=[<position of {name}>] (mode.static_argnames=[{name}] if passed by keyword)"
+
+
+def _name(path: str) -> str | None:
+    """The argument's name at the head of JAX's path (`cfg` of `cfg.scale`, `c` of `c[0]`), None if none."""
+    match = re.match(r"\w+", path)
+    return match.group(0) if match else None
 
 
 def _position(fn: Callable, name: str, path: str, n_args: int) -> int | None:
@@ -262,11 +251,10 @@ def _position(fn: Callable, name: str, path: str, n_args: int) -> int | None:
 
 def _argument(path: str, call: Call) -> tuple[bool, Any]:
     """(found, value) of the argument at JAX's `path` in the call: a keyword's value, or a position's."""
-    name_match = re.match(r"\w+", path)
-    if name_match is None:
+    name = _name(path)
+    if name is None:
         return False, None
     fn, args, kwargs = call
-    name = name_match.group(0)
     if name in kwargs:
         return True, kwargs[name]
     position = _position(fn, name, path, len(args))
@@ -279,7 +267,7 @@ def _hashable_value(path: str, call: Call) -> bool:
     found, value = _argument(path, call)
     if not found:
         return False
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
+    if is_array(value):
         return tuple(value.shape) == ()
     try:
         hash(value)
@@ -295,4 +283,4 @@ def _holds_arrays(path: str, call: Call) -> bool:
     jax = sys.modules.get("jax")  # the call failed under jit: JAX is loaded; the driver imports none
     if not found or jax is None:
         return False
-    return any(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in jax.tree_util.tree_leaves(value))
+    return any(is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))

@@ -164,10 +164,9 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
     held: list[workloads.Workload] = []
 
     def inputs(job: ExperimentConfig = cfg) -> workloads.Workload:
-        if held and job is cfg:
-            with phase("inputs"), workloads.on_device(device):
-                return workloads.copied(held[0])
         with phase("inputs"), workloads.on_device(device):
+            if held and job is cfg:
+                return workloads.copied(held[0])
             args, kwargs, seconds = workloads.build_inputs(job, workloads.placement(device), f.setup)
             built = _workload(job, f, args, kwargs)
             if job is cfg and f.setup is not None and workloads.copyable(built):
@@ -252,7 +251,7 @@ def _cold_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], i
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
             c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workloads.call_of(own)))
             continue
         finally:
             compiles.on_event = None
@@ -479,7 +478,7 @@ def sequence_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult]
             )
             record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
         except PhaseError as exc:
-            record.update(failure_of(exc.phase, exc.cause).as_row())
+            record.update(failure_of(exc.phase, exc.cause, workloads.call_of(w)).as_row())
         calls.append(record)
     out[mode] = ModeResult(calls=calls)
 
@@ -522,7 +521,7 @@ def cache_calls(task: Task, w: workloads.Workload, out: dict[str, ModeResult], i
             with CompileCounter() as counter:
                 c = cold_call(donor(w if position == 0 else inputs()), mode)
         except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workloads.call_of(w)))
             continue
         out[mode] = ModeResult(
             cold=_cold_record(c),

@@ -295,6 +295,11 @@ def copy_leaf(leaf: Any) -> Any:
 _IMMUTABLE = (jax.Array, np.generic, int, float, complex, bool, str, bytes, type(None))
 
 
+def call_of(w: Workload) -> tuple[Callable, tuple, dict]:
+    """(fn, args, kwargs) of w: the call a failure's hint names its arguments from (errors.failure_of)."""
+    return w.fn, tuple(w.args), dict(w.kwargs)
+
+
 def copyable(w: Workload) -> bool:
     """Whether copying w's array leaves gives a caller inputs of its own: every leaf is an array or an immutable
     value (no object a call could change in place)."""

@@ -40,9 +40,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # ab_fns, importable in the workers (they inherit sys.path)
 
 import jitexp  # noqa: E402
-from jitexp.comparison import compare, failing  # noqa: E402
-from jitexp.results import write_job  # noqa: E402
-from jitexp.stats import CHANGE_METRICS, robust_cv  # noqa: E402
+from jitexp.analysis.stats import CHANGE_METRICS, robust_cv  # noqa: E402
+from jitexp.report.compare import compare, failing  # noqa: E402
+from jitexp.store.results import write_job  # noqa: E402
 
 SIZE = 128
 TIMING = [

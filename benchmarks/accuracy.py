@@ -68,18 +68,18 @@ def user_code(cfg: Any) -> tuple[Any, list, dict]:
     import jax
     import jax.numpy as jnp
 
-    from jitexp import workloads
+    from jitexp.worker import workload
 
-    fn = workloads.import_fn(cfg.workload.fn)
+    fn = workload.import_fn(cfg.workload.fn)
     options = {"static_argnums": cfg.static_argnums} if cfg.static_argnums else {}
-    jit_fn = workloads.import_fn(cfg.jit_fn) if cfg.jit_fn else jax.jit
+    jit_fn = workload.import_fn(cfg.jit_fn) if cfg.jit_fn else jax.jit
     f = jit_fn(fn, **options)
     if cfg.workload.setup:
-        args, kwargs = workloads.as_inputs(workloads.import_fn(cfg.workload.setup)(**workloads.setup_keywords(cfg)), "")
+        args, kwargs = workload.as_inputs(workload.import_fn(cfg.workload.setup)(**workload.setup_keywords(cfg)), "")
         return f, list(args), kwargs
     rng = np.random.default_rng(cfg.seed)
     args = [
-        spec["value"] if "value" in spec else jnp.asarray(workloads.make_array(spec, cfg.dtype, rng))
+        spec["value"] if "value" in spec else jnp.asarray(workload.make_array(spec, cfg.dtype, rng))
         for spec in cfg.workload.args
     ]
     return f, args, {}
@@ -119,18 +119,18 @@ def user_loop(cfg: Any) -> Any:
 
 def jitexp_loops(cfg: Any) -> dict[str, Any]:
     """Each mode's timed loop as a jitexp worker builds it (inputs by the worker's path, cold call first)."""
-    from jitexp import worker
-    from jitexp.modes import cold_call
     from jitexp.records import ProcessResult
+    from jitexp.worker import entry
+    from jitexp.worker.modes import cold_call
 
-    device = worker.resolve_device(cfg.device)
-    build = worker.input_builder(cfg, worker.import_functions(cfg), device, ProcessResult(0))
+    device = entry.resolve_device(cfg.device)
+    build = entry.input_builder(cfg, entry.import_functions(cfg), device, ProcessResult(0))
     return {mode: cold_call(build(), mode).loop for mode in cfg.mode.names}
 
 
 def in_process(name: str, samples: int) -> dict:
     """(a): jitexp's loop and the user's loop alternating sample by sample in this process."""
-    from jitexp.timing import calibrate, gc_disabled, rewarm_calls
+    from jitexp.worker.timing import calibrate, gc_disabled, rewarm_calls
 
     cfg = config(name)
     loops = jitexp_loops(cfg)
@@ -165,7 +165,7 @@ def in_process(name: str, samples: int) -> dict:
 def plain_entry(task: Any, conn: Any) -> None:
     """A fresh process's plain loop (launched like a jitexp worker): 3 warm-up calls, batches of >= 10 ms, 30 of them."""
     from jitexp.records import ModeResult, ProcessResult
-    from jitexp.timing import calibrate
+    from jitexp.worker.timing import calibrate
 
     sys.path[:] = task.sys_path
     plain = user_loop(task.cfg)
@@ -178,8 +178,9 @@ def plain_entry(task: Any, conn: Any) -> None:
 
 def fresh_pairs(name: str, pairs: int) -> dict:
     """(b): jitexp worker i and plain process i, alternating which starts first."""
-    from jitexp import runner, stats
-    from jitexp.processes import Target, launch
+    from jitexp.analysis import stats
+    from jitexp.engine import runner
+    from jitexp.engine.processes import Target, launch
     from jitexp.records import Task
 
     cfg = config(name)
@@ -200,15 +201,15 @@ def fresh_pairs(name: str, pairs: int) -> dict:
 
 
 def cpu_counters() -> tuple[tuple[int, ...] | None, int]:
-    from jitexp import host
+    from jitexp import noise
 
-    return host.cpu_times(), time.perf_counter_ns()
+    return noise.cpu_times(), time.perf_counter_ns()
 
 
 def steal_since(before: tuple) -> str:
-    from jitexp import host
+    from jitexp import noise
 
-    share = host.shares(before[0], host.cpu_times())
+    share = noise.shares(before[0], noise.cpu_times())
     return f"CPU steal {share.steal:.1%}" if share is not None else "CPU steal unknown"
 
 

@@ -106,8 +106,9 @@ def overhead(tmp: str, rounds: int, timing: str) -> list[tuple[str, str, str, bo
     import jax.numpy as jnp
 
     import jitexp
-    from jitexp import runner
     from jitexp.api import prepare
+    from jitexp.config import sizing
+    from jitexp.engine import runner
 
     x = jnp.full((N,), 0.5, jnp.float32)
     cfg = jitexp.compose(
@@ -136,15 +137,15 @@ def overhead(tmp: str, rounds: int, timing: str) -> list[tuple[str, str, str, bo
     setup_s, value_s = statistics.median(times["setup"]), statistics.median(times["value"])
     measured_cfg, payload = prepare(bigsetup.total, x, timing=timing)
     counted = payload.arg_bytes
-    available = runner.available_memory
-    runner.available_memory = lambda: 2 * counted  # type: ignore[assignment]  # less than 3 sets (2 modes + check)
+    available = sizing.available_memory
+    sizing.available_memory = lambda: 2 * counted  # type: ignore[assignment]  # less than 3 sets (2 modes + check)
     try:
         runner.check_memory(measured_cfg, payload)
         refused = False
     except jitexp.ConfigError:
         refused = True
     finally:
-        runner.available_memory = available  # type: ignore[assignment]
+        sizing.available_memory = available  # type: ignore[assignment]
     return [
         (
             "(b) 100 MB by value vs setup, per job",

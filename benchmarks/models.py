@@ -63,7 +63,7 @@ def hand_step(size: int):
 
     import jitexp
     from jitexp.config import import_fn
-    from jitexp.workloads import run_setup
+    from jitexp.worker.workload import run_setup
 
     cfg = jitexp.compose(["workload=mlp_train_step", f"size={size}", "mode=jit"])
     args, _ = run_setup(import_fn(cfg.workload.setup), cfg)
@@ -141,12 +141,12 @@ def overhead(samples: int) -> bool:
     import jax
 
     from jitexp.config import import_fn
-    from jitexp.modes import block_for, loop_for, make_call
-    from jitexp.timing import calibrate, gc_disabled
-    from jitexp.workloads import Workload, copy_leaf
+    from jitexp.worker.modes import block_for, loop_for, make_call
+    from jitexp.worker.timing import calibrate, gc_disabled
+    from jitexp.worker.workload import Workload, copy_leaf
 
     step, args = hand_step(TINY_SIZE)
-    fn = import_fn("jitexp.models.mlp_train_step")
+    fn = import_fn("jitexp.workloads.models.mlp_train_step")
     w = Workload(
         "mlp_train_step",
         fn,

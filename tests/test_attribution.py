@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import pytest
 
 from jitexp import workloads
-from jitexp.attribution import hlo_counts, jaxpr_counts, quietly
-from jitexp.explain import explain
+from jitexp.analysis.explain import explain
+from jitexp.worker.attribution import hlo_counts, jaxpr_counts, quietly
 
 
 def counts(fn, *args, static=()):

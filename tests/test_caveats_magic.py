@@ -8,10 +8,11 @@ import inspect
 import pandas as pd
 import pytest
 
-from jitexp import api, tables
+from jitexp import api
+from jitexp.analysis.rows import instability, other_load, own_load
 from jitexp.ipython import OPTIONS, USAGE, load_ipython_extension, measure_keywords, merged_kwargs, split_line
-from jitexp.report import write_report
-from jitexp.rows import instability, other_load, own_load
+from jitexp.report import tables
+from jitexp.report.build import write_report
 
 
 def row(**extra) -> dict:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from conftest import read, run_cli, sweep
-from jitexp.results import COLUMNS, SAMPLE_COLUMNS
+from jitexp.store.results import COLUMNS, SAMPLE_COLUMNS
 
 
 def test_single_run_writes_job_csvs(tmp_path):

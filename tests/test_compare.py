@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
-from jitexp.comparison import BETWEEN_RUN_SD, compare, load_side, main, metric_row
-from jitexp.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv
-from jitexp.stats import change_verdict, undetectable
+from jitexp.analysis.stats import change_verdict, undetectable
+from jitexp.report.compare import BETWEEN_RUN_SD, compare, load_side, main, metric_row
+from jitexp.store.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv
 
 ENV = {
     "jax_version": "0.10.2",

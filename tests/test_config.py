@@ -130,6 +130,6 @@ def test_importing_jitexp_does_not_import_jax():
     import subprocess
     import sys
 
-    code = "import jitexp, jitexp.cli, jitexp.config, jitexp.results, sys; print('jax' in sys.modules)"
+    code = "import jitexp, jitexp.cli, jitexp.config, jitexp.store.results, sys; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

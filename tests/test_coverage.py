@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jitexp.rows import process_medians, speedup_interval
-from jitexp.stats import paired_change, rank_sum_cdf, signed_rank_cdf, two_sample_change
+from jitexp.analysis.rows import process_medians, speedup_interval
+from jitexp.analysis.stats import paired_change, rank_sum_cdf, signed_rank_cdf, two_sample_change
 
 TRIALS = 2000
 ROUNDS = 20

@@ -12,7 +12,7 @@ import numpy as np
 
 from jitexp.api import prepare, timing_keys, timing_presets
 from jitexp.config import ExperimentConfig, TimingConfig, from_dict
-from jitexp.preflight import compose
+from jitexp.engine.preflight import compose
 
 # The default preset as documented in docs/measurement.md (Timing presets): written out here, not read
 # from the code, so that a change to any path's defaults fails this test until the docs follow.

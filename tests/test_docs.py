@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jitexp import results
 from jitexp.config import ExperimentConfig
+from jitexp.store import results
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 STARRED = {"workload.params", "workload.checks"}  # mappings whose entries each workload declares: documented as KEY.*

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from conftest import command, make_env, read, run_cli
-from jitexp import compose, envs, envserver
+from jitexp import compose
+from jitexp.engine import envserver, pyenvs
+from jitexp.engine.runner import WORKER
 from jitexp.records import ProcessResult, Task
-from jitexp.runner import WORKER
 
 CRASHES = """
 import os, sys, time
@@ -97,14 +98,14 @@ def task(fn: str, process: int = 0) -> Task:
 
 
 def test_processes_alternate_old_new_new_old_in_rounds():
-    assert [envs.env_of(k, ["old", "new"]) for k in range(8)] == ["old", "new", "new", "old"] * 2
-    assert [envs.env_of(k, "abc") for k in range(6)] == list("abccba")
-    assert envs.split(list(range(6)), ["old", "new"]) == {"old": [0, 3, 4], "new": [1, 2, 5]}
+    assert [pyenvs.env_of(k, ["old", "new"]) for k in range(8)] == ["old", "new", "new", "old"] * 2
+    assert [pyenvs.env_of(k, "abc") for k in range(6)] == list("abccba")
+    assert pyenvs.split(list(range(6)), ["old", "new"]) == {"old": [0, 3, 4], "new": [1, 2, 5]}
 
 
 @pytest.mark.slow
 def test_a_task_round_trips_through_an_env_server_and_a_crash_is_an_error_row(aa, crashes):
-    server = envserver.Server("envs.new", str(aa[1])).start()
+    server = envserver.Server("pyenvs.new", str(aa[1])).start()
     try:
         result = server.launch(WORKER, task("crashes.ok"), 120)
         assert isinstance(result, ProcessResult) and result.clean, result.error
@@ -122,7 +123,7 @@ def test_a_task_round_trips_through_an_env_server_and_a_crash_is_an_error_row(aa
 @pytest.mark.slow
 @pytest.mark.serial  # kills a process
 def test_a_server_killed_while_it_runs_a_task_is_an_error_row_not_a_hang(aa, crashes):
-    server = envserver.Server("envs.new", str(aa[1])).start()
+    server = envserver.Server("pyenvs.new", str(aa[1])).start()
     assert server.proc is not None
     pid = server.proc.pid
     killer = threading.Timer(5.0, os.kill, (pid, signal.SIGKILL))
@@ -134,7 +135,7 @@ def test_a_server_killed_while_it_runs_a_task_is_an_error_row_not_a_hang(aa, cra
         server.close()
     assert result.error is not None, result
     assert (result.error.error_phase, result.error.error_type) == ("crash", "SIGKILL")
-    assert "envs.new" in result.error.error_message and "exited" in result.error.error_message
+    assert "pyenvs.new" in result.error.error_message and "exited" in result.error.error_message
 
 
 def processes_using(path: Path) -> list[str]:
@@ -293,15 +294,15 @@ def bad_inputs(tmp_path: Path, aa: tuple[Path, Path]) -> list[tuple[list[str], s
     good = str(aa[0])
     pair = lambda b: [f"envs={{a:{good},b:{b}}}"]  # noqa: E731
     return [
-        (pair(f"{tmp_path}/nope/python"), "envs.b=", "does not exist"),
-        (pair(text), "envs.b=", "is not an executable file"),
-        (pair(script), "envs.b=", "is not a Python interpreter (it did not run a Python script: I am not python)"),
+        (pair(f"{tmp_path}/nope/python"), "pyenvs.b=", "does not exist"),
+        (pair(text), "pyenvs.b=", "is not an executable file"),
+        (pair(script), "pyenvs.b=", "is not a Python interpreter (it did not run a Python script: I am not python)"),
         (
             pair(bare),
-            "envs.b=",
+            "pyenvs.b=",
             f"cannot import jitexp (ModuleNotFoundError: No module named 'jitexp'); install it there: {bare} -m pip install ",
         ),
-        (pair(old_jitexp), "envs.b=", "incompatible jitexp: "),
+        (pair(old_jitexp), "pyenvs.b=", "incompatible jitexp: "),
         ([*pair(aa[1]), "isolate=none"], "isolate=", "use isolate=process"),
         ([f"envs={{a:{good}}}"], "envs=", "at least two environments"),
     ]

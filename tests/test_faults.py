@@ -213,7 +213,7 @@ def test_callback_errors_keep_their_cause_and_a_ctrl_c_inside_one_is_an_interrup
 
 
 def test_report_on_a_killed_sweep_without_gather_lists_rows_of_this_sweep_only(tmp_path):
-    from jitexp.results import gather_state, write_csv, write_manifest
+    from jitexp.store.results import gather_state, write_csv, write_manifest
 
     root = tmp_path / "sweep"
     write_manifest(root, [["size=1"], ["size=2"]])

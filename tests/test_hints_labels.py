@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 import jitexp
-from jitexp import ConfigError, compose, plots, preflight, run, tables
+from jitexp import ConfigError, compose, run
+from jitexp.analysis.formatting import job_summary
+from jitexp.engine import preflight
 from jitexp.errors import hint_for
-from jitexp.formatting import job_summary
 from jitexp.labels import inputs_kind, shapes_label, size_text
+from jitexp.report import plots, tables
 
 CODE = textwrap.dedent("""
     import dataclasses

@@ -8,18 +8,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jitexp import workloads
 from jitexp.config import ExperimentConfig, WorkloadConfig
-from jitexp.modes import Carry, block_for, cold_call, loop_for
+from jitexp.worker import workload
+from jitexp.worker.modes import Carry, block_for, cold_call, loop_for
 
 
 def test_inputs_on_the_default_device_stay_uncommitted_as_user_code_has_them():
     cfg = ExperimentConfig(workload=WorkloadConfig(fn="jitexp.workloads.add_one", args=[{"shape": [4]}]), size=4)
     default = jax.devices()[0]
-    assert workloads.placement(default) is None
-    (x,) = workloads.build_args(cfg, workloads.placement(default))
+    assert workload.placement(default) is None
+    (x,) = workload.build_args(cfg, workload.placement(default))
     assert not x.committed and x.devices() == {default}
-    (y,) = workloads.build_args(cfg, default)  # a device named outright: committed, and jit follows it
+    (y,) = workload.build_args(cfg, default)  # a device named outright: committed, and jit follows it
     assert y.committed
 
 
@@ -41,7 +41,7 @@ def test_a_single_array_output_is_timed_by_calling_the_function_itself():
 
 
 def test_a_carried_step_feeds_its_outputs_back_in_the_loop():
-    w = workloads.Workload(
+    w = workload.Workload(
         "count", lambda state, inc: (state + inc, state.sum()), (jnp.zeros(3), jnp.ones(3)), (), carry={0: 0}
     )
     c = cold_call(w, "jit")

@@ -13,9 +13,9 @@ import pytest
 import jitexp
 from conftest import read, run_cli
 from jitexp import ConfigError, compose, run
+from jitexp.analysis.stats import verdict
 from jitexp.api import timing_presets
 from jitexp.ipython import evaluate_call, split_line
-from jitexp.stats import verdict
 
 QUICK = "quick"
 
@@ -45,7 +45,7 @@ def test_a_closure_gives_the_rows_a_cli_job_gives():
     assert jit["workload"] == "scaled.<locals>.f" and jit["size"] == 64 and jit["dtype"] == "float32"
     assert jit["matches_eager"] is True and jit["setup_s"] > 0 and jit["isolate"] == "process"
     # the same columns as the CLI's rows (the CLI adds config_hash when it writes; setup_s comes from a setup)
-    short = {"steal_median", "steal_max"}  # empty when a process's rounds lasted under 10 jiffies (timing=quick)
+    short = {"steal_median", "steal_max", "run_queue_wait_median"}  # empty when too short to read (timing=quick)
     assert set(cli.by_mode("jit")) - set(jit) - short <= {"param_n"}
     assert set(jit) - set(cli.by_mode("jit")) - short <= {"setup_s"}
     parts = measured.first_call("jit")
@@ -272,9 +272,10 @@ def test_mistakes_are_one_line_value_errors_naming_the_choices(call, message):
 
 
 def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):
-    monkeypatch.setattr("jitexp.runner.available_memory", lambda: 10 * 2**20)  # 10 MiB
+    monkeypatch.setattr("jitexp.config.sizing.available_memory", lambda: 10 * 2**20)  # 10 MiB
     with pytest.raises(
-        ConfigError, match=r"args is invalid; the arguments' arrays \(0.0 GiB\) need about 0.0 GiB \(2 mode"
+        ConfigError,
+        match=r"args is invalid; the arguments' arrays \(0.0 GiB, 2 mode\(s\) and a check\) need about 0.0 GiB",
     ):
         jitexp.measure(np.sum, np.ones(2**20, np.float32), timing=QUICK)  # 4 MiB a set, 3 sets
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from jitexp import ConfigError, preflight
+from jitexp import ConfigError
+from jitexp.engine import preflight
 
 WRITABLE = tempfile.gettempdir()
 

@@ -1,4 +1,4 @@
-"""The model workloads (jitexp.models) called directly, as their YAMLs name them: setups, carry, jit wrappers, twins.
+"""The model workloads (jitexp.workloads.models) called directly, as their YAMLs name them: setups, carry, jit wrappers, twins.
 
 Needs the models extra (flax, optax, equinox); skipped without it. No engine: each test imports the
 workload's fn/setup/jit_fn from conf/workload/<name>.yaml and calls them itself, at tiny sizes.
@@ -93,7 +93,7 @@ def kernel(model: models.TwoLayerMLP) -> np.ndarray:
 def test_yaml_names_importable_code_and_setup_takes_its_params(name):
     s = spec(name)
     assert s["name"] == name and s["description"] and "\n" not in s["description"]
-    assert s["fn"] == f"jitexp.models.{name}" and s["setup"] == f"jitexp.models.setup_{name}"
+    assert s["fn"] == f"jitexp.workloads.models.{name}" and s["setup"] == f"jitexp.workloads.models.setup_{name}"
     for key in ("fn", "setup", "jit_fn", "numpy_fn"):
         if s.get(key):
             assert callable(import_fn(s[key], f"workload.{key}"))

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
-from jitexp import host, runner
+from jitexp import noise
+from jitexp.analysis.rows import instability, noise_columns
 from jitexp.config import ExperimentConfig, ModeConfig, TimingConfig
+from jitexp.engine import runner
 from jitexp.records import Noise, ProcessResult
-from jitexp.rows import instability, noise_columns
-from jitexp.timing import measure_rounds, plain_loop
+from jitexp.worker.timing import measure_rounds, plain_loop
 
 # user nice system idle iowait irq softirq steal
 START = (1000, 0, 100, 500, 10, 0, 0, 50)
@@ -21,9 +22,9 @@ START = (1000, 0, 100, 500, 10, 0, 0, 50)
 IDLE_CPU = (0, 0, 0, 1000, 0, 0, 0, 0)
 
 
-def reading(mine, other=IDLE_CPU, wait_ns=None, wall_ns=0) -> host.Reading:
+def reading(mine, other=IDLE_CPU, wait_ns=None, wall_ns=0) -> noise.Reading:
     """Counters of a worker on CPU 0 of two (CPU 1: someone else's)."""
-    return host.Reading({0: tuple(mine), 1: tuple(other)}, frozenset([0]), wait_ns, wall_ns)
+    return noise.Reading({0: tuple(mine), 1: tuple(other)}, frozenset([0]), wait_ns, wall_ns)
 
 
 def stat_lines(*cpus) -> str:
@@ -36,40 +37,40 @@ def stat_lines(*cpus) -> str:
 def test_cpu_times_reads_every_cpu_line_and_refuses_a_kernel_without_steal(tmp_path):
     full = tmp_path / "stat"
     full.write_text(stat_lines(START, IDLE_CPU))
-    now = host.cpu_times(str(full))
+    now = noise.cpu_times(str(full))
     assert now is not None and now.cpus == {0: START, 1: IDLE_CPU}
     assert now.on <= {0, 1} and len(now.on) >= 1  # the CPU this thread is on (or the pinned set)
     old = tmp_path / "old"
     old.write_text("cpu  1 2 3 4 5 6 7\ncpu0 1 2 3 4 5 6 7\n")  # no steal field: not accounted
-    assert host.cpu_times(str(old)) is None
-    assert host.cpu_times(str(tmp_path / "missing")) is None
+    assert noise.cpu_times(str(old)) is None
+    assert noise.cpu_times(str(tmp_path / "missing")) is None
 
 
 def test_shares_are_of_the_workers_own_cpu_and_include_its_run_queue_wait():
     after = (1080, 0, 110, 500, 10, 0, 0, 80)  # 120 ticks on CPU 0: 30 stolen
     stolen_elsewhere = (0, 0, 0, 1000, 0, 0, 0, 120)  # CPU 1 (not the worker's) stolen from all the time
-    s = host.shares(reading(START, wait_ns=0, wall_ns=0), reading(after, stolen_elsewhere, 300_000_000, 1_200_000_000))
+    s = noise.shares(reading(START, wait_ns=0, wall_ns=0), reading(after, stolen_elsewhere, 300_000_000, 1_200_000_000))
     assert s is not None and s.steal == pytest.approx(0.25) and s.idle == 0 and s.ticks == 120
     assert s.run_queue == pytest.approx(0.25)  # 0.3 s of 1.2 s waiting to run
     # the whole machine's share would read (30 + 120) / 240: a neighbour's steal is not the worker's
-    moved = host.Reading({0: after, 1: stolen_elsewhere}, frozenset([1]), None, 0)  # migrated to CPU 1
-    both = host.shares(reading(START), moved)
+    moved = noise.Reading({0: after, 1: stolen_elsewhere}, frozenset([1]), None, 0)  # migrated to CPU 1
+    both = noise.shares(reading(START), moved)
     assert both is not None and both.ticks == 240 and both.steal == pytest.approx(150 / 240) and both.run_queue is None
-    assert host.shares(reading(START), reading(START)) is None  # no tick passed
-    assert host.shares(reading(START), reading((1003, 0, 100, 500, 10, 0, 0, 51))) is None  # 4 ticks: below MIN_TICKS
-    assert host.shares(None, reading(after)) is None
+    assert noise.shares(reading(START), reading(START)) is None  # no tick passed
+    assert noise.shares(reading(START), reading((1003, 0, 100, 500, 10, 0, 0, 51))) is None  # 4 ticks: below MIN_TICKS
+    assert noise.shares(None, reading(after)) is None
 
 
 def test_a_busy_thread_reads_its_own_cpu_and_run_queue(tmp_path):
     import time
 
-    before = host.cpu_times()
+    before = noise.cpu_times()
     if before is None or before.wait_ns is None:
         pytest.skip("no per-CPU /proc/stat or schedstat here")
     end = time.perf_counter() + 0.3
     while time.perf_counter() < end:
         pass
-    s = host.shares(before, host.cpu_times(), min_ticks=1)
+    s = noise.shares(before, noise.cpu_times(), min_ticks=1)
     assert s is not None and s.ticks >= 20  # 0.3 s of one CPU (or two, if it moved) is >= 30 jiffies
     assert s.run_queue is not None and 0.0 <= s.run_queue <= 1.0
 
@@ -79,20 +80,20 @@ def test_rounds_read_the_counters_around_each_round_and_the_rule_needs_most_roun
     policy = TimingConfig(warmup=0, min_samples=5, max_samples=5, min_sample_time_s=1e-5, max_time_s=1.0)
     rounds = measure_rounds({"a": plain_loop(lambda: 1, lambda x: x)}, policy, tick=lambda: next(readings))
     assert len(rounds.ticks) == 6  # before the first round and after each of the 5
-    per_round = host.round_steal(rounds.ticks)
+    per_round = noise.round_steal(rounds.ticks)
     assert per_round == [1.0] * 5
-    assert host.mostly_under_steal(per_round, 0.3, max_steal=0.05)
+    assert noise.mostly_under_steal(per_round, 0.3, max_steal=0.05)
     one_tick = [START]  # 40 rounds of one tick each, every other one stolen: a round's own share is 0 or 1
     for i in range(40):
         last = list(one_tick[-1])
         last[7 if i % 2 else 0] += 1
         one_tick.append(tuple(last))
-    widened = host.round_steal([reading(t) for t in one_tick])
+    widened = noise.round_steal([reading(t) for t in one_tick])
     assert all(0.4 <= s <= 0.6 for s in widened)  # each over >= 10 ticks around its round
-    assert host.round_steal([reading(START), None, reading(START)]) == [None, None]  # not accounted
-    assert not host.mostly_under_steal([0.5, 0.0, 0.0, None], 0.3, max_steal=0.05)  # one marked round of three
-    assert not host.mostly_under_steal(per_round, 0.01, max_steal=0.05)  # the process's own share disagrees
-    assert not host.mostly_under_steal([None, None], None, max_steal=0.05)  # not accounted: never replaced
+    assert noise.round_steal([reading(START), None, reading(START)]) == [None, None]  # not accounted
+    assert not noise.mostly_under_steal([0.5, 0.0, 0.0, None], 0.3, max_steal=0.05)  # one marked round of three
+    assert not noise.mostly_under_steal(per_round, 0.01, max_steal=0.05)  # the process's own share disagrees
+    assert not noise.mostly_under_steal([None, None], None, max_steal=0.05)  # not accounted: never replaced
 
 
 def fake_process(p: int, under_steal: bool, steal: float | None = 0.01) -> ProcessResult:
@@ -108,7 +109,7 @@ def test_a_process_measured_under_steal_is_replaced_while_the_budget_allows(monk
         return fake_process(task.process, next(verdicts))
 
     monkeypatch.setattr(runner, "run_task", fake_measure)
-    monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
+    monkeypatch.setattr(runner.pyenvs, "enough", lambda *a: True)
     cfg = ExperimentConfig(mode=ModeConfig(jit=True), timing=TimingConfig(processes=3, max_processes=6, job_time_s=60))
     kept, stop, replaced = runner.collect(cfg)
     # p0 under steal -> replaced by another p0; p1 under steal -> replaced; p2 under steal with 5 started
@@ -145,13 +146,13 @@ def test_a_job_without_steal_accounting_has_empty_columns_and_records_the_probe_
     proc = run_cli(
         ["workload=add_one", "size=64", "timing=quick", f"cpu_affinity=[{core}]", f"hydra.run.dir={out}"],
         cwd=tmp_path,
-        env={host.STAT_ENV: str(fake)},
+        env={noise.STAT_ENV: str(fake)},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = pd.read_csv(out / "results.csv")
     assert rows["steal_median"].isna().all() and rows["steal_max"].isna().all()
     assert (rows["n_steal_replaced"] == 0).all()
-    for name in host.PROBE_COLUMNS:
+    for name in noise.PROBE_COLUMNS:
         assert (rows[name] > 0).all(), name
     assert rows["cpu_affinity"].astype(str).tolist() == [str(core)] * len(rows)
     assert (rows["blas_threads"] == 1).all()  # the NumPy twin's BLAS follows the pinned cores
@@ -189,8 +190,8 @@ def test_a_mode_that_failed_in_every_variant_stops_the_job(monkeypatch):
 def test_replaced_processes_stay_in_processes_csv_and_the_row_says_what_replacing_did():
     import numpy as np
 
+    from jitexp.analysis.rows import job_result
     from jitexp.records import Cold, JobRaw, ModeResult
-    from jitexp.rows import job_result
 
     def process(p: int, level: float, stolen: bool) -> ProcessResult:
         samples = np.full(12, level) * (1 + 0.01 * np.arange(12) / 12)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import read, run_cli
-from jitexp import preflight
+from jitexp.engine import preflight
 from test_envs import shared_env
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -242,9 +242,9 @@ def test_a_models_workload_without_its_extra_names_the_extra(monkeypatch):
     from jitexp.config import import_fn
 
     monkeypatch.setitem(sys.modules, "equinox", None)  # `import equinox` now fails as if it were not installed
-    monkeypatch.delitem(sys.modules, "jitexp.models", raising=False)
+    monkeypatch.delitem(sys.modules, "jitexp.workloads.models", raising=False)
     with pytest.raises(ConfigError) as caught:
-        import_fn("jitexp.models.eqx_mlp_grad")
+        import_fn("jitexp.workloads.models.eqx_mlp_grad")
     assert str(caught.value).endswith('it needs the models extra: pip install "jitexp[models]"')
     assert "\n" not in str(caught.value)
 
@@ -259,7 +259,11 @@ def test_a_jit_fn_without_lower_makes_the_aot_row_an_error_with_a_hint(tmp_path)
     jit = result.by_mode("jit")
     assert jit["status"] == "ok", (jit.get("error_phase"), jit.get("error_type"), jit.get("error_message"))
     aot = result.by_mode("aot")
-    assert (aot["status"], aot["error_phase"], aot["error_type"]) == ("error", "lower", "jitexp.modes.NoAotError")
+    assert (aot["status"], aot["error_phase"], aot["error_type"]) == (
+        "error",
+        "lower",
+        "jitexp.worker.modes.NoAotError",
+    )
     assert (
         "no ahead-of-time path" in aot["hint"]
         and "plainjit.jit returns a function without .lower()" in aot["error_message"]

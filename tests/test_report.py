@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp import formatting, report, tables
-from jitexp.results import RESULTS_CSV, load_results, write_csv
+from jitexp.analysis import formatting
+from jitexp.report import build, tables
+from jitexp.store.results import RESULTS_CSV, load_results, write_csv
 
 ENV = dict(
     dtype="float32",
@@ -203,22 +204,22 @@ def test_markdown_table_escapes_pipes_and_aligns_numbers():
 
 
 def test_format_sweep_summary_lists_rows_then_speedup():
-    text = report.format_sweep_summary(frame([{**r, "job_num": i} for i, r in enumerate(sweep_rows())]))
+    text = build.format_sweep_summary(frame([{**r, "job_num": i} for i, r in enumerate(sweep_rows())]))
     lines = text.splitlines()
     assert lines[0].startswith("jitexp: 10 rows (9 ok, 1 error) from 10 jobs")
     assert "TracerBoolConversionError" in text
     assert "speedup against the baseline" in text
     assert "n=3" in text
-    eager_only = report.format_sweep_summary(frame([ok("w", "eager", 8, 0.004, 0.01)]))
+    eager_only = build.format_sweep_summary(frame([ok("w", "eager", 8, 0.004, 0.01)]))
     assert "speedup" not in eager_only
 
 
 def test_report_modules_import_without_matplotlib_or_jax():
     code = (
-        "import sys, jitexp.report, jitexp.tables, jitexp.plots; "
+        "import sys, jitexp.report.build, jitexp.report.tables, jitexp.report.plots; "
         "print(sorted(m for m in ('matplotlib', 'jax') if m in sys.modules))"
     )
-    src = str(Path(report.__file__).parents[1])
+    src = str(Path(build.__file__).parents[2])
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]"
@@ -241,7 +242,7 @@ EXPECTED_PNGS = [
 
 def test_make_report_writes_tables_summary_and_plots(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
-    out = report.make_report(sweep)
+    out = build.make_report(sweep)
     assert out == sweep / "report"
     for name in ["summary.md", "speedup.csv", "scaling.csv", "scaling_points.csv", "errors.csv", *EXPECTED_PNGS]:
         assert (out / name).stat().st_size > 0, name
@@ -269,7 +270,7 @@ def test_make_report_writes_tables_summary_and_plots(tmp_path):
 
 def test_make_report_without_plots_and_with_custom_out(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
-    out = report.make_report(sweep, out=tmp_path / "elsewhere", plots=False)
+    out = build.make_report(sweep, out=tmp_path / "elsewhere", plots=False)
     assert out == tmp_path / "elsewhere"
     assert (out / "summary.md").exists() and not list(out.glob("*.png"))
     assert "![" not in (out / "summary.md").read_text()
@@ -277,7 +278,7 @@ def test_make_report_without_plots_and_with_custom_out(tmp_path):
 
 def test_rerun_removes_plots_that_no_longer_apply(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", [ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)])
-    out = report.make_report(sweep)
+    out = build.make_report(sweep)
     stale = out / "time_gone_float32.png"
     stale.write_bytes(b"old")
     legacy = out / "bars_w_float32_8.png"  # the name earlier versions wrote
@@ -285,7 +286,7 @@ def test_rerun_removes_plots_that_no_longer_apply(tmp_path):
     keep = out / "notes.txt"
     keep.write_text("mine")
     (out / "attribution.csv").write_text("stale")
-    report.make_report(sweep)
+    build.make_report(sweep)
     assert not stale.exists() and not legacy.exists() and keep.exists()
     assert not (out / "attribution.csv").exists()  # these rows have no attribution columns
     assert sorted(p.name for p in out.glob("*.png")) == [
@@ -303,7 +304,7 @@ def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
         ok("partial", "jit", 4, 0.0005, float("nan")),
         ok("partial", "eager", 8, float("nan"), 0.01),
     ]
-    out = report.make_report(write_sweep(tmp_path / "s", rows))
+    out = build.make_report(write_sweep(tmp_path / "s", rows))
     names = sorted(p.name for p in out.glob("*.png"))
     assert names == ["speedup_partial_float32.png", "time_partial_float32.png"]
     speedup = pd.read_csv(out / "speedup.csv")
@@ -314,7 +315,7 @@ def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
 def test_single_run_dir(tmp_path):
     run = tmp_path / "run"
     write_csv(pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)]), run / RESULTS_CSV)
-    out = report.make_report(run, plots=False)
+    out = build.make_report(run, plots=False)
     assert (out / "summary.md").exists() and out == run / "report"
     assert pd.read_csv(out / "speedup.csv")["speedup"].item() == pytest.approx(4.0)
 
@@ -324,7 +325,7 @@ def test_sweep_with_a_job_folder_deleted_still_reports(tmp_path):
     for path in (sweep / "1").iterdir():
         path.unlink()
     (sweep / "1").rmdir()
-    out = report.make_report(sweep, plots=False)
+    out = build.make_report(sweep, plots=False)
     speedup = pd.read_csv(out / "speedup.csv")
     assert list(speedup.query("workload == 'square' and size == 100")["mode"]) == ["aot"]
     assert len(pd.read_csv(sweep / RESULTS_CSV)) == len(sweep_rows()) - 1
@@ -335,7 +336,7 @@ def test_sweep_with_a_job_folder_deleted_after_gathering_still_reports(tmp_path)
     for path in (sweep / "0").iterdir():
         path.unlink()
     (sweep / "0").rmdir()
-    assert report.main([str(sweep), "--no-plots", "-q"]) == 0
+    assert build.main([str(sweep), "--no-plots", "-q"]) == 0
     # the job folders are the truth: the stale gathered file is rebuilt without job 0
     assert len(pd.read_csv(sweep / RESULTS_CSV)) == len(sweep_rows()) - 1
     assert 0 not in set(pd.read_csv(sweep / RESULTS_CSV)["job_num"])
@@ -345,7 +346,7 @@ def test_sweep_with_a_job_folder_deleted_after_gathering_still_reports(tmp_path)
 def test_missing_gathered_csv_is_rebuilt(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
     (sweep / RESULTS_CSV).unlink()
-    report.make_report(sweep, plots=False)
+    build.make_report(sweep, plots=False)
     assert len(pd.read_csv(sweep / RESULTS_CSV)) == len(sweep_rows())
 
 
@@ -353,7 +354,7 @@ def test_missing_gathered_csv_is_rebuilt(tmp_path):
 
 
 def test_main_missing_dir_is_one_line_exit_2(tmp_path, capsys):
-    assert report.main([str(tmp_path / "nope")]) == 2
+    assert build.main([str(tmp_path / "nope")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
@@ -362,19 +363,19 @@ def test_main_missing_dir_is_one_line_exit_2(tmp_path, capsys):
 
 def test_main_folder_without_results_is_exit_2(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    assert report.main([str(tmp_path / "empty")]) == 2
+    assert build.main([str(tmp_path / "empty")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_main_empty_results_is_exit_2(tmp_path, capsys):
     write_csv(pd.DataFrame(columns=["workload", "mode"]), tmp_path / "r" / RESULTS_CSV)
-    assert report.main([str(tmp_path / "r")]) == 2
+    assert build.main([str(tmp_path / "r")]) == 2
     assert "no result rows" in capsys.readouterr().err
 
 
 def test_main_prints_tables_and_writes_report(tmp_path, capsys):
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
-    assert report.main([str(sweep), "--no-plots"]) == 0
+    assert build.main([str(sweep), "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "speedup against the baseline" in out and "errors" in out and "scaling" in out
     assert out.strip().splitlines()[-2:] == [
@@ -393,15 +394,15 @@ def test_main_without_dir_uses_newest_under_outputs(tmp_path, monkeypatch, capsy
     empty = tmp_path / "outputs" / "run" / "2025-01-03_10-00-00"
     empty.mkdir()
     monkeypatch.chdir(tmp_path)
-    assert report.find_latest() == Path("outputs/multirun/2025-01-02_10-00-00")
-    assert report.main(["--no-plots", "-q"]) == 0
+    assert build.find_latest() == Path("outputs/multirun/2025-01-02_10-00-00")
+    assert build.main(["--no-plots", "-q"]) == 0
     assert (new / "report" / "summary.md").exists()
     assert not (old / "report").exists()
 
 
 def test_main_without_dir_and_no_outputs_is_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert report.main([]) == 2
+    assert build.main([]) == 2
     assert "no DIR given" in capsys.readouterr().err
 
 
@@ -534,7 +535,7 @@ def test_memory_and_cache_tables():
 def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
     run = tmp_path / "run"
     write_csv(pd.DataFrame(why_rows()), run / RESULTS_CSV)
-    assert report.main([str(run)]) == 0
+    assert build.main([str(run)]) == 0
     printed = capsys.readouterr().out
     out = run / "report"
     for name in (
@@ -599,7 +600,7 @@ def test_caveats_are_counted_by_kind():
     assert lines[1].startswith("compiled while timed: 1 of 6 rows (2 compile(s))")
     assert lines[2].startswith("result differs from eager: 1 of 6 rows: w jit size 2")
     assert len(lines) == 3
-    summary = report.summary_markdown(frame(rows), report.report_tables(frame(rows)), [])
+    summary = build.summary_markdown(frame(rows), build.report_tables(frame(rows)), [])
     caveats = summary.split("## Caveats", 1)[1].split("##", 1)[0]
     assert caveats.count("\n- ") == 3  # three kinds, not one line per row
     assert tables.caveat_summary(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []
@@ -614,7 +615,7 @@ def test_static_labels():
         [ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
         + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)]
     )
-    from jitexp import plots
+    from jitexp.report import plots
 
     labels = [label for label, _ in plots.case_groups(rows)]
     assert labels == [
@@ -679,11 +680,11 @@ def test_sequence_table_and_calls_figure(tmp_path, capsys):
         ok("loop", "jit", 50, 1e-4, 0.03, param_n=2, static_argnums="[1]"),
     ]
     write_sweep(sweep, rows, gather=False)
-    from jitexp.results import CALL_COLUMNS
+    from jitexp.store.results import CALL_COLUMNS
 
     for job, static in ((0, False), (1, True)):
         write_csv(pd.DataFrame(calls_rows(job, static)).reindex(columns=CALL_COLUMNS), sweep / str(job) / "calls.csv")
-    assert report.main([str(sweep)]) == 0
+    assert build.main([str(sweep)]) == 0
     printed = capsys.readouterr().out
     out = sweep / "report"
     sequence = pd.read_csv(out / "sequence.csv")
@@ -699,7 +700,7 @@ def test_sequence_table_and_calls_figure(tmp_path, capsys):
 
 
 def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
-    from jitexp import plots
+    from jitexp.report import plots
 
     rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64, 256, 1024)]
     rows += [ok("w", "eager", n, 1e-9 * n**2, 0.02) for n in (16, 64, 256, 1024)]
@@ -716,7 +717,7 @@ def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
 
 
 def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, monkeypatch):
-    from jitexp import plots
+    from jitexp.report import plots
 
     rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64)]
     figures = []
@@ -731,7 +732,7 @@ def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, mon
 
 
 def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeypatch):
-    from jitexp import plots
+    from jitexp.report import plots
 
     rows = [
         ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
@@ -752,7 +753,7 @@ def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeyp
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
-    from jitexp import plots
+    from jitexp.report import plots
 
     rows = [
         ok("w", "eager", 8, 0.00157, 0.01, job_num=0),
@@ -846,7 +847,7 @@ def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
         ]
     )
     write_csv(old, run / "calls.csv")
-    out = report.make_report(run)
+    out = build.make_report(run)
     assert (out / "calls_w.png").exists()  # the first calls from cold, as older jobs wrote them
     assert not (out / "sequence.csv").exists()
 
@@ -863,7 +864,7 @@ def test_minimal_old_csv_reports_everything_it_can(tmp_path):
             "first_call_s": [0.01, 0.05, 0.02, 0.06],
         }
     ).to_csv(run.mkdir() or run / RESULTS_CSV, index=False)
-    assert report.main([str(run), "-q"]) == 0
+    assert build.main([str(run), "-q"]) == 0
     out = run / "report"
     names = {p.name for p in out.iterdir()}
     assert {"time_w.png", "speedup_w.png", "coldstart_w.png", "scaling_w.png"} <= names

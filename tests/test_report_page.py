@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jitexp import report
+from jitexp.report import build
 from test_report import error, frame, ok, write_sweep
 
 PAIRED = dict(
@@ -36,7 +36,7 @@ def page_rows() -> list[dict]:
 
 def test_index_html_has_the_verdicts_first_every_picture_inline_and_the_environment(tmp_path, capsys):
     sweep = write_sweep(tmp_path / "sweep", page_rows(), gather=False)
-    assert report.main([str(sweep), "-q"]) == 0
+    assert build.main([str(sweep), "-q"]) == 0
     page = sweep / "report" / "index.html"
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"page: {page}"
     text = page.read_text()
@@ -56,7 +56,7 @@ def test_index_html_has_the_verdicts_first_every_picture_inline_and_the_environm
 
 def test_index_html_without_plots_is_the_tables(tmp_path):
     run = tmp_path / "run"
-    report.write_report(frame(page_rows()[:2]), run, plots=False)
+    build.write_report(frame(page_rows()[:2]), run, plots=False)
     text = (run / "index.html").read_text()
     assert "<h2>Pictures</h2>" not in text and text.count("<tr><td>") >= 2
 
@@ -99,7 +99,7 @@ def headless(args: list[str], profile: Path) -> subprocess.CompletedProcess:
 
 def test_index_html_in_headless_chromium_loads_every_image_and_one_row_per_case(tmp_path):
     sweep = write_sweep(tmp_path / "sweep", page_rows(), gather=False)
-    out = report.make_report(sweep)
+    out = build.make_report(sweep)
     page = out / "index.html"
     n_images = page.read_text().count("<img ")
     checked = tmp_path / "checked.html"  # the page plus a probe script; the page itself has none

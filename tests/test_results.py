@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitexp.results import (
+from jitexp.store.results import (
     CALLS_CSV,
     RESULTS_CSV,
     SAMPLES_CSV,

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from jitexp.analysis.rows import ci_met, job_result
 from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
 from jitexp.errors import Failure
 from jitexp.records import EXTRA_FIELDS, Cold, Extras, JobRaw, ModeResult, ProcessResult
-from jitexp.results import COLUMNS, PROCESS_COLUMNS
-from jitexp.rows import ci_met, job_result
+from jitexp.store.results import COLUMNS, PROCESS_COLUMNS
 
 
 def config(*modes: str) -> ExperimentConfig:
@@ -152,7 +152,7 @@ def test_every_worker_field_has_its_column():
 
 
 def test_ab_columns_per_metric_against_the_baseline():
-    from jitexp.rows import ab_columns
+    from jitexp.analysis.rows import ab_columns
 
     base = {"steady": [1.0, 1.1, 0.9, 1.0, 1.05, 0.95], "compile": [None] * 6}
     new = {"steady": [1.3, 1.4, 1.2, 1.3, 1.35, 1.25], "compile": [0.1] * 6}

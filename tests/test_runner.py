@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from jitexp import ConfigError, compose, run
-from jitexp.jaxinfo import jax_flag
-from jitexp.results import COLUMNS, DISK_CACHE, OUTCOME, PAIRED
+from jitexp.store.results import COLUMNS, DISK_CACHE, OUTCOME, PAIRED
+from jitexp.worker.jaxinfo import jax_flag
 
 QUICK = ["timing=quick"]
 
@@ -143,9 +143,10 @@ def test_python_if_under_jit_is_an_error_row():
 @pytest.mark.parametrize("threshold, expected", [(5.0, [28.0, 28.0, 28.0]), (10.0, [0.5, 1.0, 1.5])])
 def test_lax_cond_takes_the_right_branch_under_jit(threshold, expected):
     from jitexp import workloads
+    from jitexp.worker import workload
 
     cfg = compose([*QUICK, "workload=conditional_lax", "size=3", f"workload.params.threshold={threshold}"])
-    args = workloads.build_args(cfg, jax.devices("cpu")[0])
+    args = workload.build_args(cfg, jax.devices("cpu")[0])
     assert jax.jit(workloads.conditional_lax)(*args).tolist() == expected
     row = run(cfg).by_mode("jit")
     assert row["status"] == "ok" and row["matches_eager"] is True
@@ -224,7 +225,7 @@ def test_config_mistakes_found_at_run_time_raise(overrides, key):
 def test_compare_treats_one_sided_nan_as_a_mismatch():
     import numpy as np
 
-    from jitexp.worker import output_error as compare
+    from jitexp.worker.entry import output_error as compare
 
     assert compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]), "float32")["matches_eager"] is False
     same_nan = compare(np.array([1.0, np.nan]), np.array([1.0, np.nan]), "float32")
@@ -234,15 +235,15 @@ def test_compare_treats_one_sided_nan_as_a_mismatch():
 
 
 def test_traced_literals_are_typed_device_scalars_and_statics_stay_python():
-    from jitexp import workloads
+    from jitexp.worker import workload
 
     dev = jax.devices("cpu")[0]
-    x, threshold = workloads.build_args(compose(["workload=conditional_lax", "size=3"]), dev)
+    x, threshold = workload.build_args(compose(["workload=conditional_lax", "size=3"]), dev)
     assert isinstance(threshold, jax.Array) and threshold.dtype == jax.numpy.float32
     assert not threshold.weak_type and threshold.devices() == {dev}
-    _, n = workloads.build_args(compose(["workload=apply_n_times", "size=3"]), dev)
+    _, n = workload.build_args(compose(["workload=apply_n_times", "size=3"]), dev)
     assert n == 3 and type(n) is int  # static: hashable Python value
-    _, n = workloads.build_args(compose(["workload=apply_n_times_fori", "size=3"]), dev)
+    _, n = workload.build_args(compose(["workload=apply_n_times_fori", "size=3"]), dev)
     assert n.dtype == jax.numpy.int32
 
 
@@ -258,12 +259,12 @@ def test_a_module_that_fails_to_import_is_a_config_error(tmp_path, monkeypatch):
 
 
 def test_inputs_are_deterministic_in_the_seed():
-    from jitexp import workloads
+    from jitexp.worker import workload
 
     dev = jax.devices("cpu")[0]
-    a = workloads.build_args(compose(["size=4", "seed=3"]), dev)
-    b = workloads.build_args(compose(["size=4", "seed=3"]), dev)
-    c = workloads.build_args(compose(["size=4", "seed=4"]), dev)
+    a = workload.build_args(compose(["size=4", "seed=3"]), dev)
+    b = workload.build_args(compose(["size=4", "seed=3"]), dev)
+    c = workload.build_args(compose(["size=4", "seed=4"]), dev)
     assert (a[0] == b[0]).all() and not (a[0] == c[0]).all()
     assert not (a[0] == a[1]).all()  # each argument draws its own stream
     assert a[0].dtype == jax.numpy.float32 and a[0].devices() == {dev}
@@ -299,7 +300,7 @@ def test_numpy_mode_pairs_with_eager_and_jit_in_one_job():
 
 
 def test_numpy_mode_needs_a_twin_and_is_dropped_beside_other_modes():
-    # every built-in has a twin (jitexp.twins): take compute_heavy's away
+    # every built-in has a twin (jitexp.workloads.twins): take compute_heavy's away
     with pytest.raises(ConfigError, match=r"^mode='numpy' is invalid; workload compute_heavy declares no numpy_fn"):
         job("size=16", "mode=numpy", "workload.numpy_fn=null")
     assert [r["mode"] for r in job("size=16", "mode=[jit,numpy]", "workload.numpy_fn=null").rows] == ["jit"]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from jitexp.stats import Z95, median_ci, summarize, tukey_outliers
+from jitexp.analysis.stats import Z95, median_ci, summarize, tukey_outliers
 
 
 def test_summary_of_a_known_array():
@@ -61,7 +61,7 @@ def test_empty_input_is_an_error():
 
 from scipy import stats as scipy_stats  # noqa: E402
 
-from jitexp.stats import break_even, hierarchical_medians, percentile_ci, point_medians, robust_cv, verdict  # noqa: E402
+from jitexp.analysis.stats import break_even, hierarchical_medians, percentile_ci, point_medians, robust_cv, verdict  # noqa: E402
 
 
 def test_break_even_hand_computed():
@@ -164,7 +164,7 @@ def test_hierarchical_bootstrap_is_deterministic_and_checks_input():
 
 
 def test_instability_reasons_read_cleanly():
-    from jitexp.rows import instability
+    from jitexp.analysis.rows import instability
 
     row = {
         "median_s": 1.0,
@@ -185,7 +185,7 @@ def test_instability_reasons_read_cleanly():
 
 
 def test_paired_change_finds_a_consistent_shift_and_not_noise():
-    from jitexp.stats import paired_change
+    from jitexp.analysis.stats import paired_change
 
     rng = np.random.default_rng(0)
     base = rng.lognormal(0, 0.2, 8)  # processes differ a lot; the pairs move together
@@ -199,7 +199,7 @@ def test_paired_change_finds_a_consistent_shift_and_not_noise():
 
 
 def test_paired_change_is_a_paired_estimate_not_a_ratio_of_medians():
-    from jitexp.stats import paired_change
+    from jitexp.analysis.stats import paired_change
 
     base = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # processes at very different levels (steal, layout)
     new = [v * 1.1 for v in base]
@@ -219,7 +219,7 @@ import itertools  # noqa: E402
 from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from jitexp.stats import (  # noqa: E402
+from jitexp.analysis.stats import (  # noqa: E402
     EXACT_SIGNED_RANK_MAX_N,
     paired_change,
     rank_sum_cdf,
@@ -347,7 +347,7 @@ def test_a_two_sample_ci_excludes_1_exactly_when_p_is_below_alpha(base, new, alp
 
 
 def test_the_speedup_interval_over_processes_and_within_one():
-    from jitexp.rows import process_medians, speedup_interval
+    from jitexp.analysis.rows import process_medians, speedup_interval
 
     rng = np.random.default_rng(8)
     groups = simulated_job(rng, 2.0, processes=8, rounds=10)

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from jitexp.config import TimingConfig as Policy
-from jitexp.timing import calibrate, dispatch_times, measure_rounds, plain_loop, rotation, round_order
+from jitexp.worker.timing import calibrate, dispatch_times, measure_rounds, plain_loop, rotation, round_order
 
 pytestmark = pytest.mark.serial  # sleeps and budgets: stop reasons and durations depend on a quiet machine
 

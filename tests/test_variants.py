@@ -10,10 +10,11 @@ import textwrap
 import pytest
 
 from conftest import read, run_cli
-from jitexp import ConfigError, compose, preflight
+from jitexp import ConfigError, compose
+from jitexp.analysis.rows import ab_columns
 from jitexp.config import variant_configs
-from jitexp.results import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
-from jitexp.rows import ab_columns
+from jitexp.engine import preflight
+from jitexp.store.results import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
 
 USER = textwrap.dedent("""
     import fcntl
@@ -242,7 +243,7 @@ def test_one_process_cannot_tell_and_the_files_report_and_compare_know_variants(
 
 
 def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
-    from jitexp import runner
+    from jitexp.engine import runner
     from jitexp.records import ModeResult, ProcessResult
 
     seen = []
@@ -252,7 +253,7 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
         return ProcessResult(task.process, variants={name: {"jit": ModeResult()} for name in "abc"})
 
     monkeypatch.setattr(runner, "run_task", fake_measure)
-    monkeypatch.setattr(runner.envs, "enough", lambda *a: True)
+    monkeypatch.setattr(runner.pyenvs, "enough", lambda *a: True)
     three = "variants={a:{size:8},b:{size:16},c:{size:32}}"
     cfg = compose(
         [

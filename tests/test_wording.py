@@ -11,9 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp import formatting, plots, report_page, tables
-from jitexp.comparison import COLUMNS, failing, render
+from jitexp.analysis import formatting
 from jitexp.pytest_plugin import Entry, Session, deciding
+from jitexp.report import plots, tables
+from jitexp.report.compare import COLUMNS, failing, render
+from jitexp.report.page import verdict_table
 from test_report import ok
 
 # ---- the phrase ---------------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def test_the_page_verdict_table_has_times_compile_and_the_change_in_words():
         | dict(speedup_ci_high=0.625, verdict="slower", **PAIRED),
     ]
     df = pd.DataFrame(rows)
-    table = report_page.verdict_table(df, tables.speedup_table(df))
+    table = verdict_table(df, tables.speedup_table(df))
     assert list(table.columns) == [
         "case",
         "modes",
@@ -237,5 +239,5 @@ def test_the_baseline_variant_comes_first(names):
     df = pd.DataFrame(rows)
     speedup = tables.speedup_table(df)
     assert speedup["variant"].tolist() == list(names)
-    page = report_page.verdict_table(df, speedup)
+    page = verdict_table(df, speedup)
     assert [re.search(r"\[(\w+)\]", c)[1] for c in page["case"]] == list(names)

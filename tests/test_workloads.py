@@ -9,9 +9,10 @@ import jax
 import numpy as np
 import pytest
 
-from jitexp import compose, run, workloads
+from jitexp import compose, run
 from jitexp.config import import_fn
-from jitexp.worker import output_error as compare
+from jitexp.worker import workload
+from jitexp.worker.entry import output_error as compare
 
 QUICK = ["timing=quick", "size=8"]
 
@@ -22,7 +23,7 @@ def builtins() -> list[str]:
     return sorted(
         p.name[:-5]
         for p in folder.iterdir()
-        if p.name.endswith(".yaml") and p.name != "custom.yaml" and "jitexp.models." not in p.read_text()
+        if p.name.endswith(".yaml") and p.name != "custom.yaml" and "jitexp.workloads.models." not in p.read_text()
     )
 
 
@@ -43,8 +44,8 @@ def config(name: str, *overrides: str):
 def inputs(name: str, *overrides: str) -> tuple:
     """The config, the function, its device inputs and the twin's host inputs for a workload at size 8."""
     cfg = config(name, *overrides)
-    args = workloads.build_args(cfg, jax.devices("cpu")[0])
-    return cfg, import_fn(cfg.workload.fn), args, workloads.to_host(args)
+    args = workload.build_args(cfg, jax.devices("cpu")[0])
+    return cfg, import_fn(cfg.workload.fn), args, workload.to_host(args)
 
 
 def test_the_library_is_there():
@@ -121,7 +122,7 @@ def test_the_three_loops_compute_one_recurrence_and_differ_in_statics():
     np.testing.assert_allclose(outputs[0], outputs[2], rtol=1e-5)
     assert [config(n).static_argnums for n in ("python_loop", "fori_loop", "scan")] == [(2,), (), (2,)]
     w, x = jax.numpy.ones((4, 4)), jax.numpy.ones(4)
-    from jitexp import library
+    from jitexp.workloads import library
 
     eqns = [len(jax.make_jaxpr(library.python_loop, static_argnums=2)(w, x, n).eqns) for n in (2, 8)]
     assert eqns[1] > 3 * eqns[0]  # the Python loop unrolls into the trace

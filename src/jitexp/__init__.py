@@ -11,24 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
-from .errors import ConfigError
-from .records import Inputs
+from jitexp.config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
+from jitexp.errors import ConfigError
+from jitexp.records import Inputs
 
 __version__ = "0.1.0"
 
 # run/compose/report/load_results pull in Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
-    "load_results": "results",
-    "run": "runner",
+    "load_results": "store.results",
+    "run": "engine.runner",
     "JobResult": "records",
-    "compose": "preflight",
-    "speedup_table": "tables",
-    "errors_table": "tables",
-    "scaling_table": "tables",
-    "make_report": "report",
-    "format_sweep_summary": "report",
-    "compare": "comparison",
+    "compose": "engine.preflight",
+    "speedup_table": "report.tables",
+    "errors_table": "report.tables",
+    "scaling_table": "report.tables",
+    "make_report": "report.build",
+    "format_sweep_summary": "report.build",
+    "compare": "report.compare",
     "measure": "api",
     "Measurement": "api",
     "load_ipython_extension": "ipython",
@@ -58,15 +58,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .api import Measurement, measure
-    from .comparison import compare
-    from .ipython import load_ipython_extension
-    from .preflight import compose
-    from .records import JobResult
-    from .report import format_sweep_summary, make_report
-    from .results import load_results
-    from .runner import run
-    from .tables import errors_table, scaling_table, speedup_table
+    from jitexp.api import Measurement, measure
+    from jitexp.engine.preflight import compose
+    from jitexp.engine.runner import run
+    from jitexp.ipython import load_ipython_extension
+    from jitexp.records import JobResult
+    from jitexp.report.build import format_sweep_summary, make_report
+    from jitexp.report.compare import compare
+    from jitexp.report.tables import errors_table, scaling_table, speedup_table
+    from jitexp.store.results import load_results
 
 
 def __getattr__(name: str) -> Any:

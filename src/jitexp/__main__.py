@@ -1,3 +1,3 @@
-from .cli import main
+from jitexp.cli import main
 
 main()

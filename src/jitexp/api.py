@@ -1,7 +1,7 @@
 """`jitexp.measure(fn, *args)`: the CLI's engine on a function object and argument values, and its `Measurement`.
 
 The call becomes an ExperimentConfig validated as a composed one is (`config.from_dict`), with the
-function and arguments in a `records.Payload` in place of import paths (`jitexp.payload`), and runs
+function and arguments in a `records.Payload` in place of import paths (`jitexp.worker.payload`), and runs
 through `runner.run`: fresh worker processes, interleaved paired modes, the same statistics and rows.
 Importing this module imports no JAX; a call imports JAX only if the caller's objects already did.
 """
@@ -19,11 +19,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import DTYPES, MODES, PLATFORMS, ExperimentConfig, TimingConfig, from_dict
-from .errors import ConfigError
-from .formatting import failure_text
-from .labels import GIVEN, MEASURED_SETUP, SIZE, shapes_label
-from .records import JobResult, Payload
+from jitexp.analysis.formatting import failure_text
+from jitexp.config import DTYPES, MODES, PLATFORMS, ExperimentConfig, TimingConfig, from_dict
+from jitexp.errors import ConfigError
+from jitexp.labels import GIVEN, MEASURED_SETUP, SIZE, shapes_label
+from jitexp.records import JobResult, Payload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +83,7 @@ def measure(
         name=name,
         size=size,
     )
-    from .runner import run
+    from jitexp.engine.runner import run
 
     return Measurement(labelled(run(cfg, payload=payload), fn, args, kwargs or {}, size))
 
@@ -133,7 +133,7 @@ def prepare(
         raise ConfigError("isolate", isolate, ("process", "none"))
     if jit_fn is not None and not isinstance(jit_fn, str) and not callable(jit_fn):
         raise ConfigError("jit_fn", _short(jit_fn), "a jit transformation: jax.jit, equinox.filter_jit, flax.nnx.jit")
-    from .payload import pack
+    from jitexp.worker.payload import pack
 
     payload, found = pack(fn, args, kwargs, jit_fn if callable(jit_fn) else None, pickled=isolate == "process")
     platform, index = _device(device, args, kwargs)
@@ -276,21 +276,21 @@ class Measurement:
     @property
     def rows(self) -> pd.DataFrame:
         """One row per mode with the results.csv columns."""
-        from .results import to_frame
+        from jitexp.store.results import to_frame
 
         return to_frame(self.result.rows)
 
     @property
     def samples(self) -> pd.DataFrame:
         """samples.csv: every timed sample."""
-        from .results import SAMPLE_COLUMNS, to_frame
+        from jitexp.store.results import SAMPLE_COLUMNS, to_frame
 
         return to_frame(self.result.samples, SAMPLE_COLUMNS)
 
     @property
     def processes(self) -> pd.DataFrame:
         """processes.csv: one row per worker process and mode (cold first calls)."""
-        from .results import PROCESS_COLUMNS, to_frame
+        from jitexp.store.results import PROCESS_COLUMNS, to_frame
 
         return to_frame(self.result.processes, PROCESS_COLUMNS)
 
@@ -340,7 +340,7 @@ class Measurement:
 
     def save(self, folder: str | Path) -> Path:
         """Write the job's CSVs into folder (as a CLI job does), for jitexp-report and jitexp-compare."""
-        from .results import clear_job, write_job
+        from jitexp.store.results import clear_job, write_job
 
         folder = Path(folder)
         clear_job(folder)
@@ -349,13 +349,13 @@ class Measurement:
 
     def __repr__(self) -> str:
         """The CLI's one-line answer: each mode's time with its CI, then the verdicts, compile and pay-off."""
-        from .formatting import job_summary
+        from jitexp.analysis.formatting import job_summary
 
         return job_summary(self.result.rows)
 
     def _repr_html_(self) -> str:
         """A small table for Jupyter: per mode its time, cold first call, compile and verdict."""
-        from .formatting import format_percent, format_seconds, speedup_phrase
+        from jitexp.analysis.formatting import format_percent, format_seconds, speedup_phrase
 
         cells = []
         for row in self.result.rows:

@@ -18,8 +18,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from .config import CONFIG_MODULE, register_configs, to_config
-from .errors import ConfigError
+from jitexp.config import CONFIG_MODULE, register_configs, to_config
+from jitexp.errors import ConfigError
 
 log = logging.getLogger("jitexp")
 __all__ = ["main"]
@@ -27,8 +27,8 @@ __all__ = ["main"]
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
-    from .formatting import display_path, job_summary
-    from .results import clear_job, is_complete, job_overrides, write_job
+    from jitexp.analysis.formatting import display_path, job_summary
+    from jitexp.store.results import clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -43,7 +43,7 @@ def _job(cfg: DictConfig) -> None:
         return
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
     try:
-        from .runner import run
+        from jitexp.engine.runner import run
 
         # the preflight validated every job of this command line before Hydra started; only convert here
         result = run(to_config(cfg), job_num=job_num, overrides=overrides)
@@ -51,7 +51,7 @@ def _job(cfg: DictConfig) -> None:
         if not multirun:
             print(f"jitexp: error: {error}", file=sys.stderr)
             sys.exit(2)
-        from .rows import config_error_result
+        from jitexp.analysis.rows import config_error_result
 
         result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
     for row in result.rows:
@@ -97,7 +97,7 @@ def config_hash(cfg: DictConfig) -> str:
 
 def _progress(sweep_dir: Path, job_num: int) -> str:
     """`[3/12 25 s, ~75 s left] `: where the sweep stands (from its job list, written when it started)."""
-    from .results import JOBS_CSV, read_manifest
+    from jitexp.store.results import JOBS_CSV, read_manifest
 
     jobs = read_manifest(sweep_dir)
     if not jobs:
@@ -116,7 +116,7 @@ def main() -> None:
         sys.path.insert(0, os.getcwd())
     argv = sys.argv[1:]
     if "--version" in argv:
-        from .helptext import version_text
+        from jitexp.helptext import version_text
 
         print(version_text())
         return
@@ -125,7 +125,8 @@ def main() -> None:
     for name in ("jax._src.xla_bridge", "jax._src.compilation_cache"):
         logging.getLogger(name).setLevel(logging.WARNING)
     register_configs()
-    from . import helptext, preflight
+    from jitexp import helptext
+    from jitexp.engine import preflight
 
     helptext.register_resolvers()
     try:
@@ -138,7 +139,7 @@ def main() -> None:
             raise
         print(f"jitexp: error: {error}", file=sys.stderr)
         sys.exit(2)
-    from . import callbacks
+    from jitexp import callbacks
 
     try:
         _job()
@@ -159,7 +160,7 @@ def main() -> None:
 
 def _stopped(why: str, code: int) -> int:
     """A sweep that stopped early: gather what finished, name what did not, no traceback."""
-    from . import callbacks
+    from jitexp import callbacks
 
     root = callbacks.current.get("root")
     print(f"\njitexp: {why}", file=sys.stderr)

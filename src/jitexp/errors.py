@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .labels import is_array
+from jitexp.labels import is_array
 
 PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
 

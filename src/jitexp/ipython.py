@@ -86,7 +86,7 @@ def _magic(ipython: Any) -> Any:
 
 def run_magic(ipython: Any, line: str) -> Any:
     """Parse `[options] CALL`, evaluate the call's parts in the user namespace, measure and return the result."""
-    from .api import measure
+    from jitexp.api import measure
 
     options, call = split_line(line)
     fn, args, kwargs = evaluate_call(call, ipython.user_ns)

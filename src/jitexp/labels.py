@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 SIZE, SETUP, GIVEN = "size", "setup", "given"  # the values of the `inputs` column
-MEASURED_SETUP = "jitexp.payload.unpack"  # the workload.setup of jitexp.measure's jobs (api.SETUP_LABEL)
+MEASURED_SETUP = "jitexp.worker.payload.unpack"  # the workload.setup of jitexp.measure's jobs (api.SETUP_LABEL)
 MAX_SHAPES = 3  # array shapes an input_shapes label spells out; the rest are counted
 
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .host import PROBES
-from .stats import CHANGE_METRICS, THRESHOLD
+from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
+from jitexp.noise import PROBES
 
 if TYPE_CHECKING:
-    from .api import Measurement
-    from .comparison import Side
-    from .config import ExperimentConfig
+    from jitexp.api import Measurement
+    from jitexp.config import ExperimentConfig
+    from jitexp.report.compare import Side
 
 _NAME = re.compile(r"^[\w.-]+$")
 CASE_JSON = "case.json"  # beside a saved job's CSVs: what was measured, to tell a changed case from a slower one
@@ -104,7 +104,7 @@ class Session:
         self.entries.append(entry)
         base = None
         if stored is not None:
-            from .comparison import load_side
+            from jitexp.report.compare import load_side
 
             base = load_side(stored)
         saved = None
@@ -126,7 +126,7 @@ class Session:
     ) -> None:
         """Compare with the stored job through jitexp-compare's gate: fail on a significant slowdown (or on
         "cannot tell", unless allowed), on a case that broke, and on a case that changed (unless allowed)."""
-        from .comparison import BROKEN, MISSING, across_machines, compare, failing, load_side, row_changes
+        from jitexp.report.compare import BROKEN, MISSING, across_machines, compare, failing, load_side, row_changes
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             new = load_side(saved or measured.save(scratch))
@@ -153,7 +153,7 @@ class Session:
     def against(self, row: Any) -> str:
         """One compared row in `change_phrase`'s words: ``jit steady 1.02x slower than base, within the 5%
         threshold (95% CI 1.01x-1.04x, p=0.031)``; a broken or missing case as ``jit broken``."""
-        from .formatting import change_phrase
+        from jitexp.analysis.formatting import change_phrase
 
         if row["verdict"] in ("broken", "missing"):
             return f"{row['mode']} {row['verdict']}"
@@ -180,7 +180,11 @@ class Session:
     def failure(self, test: str, row: Any) -> str:
         """One line: the test, the mode and metric, its change in words with the CI that way round, p, and what
         to do: ``jit steady 3.1x slower than the baseline 'base' (95% CI 2.9x-3.3x, p=0.0022, 6 vs 6 processes)``."""
-        from .formatting import compared, p_text, ratio_words  # pandas: when a test compares, not at pytest's start
+        from jitexp.analysis.formatting import (  # pandas: when a test compares, not at pytest's start
+            compared,
+            p_text,
+            ratio_words,
+        )
 
         if row["verdict"] in ("broken", "missing"):
             return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
@@ -243,7 +247,7 @@ def prepare_for_test(
     """jitexp.measure's config and payload; the test module's own functions travel by value."""
     import cloudpickle
 
-    from .api import prepare
+    from jitexp.api import prepare
 
     module = getattr(request, "module", None)
     by_value = module is not None and getattr(module, "__name__", "") not in ("", "__main__")
@@ -263,8 +267,8 @@ def run_for_test(
     request: pytest.FixtureRequest, cfg: ExperimentConfig, payload: Any, fn: Callable, args: tuple, options: dict
 ) -> Measurement:
     """The prepared measurement run, with the test's id in the rows' overrides, labelled as jitexp.measure's."""
-    from .api import Measurement, labelled
-    from .runner import run
+    from jitexp.api import Measurement, labelled
+    from jitexp.engine.runner import run
 
     result = run(cfg, payload=payload, overrides=request.node.nodeid)
     return Measurement(labelled(result, fn, args, options.get("kwargs") or {}, options.get("size")))
@@ -331,7 +335,7 @@ def read_identity(folder: Path | None) -> dict[str, str] | None:
 
 
 def write_identity(folder: Path, identity: dict[str, str]) -> None:
-    from .results import write_atomic
+    from jitexp.store.results import write_atomic
 
     write_atomic(folder / CASE_JSON, (json.dumps(identity, indent=1) + "\n").encode())
 
@@ -421,7 +425,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{flag}={name!r} is invalid; a name of letters, digits, '.', '-' and '_'")
     timing = option("--jitexp-timing")
     if timing is not None:
-        from .api import timing_presets
+        from jitexp.api import timing_presets
 
         if timing not in timing_presets():
             raise pytest.UsageError(

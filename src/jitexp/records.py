@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .config import ExperimentConfig
-from .errors import Failure
+from jitexp.config import ExperimentConfig
+from jitexp.errors import Failure
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,9 @@ class Payload:
     """jitexp.measure's function and argument values for the worker: cloudpickled bytes, or (isolate=none) the objects."""
 
     function: Any  # (fn, jit_fn or None): cloudpickle bytes, or the pair itself in-process
-    arguments: Any  # (args, kwargs) with device arrays as host values (jitexp.payload): bytes, or the pair in-process
+    arguments: (
+        Any  # (args, kwargs) with device arrays as host values (jitexp.worker.payload): bytes, or the pair in-process
+    )
     arg_bytes: int = 0  # the arguments' array bytes: what the memory guard counts per set of inputs
     x64: bool = False  # the caller's jax_enable_x64, so 64-bit values keep their width in the worker
 

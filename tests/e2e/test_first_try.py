@@ -11,7 +11,9 @@ import pytest
 
 import jitexp
 from conftest import read, run_cli
-from jitexp.tables import caveat_summary
+from jitexp.config import sizing
+from jitexp.report.tables import caveat_summary
+from jitexp.worker import entry
 
 pytest.importorskip("flax")
 pytest_plugins = ["pytester"]
@@ -126,7 +128,7 @@ def test_a_carry_a_users_loop_would_break_on_is_refused_with_a_hint():
         return w[:-1] * x.sum(), x  # output 0 is one element shorter than argument 0 on every call
 
     row = jitexp.measure(shrinks, jnp.ones(4), jnp.ones(3), carry={0: 0}, modes="jit", timing="quick").row("jit")
-    assert row["status"] == "error" and row["error_type"] == "jitexp.modes.CarryError"
+    assert row["status"] == "error" and row["error_type"] == "jitexp.worker.modes.CarryError"
     assert "float32[3] returned, float32[4] taken" in row["error_message"], row["error_message"]
     assert row["hint"].startswith("a loop that feeds output 0 back as argument 0 changes argument 0's shape"), row
 
@@ -173,15 +175,13 @@ def test_the_train_step_through_the_pytest_plugin(pytester, monkeypatch):
 def test_the_setup_memory_check_counts_the_held_copy(monkeypatch):
     import realcode
 
-    from jitexp import worker
-
     cfg = jitexp.compose(
         ["workload=custom", "workload.fn=realcode.mlp_grad", "workload.setup=realcode.init_mlp", "size=256"]
     )
     per_set = 4 * (3 * 256 * 256 + 4 * 256)  # three float32 256x256 weights and a 4x256 batch
-    monkeypatch.setattr(worker, "available_memory", lambda: int(3.5 * per_set))
+    monkeypatch.setattr(sizing, "available_memory", lambda: int(3.5 * per_set))
     # two modes + the check = 3 sets fit in 3.5; with the copy held back to copy from, 4 do not
     with pytest.raises(jitexp.ConfigError, match=r"2 mode\(s\), a check and the copy they are copied from"):
-        worker.check_setup_memory(realcode.init_mlp, cfg, 2)
-    monkeypatch.setattr(worker, "available_memory", lambda: int(4.5 * per_set))
-    worker.check_setup_memory(realcode.init_mlp, cfg, 2)
+        entry.check_setup_memory(realcode.init_mlp, cfg, 2)
+    monkeypatch.setattr(sizing, "available_memory", lambda: int(4.5 * per_set))
+    entry.check_setup_memory(realcode.init_mlp, cfg, 2)

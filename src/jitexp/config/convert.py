@@ -1,0 +1,154 @@
+"""A composed (Dict)Config to a validated ExperimentConfig: interpolations resolved, sequences expanded."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Mapping, cast
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from jitexp.config.schema import ExperimentConfig
+from jitexp.config.sizing import needs_x64
+from jitexp.config.validate import NEEDS, unknown_key, unknown_keys, validate
+from jitexp.config.variants import PROCESS_LEVEL, set_dotted, variant_defaults, variant_overrides
+from jitexp.errors import ConfigError
+
+log = logging.getLogger("jitexp")
+
+
+def from_dict(cfg: DictConfig | Mapping) -> ExperimentConfig:
+    """A composed (Dict)Config as a validated ExperimentConfig, interpolations resolved."""
+    return validate(to_config(cfg))
+
+
+def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
+    """A composed (Dict)Config as an ExperimentConfig, not validated: for a config the preflight has checked.
+
+    Normalises one thing: a job selecting numpy among other modes for a workload without a
+    NumPy twin measures the others (a sweep over workloads measures numpy where a twin exists).
+    """
+    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    unknown_keys(OmegaConf.to_container(node, resolve=False))
+    overrides = variant_overrides(node)
+    filled = variant_defaults(node, overrides)
+    if filled is not node:
+        node = cfg = filled
+    if OmegaConf.select(node, "workload.setup", default=None) is not None and OmegaConf.is_missing(
+        node.workload, "args"
+    ):
+        node = node.copy()
+        node.workload.args = None  # workload=custom with a setup: custom.yaml's `args: ???` is not needed
+        cfg = node
+    missing = sorted(OmegaConf.missing_keys(node))
+    if missing:
+        raise ConfigError(missing[0], None, NEEDS.get(missing[0], "needs a value (it is ??? in the config)"))
+    for i, item in enumerate(node.get("sequence") or []):
+        if not isinstance(item, DictConfig):
+            raise ConfigError(f"sequence[{i}]", item, _SEQUENCE_FORM)
+    try:
+        exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg)))
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None) or "config"
+        message = str(exc).strip().splitlines()[0]
+        raise ConfigError(key, None, message) from None
+    exp.sequence = resolve_sequence(node, exp)
+    exp.variants = resolve_variants(node, exp, overrides)
+    if exp.mode.numpy and exp.workload.numpy_fn is None and exp.mode.names != ("numpy",):
+        exp.mode = dataclasses.replace(exp.mode, numpy=False)
+        log.warning("%s declares no numpy_fn: measuring %s without numpy", exp.workload_name, ",".join(exp.mode.names))
+    return exp
+
+
+SEQUENCE_KEYS = ("size", "dtype", "python_scalars")
+_SEQUENCE_FORM = (
+    "a mapping of changes, e.g. {n: 3}, {size: 64}, {dtype: float64}, {python_scalars: [1]} or {} (as configured)"
+)
+
+
+def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
+    """Each sequence variant with its own arguments, resolved from the job's YAML with the changes applied.
+
+    A variant is resolved like a job of its own (a param change reaches every argument that
+    interpolates it) and keeps `_label`, `_args` and `_dtype` for the worker.
+    """
+    resolved = []
+    for i, item in enumerate(exp.sequence):
+        key = f"sequence[{i}]"
+        if isinstance(item, dict) and "_args" in item:  # resolved already (a config passed on)
+            resolved.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ConfigError(key, item, _SEQUENCE_FORM)
+        changes: dict[str, Any] = {"sequence": []}
+        for name, value in item.items():
+            if name in ("size", "dtype"):
+                changes[name] = value
+            elif name in exp.workload.params:
+                changes.setdefault("workload", {"params": {}})["params"][name] = value
+            elif name != "python_scalars":
+                raise unknown_key(f"{key}.{name}", value, [*exp.workload.params, *SEQUENCE_KEYS])
+        try:
+            variant = from_dict(cast(DictConfig, OmegaConf.merge(node, changes)))
+        except ConfigError as error:
+            raise ConfigError(f"{key}.{error.key.rpartition('.')[2]}", error.value, error.expected) from None
+        scalars = item.get("python_scalars", [])
+        literals = [j for j, a in enumerate(variant.workload.args or []) if "value" in a]
+        if not isinstance(scalars, list) or any(j not in literals for j in scalars):
+            raise ConfigError(f"{key}.python_scalars", scalars, f"a list of literal argument positions: {literals}")
+        label = ", ".join(f"{k}={v}" for k, v in item.items()) or "as configured"
+        resolved.append(
+            {
+                **item,
+                "_label": label,
+                "_args": variant.workload.args,
+                "_kwargs": variant.workload.kwargs,
+                "_params": variant.workload.params,
+                "_size": variant.size,
+                "_dtype": variant.dtype,
+            }
+        )
+    return resolved
+
+
+def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping[str, dict]) -> dict[str, dict] | None:
+    """Each variant's overrides with `_resolved`: its workload, mode, size, dtype and seed, resolved
+    and validated like a job of its own (a changed size or param reaches every argument that
+    interpolates it); None when the job has none."""
+    if not overrides:
+        return None
+    base = node.copy()
+    OmegaConf.set_struct(base, False)
+    resolved: dict[str, dict] = {}
+    x64 = None
+    for name, flat in overrides.items():
+        changes: dict[str, Any] = {"variants": None, "sequence": []}
+        for key, value in flat.items():
+            set_dotted(changes, key, value)
+        try:
+            variant = from_dict(cast(DictConfig, OmegaConf.merge(base, changes)))
+        except ConfigError as error:
+            if not any(error.key == k or error.key.startswith(k + ".") for k in flat):
+                validate(exp)  # a mistake of the job itself is named as the job's
+            raise ConfigError(f"variants.{name}.{error.key}", error.value, error.expected) from None
+        wide = needs_x64(variant)
+        if x64 is not None and wide != x64:
+            key = "dtype" if "dtype" in flat else "workload.args"
+            raise ConfigError(
+                f"variants.{name}.{key}",
+                flat.get(key),
+                f"turns x64 {'on' if wide else 'off'} and the baseline does not; x64 {PROCESS_LEVEL}",
+            )
+        x64 = wide
+        resolved[name] = {
+            **flat,
+            "_resolved": {
+                "workload": dataclasses.asdict(variant.workload),
+                "mode": dataclasses.asdict(variant.mode),
+                "size": variant.size,
+                "dtype": variant.dtype,
+                "seed": variant.seed,
+            },
+        }
+    return resolved

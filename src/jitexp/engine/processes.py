@@ -1,0 +1,248 @@
+"""Fresh worker processes from a forkserver: `launch(target, task)` runs target in one, collects its result.
+
+One forkserver per jitexp process, reused by every job of a sweep. It preloads the target's
+module (the worker, and so JAX) but never creates a backend: forking a process whose XLA client
+threads exist is unsafe. A worker costs ~0.2 s instead of ~2 s for a cold `import jax`.
+This module never imports the worker: the runner names it (like optimum-benchmark's
+`launch(worker, worker_args)`).
+Environment variables (JAX_*, XLA_FLAGS) are read when the server starts.
+
+A worker runs in its own process group (Ctrl-C reaches the driver, which kills the group), dies
+with the forkserver (so a killed driver leaves no orphan), writes its stderr to a file the
+driver reads, and reports each phase it enters, so a timeout or a crash names the phase.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from jitexp.errors import Failure
+from jitexp.records import ProcessResult, Task
+
+_context: Any = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A function by module and name, imported only where it is called (in the worker process)."""
+
+    module: str
+    name: str
+
+    def __call__(self, task: Task, conn: Any) -> None:
+        getattr(importlib.import_module(self.module), self.name)(task, conn)
+
+
+class Launcher(Protocol):
+    """Where a task runs: `launch(target, task, timeout_s)` gives its ProcessResult, a failure included
+    (optimum-benchmark's launch(worker, args)). FreshProcess (isolate=process), InProcess (isolate=none) and an
+    env's server (envserver.Server, `envs`) are the three."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult: ...
+
+
+class FreshProcess:
+    """isolate=process: each task in a fresh worker from the forkserver (`launch`)."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        return launch(target, task, timeout_s)
+
+
+class InProcess:
+    """isolate=none: the target module's in-process entry (`measure_process(task)`) called in this process,
+    loaded by name: JAX enters the driver's process by the user's choice, not by an import of the driver's."""
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        return importlib.import_module(target.module).measure_process(task)
+
+
+def context(preload: list[str]) -> Any:
+    """The forkserver context, configured once (the first caller's preload list wins)."""
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(preload)
+    return _context
+
+
+def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
+    """Run `target(task, conn)` in a fresh process; a crash or a timeout comes back as a failed result.
+
+    Ctrl-C (KeyboardInterrupt here) kills the worker's process group and is re-raised.
+    """
+    ctx = context([target.module])
+    task.sys_path = list(sys.path)
+    task.cwd = os.getcwd()
+    fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
+    os.close(fd)
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_entry, args=(target, task, send), daemon=True)
+    phase, result, outcome = "start", None, "crash"
+    try:
+        with _main_left_alone():
+            proc.start()
+        send.close()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not receive.poll(remaining):
+                outcome = "timeout"
+                break
+            try:
+                kind, value = receive.recv()
+            except EOFError:  # the worker died before it sent its result
+                break
+            if kind == "phase":
+                phase = value
+            elif kind == "interrupt":
+                raise KeyboardInterrupt
+            else:
+                result, outcome = value, "ok"
+                break
+    except BaseException:
+        _kill(proc)
+        raise
+    finally:
+        if outcome != "ok":
+            _kill(proc)
+        proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
+        _kill(proc)
+        proc.join()
+        receive.close()
+        stderr = _read_and_remove(task.stderr_path)
+    if result is not None:
+        if stderr.strip() and task.process == 0 and result.clean:
+            sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
+        return result
+    if outcome == "timeout":
+        error = Failure(
+            "timeout" if phase == "start" else phase,
+            "Timeout",
+            f"no result after timing.timeout_s={timeout_s:g} s",
+            "raise timing.timeout_s, or use a smaller size",
+        )
+    else:
+        name = exit_name(proc.exitcode)
+        line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
+        error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
+    return ProcessResult(task.process, error=error)
+
+
+@contextmanager
+def _main_left_alone() -> Iterator[None]:
+    """Start a worker without multiprocessing re-running the driver's __main__ in it.
+
+    A worker needs only jitexp's modules (a jitexp.measure function arrives cloudpickled), but
+    multiprocessing re-imports the caller's main script in every child: a script without a main
+    guard ran again there, and a program read from stdin failed with FileNotFoundError '<stdin>'.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-import
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
+def _entry(target: Target, task: Task, conn: Any) -> None:
+    """Worker-process start: own process group, die with the forkserver, stderr to the task's file."""
+    os.setpgid(0, 0)
+    _release_forkserver()
+    die_with_parent()
+    fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 2)
+    os.close(fd)
+    import faulthandler
+
+    faulthandler.enable()  # a segfault or abort leaves "Fatal Python error: ..." in the stderr file
+    target(task, conn)  # its module was preloaded by the forkserver: no import cost here
+
+
+def _release_forkserver() -> None:
+    # Every forkserver child inherits the "alive" pipe's write end, which keeps the server running
+    # while the child lives; a hung worker would then outlive a killed driver. Closing it lets the
+    # server exit with the driver, and die_with_parent takes the worker along (CPython internals).
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent exits (a worker's forkserver, an env server's driver); Linux only."""
+    # PR_SET_PDEATHSIG: the forkserver exits when the driver dies; harmless where prctl is missing.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _kill(proc: Any) -> None:
+    if proc.pid is None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.is_alive():
+        proc.kill()
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        Path(path).unlink(missing_ok=True)
+
+
+def last_meaningful_line(text: str) -> str:
+    """What a dying worker said last: a fatal error, else an exception line, else the last line."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if line.startswith("Fatal Python error"):
+            return line
+    skip = ("Traceback", "Current thread", "Thread 0x", "Extension modules", "Stack (most recent", "  ", "\t")
+    for line in reversed(lines):
+        if not line.startswith(skip):
+            return line
+    return lines[-1].strip() if lines else ""
+
+
+def exit_name(code: int | None) -> str:
+    """A process exit code as text: the signal's name (SIGKILL) for a negative code, else `exit N`."""
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+def _crash_hint(name: str) -> str:
+    if name == "SIGKILL":
+        return "killed from outside, often by the out-of-memory killer: use a smaller size"
+    if name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):
+        return "the process crashed in native code; run with isolate=none under a debugger to see where"
+    return "the workload ended the process (sys.exit/os._exit); run with isolate=none to see where"

@@ -1,0 +1,198 @@
+"""run(config) -> JobResult: plan the worker processes, collect every raw result, hand them to `rows`.
+
+Orchestration only: the statistics and rows are `rows.py`'s, the process handling
+`processes.py`'s, what runs in a worker `worker.py`'s. Callable from Python without Hydra. The
+driver imports no JAX: measurements run in fresh worker processes (`isolate=process`) or, for
+debugging, in this process (`isolate=none`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from jitexp.analysis.rows import job_result
+from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
+from jitexp.engine import envserver, pyenvs
+from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
+from jitexp.errors import ConfigError
+from jitexp.machine import load_avg
+from jitexp.records import JobRaw, JobResult, Payload, ProcessResult, Task
+
+WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
+
+
+def run(
+    cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "", payload: Payload | None = None
+) -> JobResult:
+    """Measure one case in its modes; config mistakes raise ConfigError, failures become error rows.
+
+    An ExperimentConfig is trusted as validated (compose() and from_dict() return such); a
+    mapping is validated here. A payload (jitexp.measure) carries the function and its arguments.
+    """
+    if not isinstance(cfg, ExperimentConfig):
+        cfg = from_dict(cfg)
+    check_memory(cfg, payload)
+    for name, path in (cfg.envs or {}).items():
+        envserver.server(f"envs.{name}", path)  # each env's server, before anything runs (one line if it cannot)
+    load_start = load_avg()
+    processes, stop_reason, replaced = collect(cfg, payload)
+    problem = next((r.config_error for r in processes if r.config_error is not None), None)
+    if problem is not None:
+        raise ConfigError(problem.key, problem.value, problem.expected)
+    if cfg.envs:
+        raws = {
+            env: JobRaw(
+                mine,
+                stop_reason,
+                disk_cache_probe(cfg, env),
+                retrace_probe(cfg, env),
+                load_start,
+                load_avg(),
+                [r for r in replaced if r.env == env],
+            )
+            for env, mine in pyenvs.split(processes, list(cfg.envs)).items()
+        }
+        return pyenvs.job_result(cfg, raws, job_num=job_num, overrides=overrides)
+    cache = disk_cache_probe(cfg)
+    load_end = load_avg()
+    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced)
+    return job_result(cfg, raw, job_num=job_num, overrides=overrides)
+
+
+def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
+    """Refuse, before anything is allocated, a job whose inputs cannot fit in available memory.
+
+    A payload's arguments count once per mode and once more for the checks, as a setup's do in the worker.
+    """
+    if payload is not None:
+        sets = len(cfg.mode.names) + 1
+        gib = payload.arg_bytes / 2**30
+        what = f"the arguments' arrays ({gib:.1f} GiB, {sets - 1} mode(s) and a check)"
+        sizing.check_memory("args", None, payload.arg_bytes * sets, what)
+    sizing.check_memory("size", cfg.size, input_bytes(cfg), "the inputs, to build,")
+
+
+def launcher(task: Task, cfg: ExperimentConfig) -> Launcher:
+    """Where a task runs: in this process (isolate=none), in its env's server (envs), else a fresh worker."""
+    if cfg.isolate == "none":
+        return InProcess()
+    if task.env is not None and cfg.envs:
+        return envserver.server(f"envs.{task.env}", cfg.envs[task.env])
+    return FreshProcess()
+
+
+def run_task(task: Task, cfg: ExperimentConfig) -> ProcessResult:
+    """One task run by its launcher (a worker process's result, or this process's for isolate=none)."""
+    result = launcher(task, cfg).launch(WORKER, task, cfg.timing.timeout_s)
+    if task.env is not None and cfg.envs:
+        result.env = task.env
+    return result
+
+
+def collect(
+    cfg: ExperimentConfig, payload: Payload | None = None
+) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
+    """Results of the job's processes, why no more were started, and the processes replaced under steal.
+
+    `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
+    CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`
+    (with variants, it and `timing.max_time_s` count per variant: `per_variant_budgets`).
+    A process measured mostly under CPU steal is replaced by a new one while both limits allow,
+    until a replacement is stolen from too (the steal persists: no more replacing in this job).
+    With envs, each count and the budget are per env, processes alternate between the envs in
+    whole rounds (`pyenvs.env_of`; a replacement runs in its env), and rounds are added until the
+    A/B pairs could be significant; a failure ends the job after its round, so every env has rows,
+    and a mode that failed in an env is left out of that env's later processes only.
+    """
+    cfg = per_variant_budgets(cfg)
+    t = cfg.timing
+    if cfg.isolate == "none":
+        task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
+        return [run_task(task, cfg)], "isolate=none", []
+    results: list[ProcessResult] = []
+    replaced: list[ProcessResult] = []
+    names: list[str | None] = list(cfg.envs or [None])
+    modes = dict.fromkeys(names, cfg.mode.names)  # each env's modes still measured
+    failed = False
+    last_replaced = steal_persists = False
+    start = time.perf_counter()
+    while True:
+        p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
+        env = pyenvs.env_of(len(results), names)
+        task = Task(cfg, p, modes[env], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
+        result = run_task(task, cfg)
+        started = (len(results) + len(replaced)) // len(names) + 1
+        budget = time.perf_counter() - start < t.job_time_s * len(names)
+        # a replacement stolen from too: the steal persists, and replacing would only spend the budget
+        steal_persists = steal_persists or (result.noise.under_steal and last_replaced)
+        last_replaced = (
+            result.noise.under_steal and not steal_persists and not failed and started < t.max_processes and budget
+        )
+        if last_replaced:
+            replaced.append(result)  # the next process takes its place (and its index and env)
+            continue
+        results.append(result)
+        if result.config_error is not None:
+            return results, "error", replaced  # a user's mistake: run() says it in one line, at once
+        modes[env] = tuple(m for m in modes[env] if not result.mode_failed(m))
+        failed = failed or result.failed or not modes[env]
+        if len(results) % len(names):
+            continue  # with envs: whole rounds, one process of each env (after a failure too: every env gets rows)
+        if failed:
+            return results, "error", replaced
+        n = len(results) // len(names)
+        if n < t.processes:
+            continue
+        if n >= t.max_processes:
+            return results, "max_processes", replaced
+        if time.perf_counter() - start >= t.job_time_s * len(names):
+            return results, "budget", replaced
+        if pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci):
+            return results, "ci", replaced
+
+
+def per_variant_budgets(cfg: ExperimentConfig) -> ExperimentConfig:
+    """A variants job's sampling and job budgets count per variant (as an envs job's count per env):
+    each variant shares a process's rounds and the job's processes, so each gets what a plain job gets."""
+    n = len(cfg.variants or {})
+    if n < 2:
+        return cfg
+    t = cfg.timing
+    return dataclasses.replace(
+        cfg, timing=dataclasses.replace(t, max_time_s=t.max_time_s * n, job_time_s=t.job_time_s * n)
+    )
+
+
+def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[ProcessResult, ProcessResult] | None:
+    """With compilation_cache_dir set: a cold first call of each compiled mode writing a fresh cache
+    directory, then one in another fresh worker reading it back."""
+    modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
+    if cfg.compilation_cache_dir is None or not modes:
+        return None
+    root = Path(cfg.compilation_cache_dir).expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    probe_dir = tempfile.mkdtemp(prefix="jitexp-cache-probe-", dir=root)
+    probe = dataclasses.replace(cfg, compilation_cache_dir=probe_dir)
+    task = Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache", env=env)
+    try:
+        cold = run_task(task, cfg)
+        warm = run_task(task, cfg)
+    finally:
+        shutil.rmtree(probe_dir, ignore_errors=True)
+    return cold, warm
+
+
+def retrace_probe(cfg: ExperimentConfig, env: str | None = None) -> dict[str, ProcessResult]:
+    """With a `sequence`: each mode but numpy calls the variants in order, in a fresh worker of its own."""
+    if not cfg.sequence:
+        return {}
+    return {
+        mode: run_task(Task(cfg, 0, (mode,), extras=False, fresh=cfg.isolate != "none", kind="sequence", env=env), cfg)
+        for mode in cfg.mode.names
+        if mode != "numpy"
+    }

@@ -1,0 +1,1 @@
+"""The reports: tables, plots, the report page, the terminal and markdown summaries, and jitexp-compare."""

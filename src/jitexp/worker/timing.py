@@ -1,0 +1,193 @@
+"""The synchronized sampling loop: warm-up, calibration, interleaved rounds (no JAX, no files).
+
+Every function takes plain callables, so the loop is tested with Python functions and the
+same code times eager, jit and aot calls.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jitexp.analysis.stats import summarize
+from jitexp.errors import interrupted
+
+if TYPE_CHECKING:
+    from jitexp.config import TimingConfig
+
+Call = Callable[[], Any]
+Block = Callable[[Any], Any]
+
+MAX_NUMBER = 1_000_000  # cap on calls per sample
+
+
+@dataclass
+class Rounds:
+    """What one process sampled: per mode, per-call seconds of each round's sample."""
+
+    samples_s: dict[str, np.ndarray]
+    number: dict[str, int]
+    stop_reason: str  # "ci" | "budget" | "max_samples"
+    elapsed_s: float
+    errors: dict[str, BaseException] = field(default_factory=dict)  # modes that failed while sampled
+    ticks: list[Any] = field(default_factory=list)  # tick() before the first round and after each round
+    last_output: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@contextmanager
+def gc_disabled() -> Iterator[None]:
+    """Keep the garbage collector from pausing inside timed regions."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call, the last output)
+
+# Before each sample that follows another mode's, this share of a sample's calls runs untimed, so the
+# sample starts from the mode's own steady state (caches, allocator, branch predictors) as a user's loop does.
+REWARM = 0.25
+
+
+def plain_loop(call: Call, block: Block) -> Loop:
+    """The generic timed loop: each call blocked on before the next (modes.loop_for specialises it per output)."""
+
+    def loop(number: int) -> tuple[float, Any]:
+        out = None
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            out = block(call())
+        return (time.perf_counter_ns() - start) / 1e9 / number, out
+
+    return loop
+
+
+def calibrate(loop: Loop, target_s: float, max_number: int = MAX_NUMBER) -> int:
+    """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
+    number = 1
+    for _ in range(8):
+        per_call, _ = loop(number)
+        if per_call * number >= target_s or number >= max_number:
+            break
+        wanted = target_s / max(per_call, 1e-9)
+        number = min(max_number, max(number * 2, int(math.ceil(wanted * 1.1))))
+    return number
+
+
+def rewarm_calls(number: int) -> int:
+    """Untimed calls before a sample that follows another mode's sample."""
+    return max(1, int(number * REWARM))
+
+
+def rotation(modes: list[str], shift: int) -> list[str]:
+    """modes rotated left by shift: round r of process p samples in rotation(modes, r + p)."""
+    if not modes:
+        return []
+    k = shift % len(modes)
+    return modes[k:] + modes[:k]
+
+
+def round_order(keys: list[str], r: int) -> list[str]:
+    """The order of round r: rotation(keys, r), reversed in every other cycle of len(keys) rounds when there
+    are 3+ keys, so each key follows each of its neighbours about as often (plain rotation always puts
+    b after a)."""
+    order = rotation(keys, r)
+    if len(keys) >= 3 and (r // len(keys)) % 2 == 1:
+        order.reverse()
+    return order
+
+
+def measure_rounds(
+    loops: Mapping[str, Loop],
+    policy: TimingConfig,
+    *,
+    shift: int = 0,
+    sampling: Callable[[str], AbstractContextManager] | None = None,
+    tick: Callable[[], Any] | None = None,
+) -> Rounds:
+    """Warm up and calibrate every mode, then sample them in interleaved rounds.
+
+    A round takes one sample of every mode, in an order rotated by one each round (and by
+    `shift` per process; see `round_order`), so drift hits all modes alike. A sample that follows
+    another mode's is preceded by `rewarm_calls` untimed calls of its own mode. Sampling stops after at least
+    `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
+    process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
+    compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
+    is read before the first round and after each. A mode that raises is dropped from later
+    rounds and its exception kept in `errors`.
+    """
+    modes = list(loops)
+    errors: dict[str, BaseException] = {}
+    number: dict[str, int] = {}
+    last: dict[str, Any] = {}
+    for mode in modes:
+        try:
+            if policy.warmup:
+                last[mode] = loops[mode](policy.warmup)[1]
+            number[mode] = calibrate(loops[mode], policy.min_sample_time_s)
+        except Exception as exc:  # the mode fails; the others are still measured
+            if interrupted(exc):
+                raise KeyboardInterrupt from exc
+            errors[mode] = exc
+    live = [m for m in modes if m not in errors]
+    samples: dict[str, list[float]] = {m: [] for m in live}
+    stop, rounds = "max_samples", 0
+    ticks: list[Any] = []
+    previous = modes[0] if len(modes) == 1 else None
+    with gc_disabled():
+        start = time.perf_counter()
+        if tick:
+            ticks.append(tick())
+        while rounds < policy.max_samples and live:
+            for mode in round_order(live, rounds + shift):
+                try:
+                    with sampling(mode) if sampling else nullcontext():
+                        if mode != previous:
+                            loops[mode](rewarm_calls(number[mode]))
+                            previous = mode
+                        per_call, last[mode] = loops[mode](number[mode])
+                except Exception as exc:
+                    if interrupted(exc):
+                        raise KeyboardInterrupt from exc
+                    errors[mode] = exc
+                    continue
+                samples[mode].append(per_call)
+            live = [m for m in live if m not in errors]
+            rounds += 1
+            if tick:
+                ticks.append(tick())
+            if rounds < policy.min_samples:
+                continue
+            if all(summarize(samples[m]).rel_ci_halfwidth <= policy.target_rel_ci for m in live):
+                stop = "ci"
+                break
+            if time.perf_counter() - start >= policy.max_time_s:
+                stop = "budget"
+                break
+        elapsed = time.perf_counter() - start
+    kept = {m: np.asarray(s) for m, s in samples.items() if m not in errors}
+    return Rounds(kept, {m: number[m] for m in kept}, stop, elapsed, errors, ticks, last)
+
+
+def dispatch_times(call: Call, block: Block, probes: int) -> np.ndarray:
+    """Seconds until each call returns, before blocking on its output (async dispatch shows here)."""
+    times = np.empty(probes)
+    with gc_disabled():
+        for i in range(probes):
+            start = time.perf_counter_ns()
+            out = call()
+            times[i] = (time.perf_counter_ns() - start) / 1e9
+            block(out)
+    return times

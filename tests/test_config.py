@@ -133,3 +133,12 @@ def test_importing_jitexp_does_not_import_jax():
     code = "import jitexp, jitexp.cli, jitexp.config, jitexp.store.results, sys; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_built_ins_old_import_path_still_names_it():
+    from jitexp.config import import_fn
+    from jitexp.workloads import library
+
+    assert import_fn("jitexp.library.softmax") is library.softmax is import_fn("jitexp.workloads.library.softmax")
+    with pytest.raises(ConfigError, match="has no callable 'nope'"):
+        import_fn("jitexp.library.nope")

@@ -13,11 +13,21 @@ from jitexp.errors import ConfigError, first_line, qualified_name
 log = logging.getLogger("jitexp")
 
 EXTRA_PACKAGES = {"flax", "optax", "equinox"}  # what `pip install "jitexp[models]"` brings
+# the built-ins' import paths before the workloads became a package: a saved config naming one still runs
+MOVED = {f"jitexp.{name}.": f"jitexp.workloads.{name}." for name in ("library", "twins", "models")}
+
+
+def current_path(path: str) -> str:
+    """A function's import path as it is today (a built-in's old path mapped to its new one)."""
+    for old, new in MOVED.items():
+        if path.startswith(old):
+            return new + path[len(old) :]
+    return path
 
 
 def import_fn(path: str, key: str = "workload.fn") -> Callable:
     """The callable at `package.module.attr`, or a ConfigError on `key` saying why it cannot be had."""
-    module_name, _, attr = path.rpartition(".")
+    module_name, _, attr = current_path(path).rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or the module's own code failing as it loads

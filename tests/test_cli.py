@@ -7,7 +7,7 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import read, run_cli, sweep
+from helpers import read, run_cli, sweep
 from jitexp.store.results import COLUMNS, SAMPLE_COLUMNS
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 from jitexp.analysis.stats import change_verdict, undetectable
 from jitexp.report.compare import BETWEEN_RUN_SD, compare, load_side, main, metric_row
 from jitexp.store.results import PROCESS_COLUMNS, RESULTS_CSV, SAMPLE_COLUMNS, write_csv

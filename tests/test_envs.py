@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import sysconfig
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import command, make_env, read, run_cli
+from helpers import command, make_env, read, run_cli, shared_env
 from jitexp import compose
 from jitexp.engine import envserver, pyenvs
 from jitexp.engine.runner import WORKER
@@ -60,20 +59,6 @@ def crossed(x):
         x = jnp.tanh(x @ x)
     return x
 """
-
-
-def shared_env(path: Path) -> Path:
-    """conftest.make_env's A/A venv, which also finds an editable install of jitexp (`pip install -e .`).
-
-    An editable install is an import line in a .pth file of this venv's site-packages, and Python runs
-    .pth files only in site directories, not in the folder the shared .pth adds: copy those lines into
-    the env, named to run after the shared .pth (which puts their finder module on the path).
-    """
-    python = make_env(path)
-    site = next((path / "lib").glob("python*/site-packages"))
-    for hook in Path(sysconfig.get_paths()["purelib"]).glob("__editable__*.pth"):
-        (site / f"zz-{hook.name}").write_text(hook.read_text())
-    return python
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import command, read, run_cli
+from helpers import command, read, run_cli
 
 pytestmark = pytest.mark.serial  # timeouts, Ctrl-C to a process group, SIGKILL: alone on the machine
 

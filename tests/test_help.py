@@ -7,7 +7,7 @@ import subprocess
 import sys
 from importlib import resources
 
-from conftest import run_cli
+from helpers import run_cli
 from jitexp.helptext import describe
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jitexp
-from conftest import read, run_cli
+from helpers import read, run_cli
 from jitexp import ConfigError, compose, run
 from jitexp.analysis.stats import verdict
 from jitexp.api import timing_presets

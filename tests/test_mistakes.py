@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from helpers import run_cli
 from jitexp import ConfigError
 from jitexp.engine import preflight
 

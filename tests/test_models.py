@@ -26,7 +26,7 @@ import optax  # noqa: E402
 from flax import nnx  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from jitexp import models  # noqa: E402
+from jitexp.workloads import models  # noqa: E402
 from jitexp.config import import_fn  # noqa: E402
 
 MODELS = ["mlp_train_step", "eqx_mlp_grad", "nnx_train_step", "transformer_block", "rng_dropout"]
@@ -353,7 +353,7 @@ def test_cloudpickle_round_trips_every_setup_output_and_pickle_the_plain_pytrees
 @pytest.mark.slow
 def test_models_scan_runs_every_model_in_eager_jit_and_aot_with_and_without_donation(tmp_path):
     # needs engine: the preset through the installed command, one size, timing=quick (10 jobs)
-    from conftest import read, run_cli
+    from helpers import read, run_cli
 
     out = tmp_path / "scan"
     proc = run_cli(

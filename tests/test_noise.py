@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 from jitexp import noise
 from jitexp.analysis.rows import instability, noise_columns
 from jitexp.config import ExperimentConfig, ModeConfig, TimingConfig

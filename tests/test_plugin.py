@@ -8,7 +8,7 @@ import textwrap
 import pandas as pd
 import pytest
 
-from conftest import command
+from helpers import command
 
 pytest_plugins = ["pytester"]
 

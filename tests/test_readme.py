@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read, run_cli
+from helpers import read, run_cli, shared_env
 from jitexp.engine import preflight
-from test_envs import shared_env
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

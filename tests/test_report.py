@@ -11,92 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers import error, frame, ok, sweep_rows, write_sweep
 from jitexp.analysis import formatting
 from jitexp.report import build, tables
-from jitexp.store.results import RESULTS_CSV, load_results, write_csv
-
-ENV = dict(
-    dtype="float32",
-    seed=0,
-    platform="cpu",
-    device_kind="cpu",
-    jax_version="0.10.2",
-    jaxlib_version="0.10.2",
-    python_version="3.11.9",
-    hostname="testhost",
-    cpu_model="TestCPU",
-    cpu_count=8,
-    load_avg_start=0.25,
-    load_avg_end=0.75,
-    x64=False,
-    xla_flags="",
-)
-
-
-def ok(workload, mode, size, median, first, *, compile_s=None, ci=0.1, **extra) -> dict:
-    """A successful row with a symmetric CI of +-ci*median."""
-    return {
-        **ENV,
-        "workload": workload,
-        "mode": mode,
-        "size": size,
-        "status": "ok",
-        "median_s": median,
-        "ci95_low_s": median * (1 - ci),
-        "ci95_high_s": median * (1 + ci),
-        "first_call_s": first,
-        "compile_s": compile_s,
-        "n_samples": 20,
-        "number": 1,
-        "timestamp": f"2025-03-0{1 + size % 5}T12:00:00",
-        **extra,
-    }
-
-
-def error(workload, mode, size, **extra) -> dict:
-    """A failed row: trace error under jit."""
-    return {
-        **ENV,
-        "workload": workload,
-        "mode": mode,
-        "size": size,
-        "status": "error",
-        "error_phase": "trace",
-        "error_type": "jax.errors.TracerBoolConversionError",
-        "error_message": "Attempted boolean conversion of traced array",
-        "hint": "use jax.lax.cond",
-        "timestamp": "2025-03-01T12:00:00",
-        **extra,
-    }
-
-
-def write_sweep(root: Path, rows: list[dict], *, gather: bool = True) -> Path:
-    """One job folder per row, like a Hydra multirun, plus the gathered CSV."""
-    for num, row in enumerate(rows):
-        write_csv(pd.DataFrame([{**row, "job_num": num}]), root / str(num) / RESULTS_CSV)
-    if gather:
-        load_results(root)
-    return root
-
-
-def sweep_rows() -> list[dict]:
-    """Two sizes of a quadratic workload in three modes, one failing workload, one param workload."""
-    rows = []
-    for size in (100, 200):
-        e = 1e-8 * size**2
-        rows += [
-            ok("square", "eager", size, 4 * e, 40 * e),
-            ok("square", "jit", size, e, 0.02 + e, compile_s=0.015),
-            ok("square", "aot", size, e, 0.021 + e, compile_s=0.016),
-        ]
-    rows += [ok("cond", "eager", 10, 2e-5, 1e-3), error("cond", "jit", 10)]
-    rows += [ok("loop", "eager", 10, 1e-4, 1e-3, param_n=3), ok("loop", "jit", 10, 2e-5, 0.01, param_n=3)]
-    return rows
-
-
-def frame(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows)
-
+from jitexp.store.results import RESULTS_CSV, write_csv
 
 # ---- arithmetic ------------------------------------------------------------------------
 

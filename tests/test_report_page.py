@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import error, frame, ok, write_sweep
 from jitexp.report import build
-from test_report import error, frame, ok, write_sweep
 
 PAIRED = dict(
     baseline_mode="eager",

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import read, run_cli
+from helpers import read, run_cli
 
 pytestmark = [pytest.mark.slurm, pytest.mark.serial]  # a cluster's jobs time things
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import read, run_cli
+from helpers import read, run_cli
 from jitexp import ConfigError, compose
 from jitexp.analysis.rows import ab_columns
 from jitexp.config import variant_configs

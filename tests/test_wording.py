@@ -11,12 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers import ok
 from jitexp.analysis import formatting
 from jitexp.pytest_plugin import Entry, Session, deciding
 from jitexp.report import plots, tables
 from jitexp.report.compare import COLUMNS, failing, render
 from jitexp.report.page import verdict_table
-from test_report import ok
 
 # ---- the phrase ---------------------------------------------------------------------------------------
 

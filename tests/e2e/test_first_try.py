@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import jitexp
-from conftest import read, run_cli
+from helpers import read, run_cli
 from jitexp.config import sizing
 from jitexp.report.tables import caveat_summary
 from jitexp.worker import entry

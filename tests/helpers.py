@@ -1,0 +1,155 @@
+"""Helpers every test layer shares: the installed `jitexp` commands run in a subprocess, their CSVs read, venvs
+for `envs`, and hand-made result rows and sweep folders for the report and compare tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jitexp.store.results import RESULTS_CSV, load_results, write_csv
+
+BIN = Path(sys.executable).parent
+
+
+def command(name: str) -> str:
+    path = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    if path is None:
+        pytest.fail(f"console script {name!r} not installed: run `pip install .` first")
+    return path
+
+
+def run_cli(
+    args: list[str], cwd: Path, name: str = "jitexp", timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
+    env.pop("PYTHONPATH", None)  # test the installed package, not the source tree
+    return subprocess.run([command(name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def sweep(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run `jitexp -m ARGS` into tmp_path/sweep; return the process and the sweep dir."""
+    out = tmp_path / "sweep"
+    proc = run_cli(["-m", *args, "timing=quick", f"hydra.sweep.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, out
+
+
+def read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def make_env(path: Path, shared: bool = True) -> Path:
+    """A venv at path (no pip) whose Python sees this test venv's packages (shared: a .pth file) or none; its python.
+
+    Two shared ones are an A/A pair for `envs`: this jitexp and jax, each from its own interpreter path.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    if shared:
+        purelib = Path(sysconfig.get_paths()["purelib"])
+        site = path / purelib.relative_to(sys.prefix)
+        (site / "jitexp-tests-shared.pth").write_text(f"{purelib}\n")
+    return path / "bin" / "python"
+
+
+def shared_env(path: Path) -> Path:
+    """make_env's A/A venv, which also finds an editable install of jitexp (`pip install -e .`).
+
+    An editable install is an import line in a .pth file of this venv's site-packages, and Python runs
+    .pth files only in site directories, not in the folder the shared .pth adds: copy those lines into
+    the env, named to run after the shared .pth (which puts their finder module on the path).
+    """
+    python = make_env(path)
+    site = next((path / "lib").glob("python*/site-packages"))
+    for hook in Path(sysconfig.get_paths()["purelib"]).glob("__editable__*.pth"):
+        (site / f"zz-{hook.name}").write_text(hook.read_text())
+    return python
+
+
+ENV = dict(
+    dtype="float32",
+    seed=0,
+    platform="cpu",
+    device_kind="cpu",
+    jax_version="0.10.2",
+    jaxlib_version="0.10.2",
+    python_version="3.11.9",
+    hostname="testhost",
+    cpu_model="TestCPU",
+    cpu_count=8,
+    load_avg_start=0.25,
+    load_avg_end=0.75,
+    x64=False,
+    xla_flags="",
+)
+
+
+def ok(workload, mode, size, median, first, *, compile_s=None, ci=0.1, **extra) -> dict:
+    """A successful row with a symmetric CI of +-ci*median."""
+    return {
+        **ENV,
+        "workload": workload,
+        "mode": mode,
+        "size": size,
+        "status": "ok",
+        "median_s": median,
+        "ci95_low_s": median * (1 - ci),
+        "ci95_high_s": median * (1 + ci),
+        "first_call_s": first,
+        "compile_s": compile_s,
+        "n_samples": 20,
+        "number": 1,
+        "timestamp": f"2025-03-0{1 + size % 5}T12:00:00",
+        **extra,
+    }
+
+
+def error(workload, mode, size, **extra) -> dict:
+    """A failed row: trace error under jit."""
+    return {
+        **ENV,
+        "workload": workload,
+        "mode": mode,
+        "size": size,
+        "status": "error",
+        "error_phase": "trace",
+        "error_type": "jax.errors.TracerBoolConversionError",
+        "error_message": "Attempted boolean conversion of traced array",
+        "hint": "use jax.lax.cond",
+        "timestamp": "2025-03-01T12:00:00",
+        **extra,
+    }
+
+
+def write_sweep(root: Path, rows: list[dict], *, gather: bool = True) -> Path:
+    """One job folder per row, like a Hydra multirun, plus the gathered CSV."""
+    for num, row in enumerate(rows):
+        write_csv(pd.DataFrame([{**row, "job_num": num}]), root / str(num) / RESULTS_CSV)
+    if gather:
+        load_results(root)
+    return root
+
+
+def sweep_rows() -> list[dict]:
+    """Two sizes of a quadratic workload in three modes, one failing workload, one param workload."""
+    rows = []
+    for size in (100, 200):
+        e = 1e-8 * size**2
+        rows += [
+            ok("square", "eager", size, 4 * e, 40 * e),
+            ok("square", "jit", size, e, 0.02 + e, compile_s=0.015),
+            ok("square", "aot", size, e, 0.021 + e, compile_s=0.016),
+        ]
+    rows += [ok("cond", "eager", 10, 2e-5, 1e-3), error("cond", "jit", 10)]
+    rows += [ok("loop", "eager", 10, 1e-4, 1e-3, param_n=3), ok("loop", "jit", 10, 2e-5, 0.01, param_n=3)]
+    return rows
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows)

@@ -120,11 +120,12 @@ def user_loop(cfg: Any) -> Any:
 def jitexp_loops(cfg: Any) -> dict[str, Any]:
     """Each mode's timed loop as a jitexp worker builds it (inputs by the worker's path, cold call first)."""
     from jitexp.records import ProcessResult
-    from jitexp.worker import entry
+    from jitexp.worker.backend import resolve_device
+    from jitexp.worker.inputs import import_functions, input_builder
     from jitexp.worker.modes import cold_call
 
-    device = entry.resolve_device(cfg.device)
-    build = entry.input_builder(cfg, entry.import_functions(cfg), device, ProcessResult(0))
+    device = resolve_device(cfg.device)
+    build = input_builder(cfg, import_functions(cfg), device, ProcessResult(0))
     return {mode: cold_call(build(), mode).loop for mode in cfg.mode.names}
 
 

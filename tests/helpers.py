@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp.store.results import RESULTS_CSV, load_results, write_csv
+from jitexp.store.csvio import write_csv
+from jitexp.store.folders import RESULTS_CSV, load_results
 
 BIN = Path(sys.executable).parent
 

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 # run/compose/report/load_results pull in Hydra, pandas or matplotlib: loaded on first use.
 _LAZY = {
-    "load_results": "store.results",
+    "load_results": "store.folders",
     "run": "engine.runner",
     "JobResult": "records",
     "compose": "engine.preflight",
@@ -27,7 +27,7 @@ _LAZY = {
     "errors_table": "report.tables",
     "scaling_table": "report.tables",
     "make_report": "report.build",
-    "format_sweep_summary": "report.build",
+    "format_sweep_summary": "report.terminal",
     "compare": "report.compare",
     "measure": "api",
     "Measurement": "api",
@@ -63,10 +63,11 @@ if TYPE_CHECKING:
     from jitexp.engine.runner import run
     from jitexp.ipython import load_ipython_extension
     from jitexp.records import JobResult
-    from jitexp.report.build import format_sweep_summary, make_report
+    from jitexp.report.build import make_report
     from jitexp.report.compare import compare
     from jitexp.report.tables import errors_table, scaling_table, speedup_table
-    from jitexp.store.results import load_results
+    from jitexp.report.terminal import format_sweep_summary
+    from jitexp.store.folders import load_results
 
 
 def __getattr__(name: str) -> Any:

@@ -276,21 +276,23 @@ class Measurement:
     @property
     def rows(self) -> pd.DataFrame:
         """One row per mode with the results.csv columns."""
-        from jitexp.store.results import to_frame
+        from jitexp.store.csvio import to_frame
 
         return to_frame(self.result.rows)
 
     @property
     def samples(self) -> pd.DataFrame:
         """samples.csv: every timed sample."""
-        from jitexp.store.results import SAMPLE_COLUMNS, to_frame
+        from jitexp.store.csvio import to_frame
+        from jitexp.store.schema import SAMPLE_COLUMNS
 
         return to_frame(self.result.samples, SAMPLE_COLUMNS)
 
     @property
     def processes(self) -> pd.DataFrame:
         """processes.csv: one row per worker process and mode (cold first calls)."""
-        from jitexp.store.results import PROCESS_COLUMNS, to_frame
+        from jitexp.store.csvio import to_frame
+        from jitexp.store.schema import PROCESS_COLUMNS
 
         return to_frame(self.result.processes, PROCESS_COLUMNS)
 
@@ -340,7 +342,7 @@ class Measurement:
 
     def save(self, folder: str | Path) -> Path:
         """Write the job's CSVs into folder (as a CLI job does), for jitexp-report and jitexp-compare."""
-        from jitexp.store.results import clear_job, write_job
+        from jitexp.store.folders import clear_job, write_job
 
         folder = Path(folder)
         clear_job(folder)

@@ -19,8 +19,8 @@ class GatherResults(Callback):
     """jobs.csv when a multirun starts; hydra.sweep.dir/results.csv and a one-screen summary when it ends."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from jitexp.engine.preflight import sweep_jobs
-        from jitexp.store.results import write_manifest
+        from jitexp.engine.compose import sweep_jobs
+        from jitexp.store.folders import write_manifest
 
         root = Path(config.hydra.sweep.dir)
         overrides = cast(list, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
@@ -37,8 +37,8 @@ class GatherResults(Callback):
 
 def gather_and_summarise(root: Path) -> tuple[Any, Any]:
     """Write the sweep's gathered results.csv and print its summary: rows, jobs that never finished."""
-    from jitexp.report.build import format_sweep_summary
-    from jitexp.store.results import RESULTS_CSV, gather_state
+    from jitexp.report.terminal import format_sweep_summary
+    from jitexp.store.folders import RESULTS_CSV, gather_state
 
     frame, state = gather_state(root)
     print(format_sweep_summary(frame, state))

@@ -28,7 +28,7 @@ __all__ = ["main"]
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
     from jitexp.analysis.formatting import display_path, job_summary
-    from jitexp.store.results import clear_job, is_complete, job_overrides, write_job
+    from jitexp.store.folders import clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -97,7 +97,7 @@ def config_hash(cfg: DictConfig) -> str:
 
 def _progress(sweep_dir: Path, job_num: int) -> str:
     """`[3/12 25 s, ~75 s left] `: where the sweep stands (from its job list, written when it started)."""
-    from jitexp.store.results import JOBS_CSV, read_manifest
+    from jitexp.store.folders import JOBS_CSV, read_manifest
 
     jobs = read_manifest(sweep_dir)
     if not jobs:

@@ -47,7 +47,7 @@ def help_page(argv: Sequence[str]) -> str:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    from jitexp.engine.preflight import compose_raw, hydra_session, parse_args
+    from jitexp.engine.compose import compose_raw, hydra_session, parse_args
 
     args = parse_args(argv)
     overrides = args.overrides if args is not None else []

@@ -51,16 +51,17 @@ def input_bytes(cfg: ExperimentConfig) -> int:
     return total
 
 
-def check_memory(key: str, value: Any, need: int, what: str) -> None:
+def check_memory(key: str, value: Any, need: int, what: str, purpose: str = "") -> None:
     """The one memory guard: refuse, before it allocates, a job whose arrays need more than the memory available.
 
     `what` says what needs it ("the inputs", "workload.setup's arrays (2 mode(s), a check ...)"); the error names
-    the key the user sets to make it smaller. Memory that cannot be read refuses nothing.
+    the key the user sets to make it smaller; `purpose` follows the figure (" to build"). Memory that cannot be
+    read refuses nothing.
     """
     available = available_memory()
     if available is not None and need > available:
         raise ConfigError(
             key,
             value,
-            f"{what} need about {need / 2**30:.1f} GiB, and {available / 2**30:.1f} GiB of memory is available",
+            f"{what} need about {need / 2**30:.1f} GiB{purpose}, and {available / 2**30:.1f} GiB of memory is available",
         )

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from jitexp.analysis.rows import ab_columns, ci_met, pair_values
 from jitexp.analysis.rows import job_result as rows_job_result
+from jitexp.analysis.speedups import ab_columns, ci_met, pair_values
 from jitexp.analysis.stats import undetectable
 from jitexp.config import ExperimentConfig
 from jitexp.records import JobRaw, JobResult, ProcessResult

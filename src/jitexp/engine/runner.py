@@ -74,7 +74,7 @@ def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
         gib = payload.arg_bytes / 2**30
         what = f"the arguments' arrays ({gib:.1f} GiB, {sets - 1} mode(s) and a check)"
         sizing.check_memory("args", None, payload.arg_bytes * sets, what)
-    sizing.check_memory("size", cfg.size, input_bytes(cfg), "the inputs, to build,")
+    sizing.check_memory("size", cfg.size, input_bytes(cfg), "the inputs", " to build")
 
 
 def launcher(task: Task, cfg: ExperimentConfig) -> Launcher:

@@ -25,7 +25,9 @@ from jitexp.analysis.formatting import (
     short_name,
     speedup_as_time_ratio,
 )
-from jitexp.report.tables import KNOBS, VARIANT, ab_table, ab_view, case_keys, error_rows, get_column, ok_rows
+from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, case_keys, error_rows, get_column, ok_rows
+from jitexp.report.tables import ab_table
+from jitexp.report.views import ab_view
 
 PAGE = "index.html"
 CHANGE = "change (95% CI)"
@@ -65,7 +67,9 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
     saying what it has instead (a failure, or one mode only)."""
     keys = case_keys(df)
     why = _explanations(df, keys)
-    show_static = VARIANT in speedup.columns and speedup[VARIANT].astype("string").nunique(dropna=False) > 1
+    show_static = (
+        STATIC_ARGNUMS in speedup.columns and speedup[STATIC_ARGNUMS].astype("string").nunique(dropna=False) > 1
+    )
     records = []
     for _, row in speedup.iterrows():
         records.append(
@@ -81,7 +85,7 @@ def verdict_table(df: pd.DataFrame, speedup: pd.DataFrame) -> pd.DataFrame:
                 "pays off": payoff_text(
                     row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
                 ),
-                "why": why.get((_key(row, keys), row["mode"], cell_text(row.get(VARIANT))), ""),
+                "why": why.get((_key(row, keys), row["mode"], cell_text(row.get(STATIC_ARGNUMS))), ""),
             }
         )
     compared = {r["_key"] for r in records}
@@ -192,7 +196,7 @@ def _explanations(df: pd.DataFrame, keys: list[str]) -> dict[tuple, str]:
     for _, row in ok_rows(df).iterrows():
         text = cell_text(row.get("explanation"))
         if text:
-            found.setdefault((_key(row, keys), row.get("mode"), cell_text(row.get(VARIANT))), text)
+            found.setdefault((_key(row, keys), row.get("mode"), cell_text(row.get(STATIC_ARGNUMS))), text)
     return found
 
 
@@ -218,7 +222,7 @@ def _case(row: pd.Series, keys: list[str]) -> str:
 
 
 def _variant(row: pd.Series) -> str:
-    return f" (static_argnums={cell_text(row.get(VARIANT)) or '-'})"
+    return f" (static_argnums={cell_text(row.get(STATIC_ARGNUMS)) or '-'})"
 
 
 def _e(text: object) -> str:

@@ -1,0 +1,229 @@
+"""Two runs or sweeps side by side for jitexp-compare: each loaded (rows, per-process values, host probes),
+their cases matched on the identity columns both have, what differs between them, and the comparison's columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from jitexp.analysis.stats import CHANGE_METRICS
+from jitexp.noise import PROBE_COLUMNS
+from jitexp.store.folders import RESULTS_CSV, iter_jobs
+from jitexp.store.schema import SETUP_COLUMNS
+
+CASE = ["workload", "size", "dtype", "mode", "variant", "env", "static_argnums", "device_kind"]
+COLUMNS = [
+    "metric",
+    "base_s",
+    "new_s",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "p_value",
+    "verdict",
+    "n_base",
+    "n_new",
+]
+# steady-state rows: the host probe matching the case's work, its NEW/BASE over processes; every row: a note
+HOST_COLUMNS = ["host_probe", "host_ratio", "host_ratio_ci_low", "host_ratio_ci_high"]
+NOTE = "note"
+
+
+@dataclass
+class Side:
+    """One run: its ok rows (with a `_job` folder key), per-process values per row, its error rows and host probes."""
+
+    rows: pd.DataFrame
+    values: dict[
+        tuple[str, str, str, str], dict[str, list]
+    ]  # (job folder, variant or "", env or "", mode) -> metric or probe column -> values per process (steady: arrays)
+    errors: pd.DataFrame = field(default_factory=pd.DataFrame)  # rows whose status is not ok (with `_job`)
+    probes: dict[str, list[float]] = field(default_factory=dict)  # probe column -> one value per process of the run
+
+    @property
+    def every_row(self) -> pd.DataFrame:
+        """ok and error rows together (where the environment is read from)."""
+        return pd.concat([self.rows, self.errors], ignore_index=True) if len(self.errors) else self.rows
+
+
+def load_side(path: str | Path) -> Side:
+    """Rows and per-process samples of a run or sweep folder (or a results.csv beside its job folders)."""
+    path = Path(path)
+    root = path.parent if path.is_file() else path
+    if not root.is_dir():
+        raise FileNotFoundError(f"no results at {path}")
+    frames, failed, values = [], [], {}
+    probes: dict[str, list[float]] = {}
+    for job in iter_jobs(root):
+        rows = job.results.assign(_job=str(job.path))
+        ok = rows["status"] == "ok" if "status" in rows.columns else pd.Series(True, index=rows.index)
+        ok = ok.fillna(False).astype(bool)
+        frames.append(rows[ok])
+        failed.append(rows[~ok])
+        samples, procs = job.samples, job.processes
+        if "replaced" in procs.columns:  # processes replaced under steal are on record, not in the figures
+            procs = procs[~procs["replaced"].astype(str).str.lower().eq("true")]
+        for variant, env, mode in _variant_modes(rows[ok]):
+            entry: dict[str, list] = {metric: [] for metric in CHANGE_METRICS}
+            if not samples.empty:
+                for _, group in samples[_of(samples, variant, env, mode)].groupby("process"):
+                    entry["steady"].append(group["per_call_s"].to_numpy(float))
+            if not procs.empty:
+                mine = procs[_of(procs, variant, env, mode)]
+                for col in ("first_call", "compile", *PROBE_COLUMNS):
+                    name = col if col in PROBE_COLUMNS else f"{col}_s"
+                    if name in mine.columns:
+                        entry[col] = pd.to_numeric(mine[name], errors="coerce").dropna().tolist()
+            values[(str(job.path), variant, env, mode)] = entry
+        if not procs.empty and "process" in procs.columns:  # a process's probe is on each of its mode rows: once
+            once = procs.drop_duplicates(subset=[c for c in ("env", "process") if c in procs.columns])
+            for col in PROBE_COLUMNS:
+                if col in once.columns:
+                    probes.setdefault(col, []).extend(pd.to_numeric(once[col], errors="coerce").dropna().tolist())
+    if not frames:
+        raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
+    return Side(pd.concat(frames, ignore_index=True), values, pd.concat(failed, ignore_index=True), probes)
+
+
+def _variant_modes(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The (variant, env, mode) of a job's rows; variant and env are "" in a job without variants or envs."""
+    triples = zip(_text(rows, "variant"), _text(rows, "env"), rows["mode"])
+    return list(dict.fromkeys((v, e, str(m)) for v, e, m in triples if not pd.isna(m)))
+
+
+def _text(rows: pd.DataFrame, col: str) -> pd.Series:
+    """A column as text, "" where missing or absent."""
+    return rows[col].fillna("").astype(str) if col in rows.columns else pd.Series("", index=rows.index)
+
+
+def _of(frame: pd.DataFrame, variant: str, env: str, mode: str) -> pd.Series:
+    """Which rows of a samples or processes frame belong to this variant (or env) and mode."""
+    mine = frame["mode"] == mode
+    for col, value in (("variant", variant), ("env", env)):
+        if value and col in frame.columns:
+            mine &= frame[col] == value
+    return mine
+
+
+def case_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
+    """The identity columns a case is matched on: workload, params, size, dtype, mode, variant, statics, device."""
+    params = sorted(c for c in rows.columns if c.startswith("param_"))
+    keys = CASE[:1] + params + CASE[1:]
+    return [k for k in keys if k in rows.columns and k not in ignore]
+
+
+def matched_columns(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
+    """The identity columns both runs have (ok or error rows), minus ignored ones."""
+    theirs = case_columns(new.every_row, ignore)
+    return [k for k in case_columns(base.every_row, ignore) if k in theirs]
+
+
+# ---- environment, matching ----------------------------------------------------------------------------------
+
+
+def environment_diff(base: Side, new: Side) -> list[str]:
+    """`jax_version: 0.10.2 -> 0.10.3` for every environment column that differs between the runs, read from
+    every row (error rows too); a column one side does not record at all is unknown there, not a difference."""
+    lines = []
+    for col in SETUP_COLUMNS:
+        a, b = _values(base.every_row, col), _values(new.every_row, col)
+        if a and b and a != b:
+            lines.append(f"{col}: {', '.join(a)} -> {', '.join(b)}")
+    return lines
+
+
+MACHINE = ("hostname", "cpu_model", "device_kind")
+
+
+def across_machines(base: Side, new: Side) -> bool:
+    """Whether the runs are known to come from different machines (a side that recorded none is not)."""
+    return any(
+        a and b and a != b for a, b in ((_values(base.every_row, c), _values(new.every_row, c)) for c in MACHINE)
+    )
+
+
+def machine_scope(base: Side, new: Side) -> str:
+    """`across machines`, `on one machine`, or which side's machine is unknown (only error rows without it)."""
+    if across_machines(base, new):
+        return "across machines"
+    unknown = [n for n, s in (("BASE", base), ("NEW", new)) if not _values(s.every_row, "hostname")]
+    return f"machine of {' and '.join(unknown)} unknown" if unknown else "on one machine"
+
+
+def _values(rows: pd.DataFrame, col: str) -> list[str]:
+    if col not in rows.columns:
+        return []
+    return sorted({_cell(v) for v in rows[col].dropna()})
+
+
+def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
+    """Cases not compared, as text: NEW's cases that BASE lacks, and BASE's cases that were errors in BASE.
+    (A case of BASE missing from NEW is a `missing` row of the table.)"""
+    keys = matched_columns(base, new, ignore)
+    label = lambda k: " ".join(f"{c}={v}" for c, v in zip(keys, k) if v != "")  # noqa: E731
+    base_ok, base_err = set(case_groups(base.rows, keys)), set(case_groups(base.errors, keys))
+    new_all = set(case_groups(new.every_row, keys))
+    every_base = base_ok | base_err
+    lines = [
+        f"NEW only: {label(k)}"
+        for k in sorted(new_all, key=str)
+        if not any(key_matches(k, b) or key_matches(b, k) for b in every_base)
+    ]
+    for k in sorted(base_err - base_ok, key=str):
+        fixed = k in set(case_groups(new.rows, keys))
+        lines.append(f"error in BASE{', ok in NEW' if fixed else ''}: {label(k)} (not compared)")
+    return lines
+
+
+# what a case is, beyond the matched columns: a change in any of them is a different case, not a slower one
+IDENTITY = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "platform"]
+
+
+def row_changes(base: Side, new: Side) -> list[str]:
+    """`size: 16384 -> 65536` for each identity column whose values differ between the runs' rows (the modes
+    as one set), for saying what changed when no case matches. Columns a side lacks are not compared."""
+    a_rows, b_rows = base.every_row, new.every_row
+    out = []
+    for col in [*case_columns(a_rows), *IDENTITY]:
+        a, b = _values(a_rows, col), _values(b_rows, col)
+        if a and b and a != b or (col.startswith("param_") and bool(a) != bool(b)):
+            out.append(f"{col}: {', '.join(a) or '-'} -> {', '.join(b) or '-'}")
+    return out
+
+
+def case_groups(rows: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
+    """Rows grouped by their case (the keys' values as text, see case_key); empty without rows or keys."""
+    if rows.empty or not keys:
+        return {}
+    rows = rows.reindex(columns=[*rows.columns, *(k for k in keys if k not in rows.columns)])
+    return {case_key(v): g for v, g in rows.groupby(keys, dropna=False, sort=False)}
+
+
+def key_matches(error_key: tuple, key: tuple) -> bool:
+    """An error row's case matches where it knows a value (a crash before the backend started has no device_kind)."""
+    return all(e == "" or e == k for e, k in zip(error_key, key))
+
+
+def pool_values(side: Side, rows: pd.DataFrame, metric: str) -> list:
+    """A metric's (or probe's) per-process values over the rows' jobs, variants, envs and modes, pooled."""
+    out: list = []
+    for job, variant, env, mode in zip(rows["_job"], _text(rows, "variant"), _text(rows, "env"), rows["mode"]):
+        out.extend(side.values.get((job, variant, env, str(mode)), {}).get(metric, []))
+    return out
+
+
+def _cell(value) -> str:
+    if pd.isna(value):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # 64 and 64.0 (a column upcast by a missing value elsewhere) are one size
+    return str(value)
+
+
+def case_key(value: object) -> tuple:
+    """A case's key values as text (64 and 64.0 alike, missing as ""), as cases are matched."""
+    value = value if isinstance(value, tuple) else (value,)
+    return tuple(_cell(v) for v in value)

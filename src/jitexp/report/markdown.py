@@ -1,0 +1,204 @@
+"""summary.md: the headline, every table with its note, the caveats, the plots by kind and the environment."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from jitexp.analysis.formatting import markdown_table
+from jitexp.report.caveats import caveat_summary
+from jitexp.report.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.views import (
+    ATTRIBUTION_VIEW,
+    CACHE_VIEW,
+    MEMORY_VIEW,
+    ab_view,
+    attribution_details,
+    compact_view,
+    rows_table,
+    sequence_view,
+    speedup_view,
+)
+from jitexp.store.folders import SweepState
+from jitexp.store.schema import SETUP_COLUMNS
+
+# The plot kinds (file-name prefixes) in the report's section order, with their headings.
+PLOT_KINDS = {
+    "time": "Time per call (median, 95% CI)",
+    "speedup": "Speedup (95% CI, verdict)",
+    "coldstart": "Cold start: trace, lower, compile, execute",
+    "scaling": "Growth: time vs size",
+    "compile": "Compile cost vs size",
+    "calls": "Per-call latency: first calls and the retrace probe",
+}
+SPEEDUP_NOTE = (
+    "speedup = baseline median / compiled median. paired: both modes measured together in the same "
+    "fresh processes, interleaved round by round; the 95% CI resamples whole processes (pairs kept "
+    "together) and the verdict says whether it excludes 1. unpaired: modes from separate jobs; the CI "
+    "is conservative (baseline CI low / compiled CI high .. baseline CI high / compiled CI low). "
+    "compile overhead = compiled first call - compiled median. pays off: where the cumulative cost lines "
+    "(cold first call, then the median per call) cross; break_even_calls and ahead_until_calls in "
+    "speedup.csv. Repeated rows of one case and mode (seeds) are combined: median of medians, union of CIs."
+)
+
+
+def summary_markdown(
+    df: pd.DataFrame,
+    frames: dict[str, pd.DataFrame],
+    images: Sequence[str],
+    source: str | os.PathLike | None = None,
+    state: SweepState | None = None,
+) -> str:
+    """summary.md: headline, tables, caveats, image links (relative) and the run's environment."""
+    title = f"# jitexp report: `{Path(source).name}`" if source is not None else "# jitexp report"
+    lines = [title, "", f"Source: `{source}`" if source is not None else "", "", headline(df, state) + ".", ""]
+    if state is not None and state.missing:
+        lines += [
+            "## Jobs that never finished",
+            "",
+            "| job | overrides |",
+            "|---:|---|",
+            *[f"| {num} | `{ov}` |" for num, ov in state.missing],
+            "",
+        ]
+    lines += ["## Results", "", markdown_table(rows_table(df)), ""]
+    if not frames["speedup"].empty:
+        lines += [
+            "## Speedup vs eager",
+            "",
+            SPEEDUP_NOTE,
+            "",
+            markdown_table(speedup_view(frames["speedup"])),
+            "",
+            "Full table: [speedup.csv](speedup.csv)",
+            "",
+        ]
+    if "ab" in frames:
+        lines += [
+            "## Variants against the baseline",
+            "",
+            AB_NOTE + ".",
+            "",
+            markdown_table(ab_view(frames["ab"])),
+            "",
+            "Full table: [ab.csv](ab.csv)",
+            "",
+        ]
+    if "attribution" in frames:
+        lines += [
+            "## Why",
+            "",
+            "`"
+            + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
+            + '. The explanation\'s rules and thresholds: docs/measurement.md, "Why: attribution".',
+            "",
+            markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)),
+            "",
+            *[f"- {line}" for line in attribution_details(frames["attribution"])],
+            "",
+            "Full table: [attribution.csv](attribution.csv)",
+            "",
+        ]
+    if "memory" in frames:
+        lines += [
+            "## Memory",
+            "",
+            markdown_table(compact_view(frames["memory"], MEMORY_VIEW)),
+            "",
+            "Full table: [memory.csv](memory.csv)",
+            "",
+        ]
+    if "cache" in frames:
+        lines += [
+            "## Persistent compilation cache",
+            "",
+            "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
+            "(trace and lower still run).",
+            "",
+            markdown_table(compact_view(frames["cache"], CACHE_VIEW)),
+            "",
+            "Full table: [cache.csv](cache.csv)",
+            "",
+        ]
+    if "sequence" in frames:
+        lines += [
+            "## Retrace probe",
+            "",
+            "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
+            "compiled = the call traced and compiled, with JAX's reason.",
+            "",
+            markdown_table(sequence_view(frames["sequence"])),
+            "",
+            "Full table: [sequence.csv](sequence.csv)",
+            "",
+        ]
+    if not frames["scaling"].empty:
+        lines += [
+            "## Scaling",
+            "",
+            "growth exponent = least-squares slope of log(median) over log(size) (1: linear, 2: quadratic).",
+            "",
+            markdown_table(scaling_view(frames["scaling"])),
+            "",
+            "Per size: [scaling_points.csv](scaling_points.csv)",
+            "",
+        ]
+    if not frames["errors"].empty:
+        lines += [
+            "## Errors",
+            "",
+            markdown_table(errors_view(frames["errors"])),
+            "",
+            "Full table: [errors.csv](errors.csv)",
+            "",
+        ]
+    notes = caveat_summary(df)
+    if notes:
+        lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
+    lines += _image_sections(images)
+    lines += ["## Environment", "", markdown_table(environment_table(df)), ""]
+    return "\n".join(lines)
+
+
+def _image_sections(images: Sequence[str]) -> list[str]:
+    lines = []
+    for kind, heading in PLOT_KINDS.items():
+        names = [n for n in images if n.startswith(kind + "_")]
+        if names:
+            lines += [f"## {heading}", ""]
+            lines += [f"![{Path(n).stem}]({n})\n" for n in names]
+    return lines
+
+
+def environment_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The run's environment as (item, value): distinct values per column, load and time ranges."""
+    items = [(col, _distinct(df[col])) for col in SETUP_COLUMNS if col in df.columns]
+    for col in ("load_avg_start", "load_avg_end"):
+        if col in df.columns:
+            items.append((col, _range(pd.to_numeric(df[col], errors="coerce"), "{:.2f}")))
+    if "timestamp" in df.columns:
+        stamps = df["timestamp"].dropna().astype(str)
+        items.append(("timestamp", f"{stamps.min()} .. {stamps.max()}" if len(stamps) else "-"))
+    items.append(("report_generated", _dt.datetime.now().astimezone().isoformat(timespec="seconds")))
+    return pd.DataFrame(items, columns=["item", "value"]).astype("string")
+
+
+def _distinct(series: pd.Series, limit: int = 4) -> str:
+    values = [str(v) for v in pd.unique(series.dropna()) if str(v) != ""]
+    if not values:
+        return "-"
+    if len(values) > limit:
+        return f"{len(values)} values: " + ", ".join(values[:limit]) + ", ..."
+    return ", ".join(values)
+
+
+def _range(series: pd.Series, fmt: str) -> str:
+    series = series.dropna()
+    if series.empty:
+        return "-"
+    low, high = series.min(), series.max()
+    return fmt.format(low) if low == high else f"{fmt.format(low)} .. {fmt.format(high)}"

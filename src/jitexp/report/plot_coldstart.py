@@ -1,0 +1,132 @@
+"""Cold start (coldstart_*.png): trace, lower, compile and execute of each mode's first call, eager's included."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jitexp.analysis import formatting
+from jitexp.report import cases, plot_groups, plot_style
+
+PHASES = [
+    ("trace_s", "trace", "#4C72B0"),
+    ("lower_s", "lower", "#55A868"),
+    ("compile_s", "compile", "#C44E52"),
+    ("execute_s", "execute", "#8C8C8C"),
+    ("whole_s", "first call (parts not recorded)", "#CCB974"),
+]
+
+
+def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload, dtype and device: each mode's cold first call as stacked trace/lower/compile/execute
+    bars (eager's too: it compiles each primitive on first use), and a disk-cache-warm bar when measured."""
+    paths = []
+    for ident, rows in plot_groups.figure_groups(df):
+        ok = cases.ok_rows(rows)
+        ok = ok[cases.get_column(ok, "first_call_s").notna() & ~cases.has_value(ok, "mode", formatting.NUMPY)]
+        if ok.empty or not (~cases.has_value(ok, "mode", formatting.EAGER)).any():
+            continue
+        groups = plot_groups.case_groups(ok)
+        bars = []  # (group index, label, parts {phase: seconds}, total)
+        for gi, (_label, case) in enumerate(groups):
+            for mode in plot_groups.modes(case):
+                mrows = case[cases.has_value(case, "mode", mode)]
+                r = mrows.iloc[0]
+                bars.append(
+                    (gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"])
+                )
+                if not formatting.is_missing(r.get("cache_warm_first_call_s")):
+                    bars.append(
+                        (
+                            gi,
+                            f"{mode}\ncache warm",
+                            _phases(
+                                r,
+                                "cache_warm_first_call_s",
+                                "cache_warm_trace_s",
+                                "cache_warm_lower_s",
+                                "cache_warm_compile_s",
+                            ),
+                            r["cache_warm_first_call_s"],
+                        )
+                    )
+        n_bars = len(bars)
+        fig, ax = plot_style.figure(width=max(6.5, 2.8 + 0.75 * n_bars + 0.3 * len(groups)))
+        xs, gap, last_group = [], 0.0, None
+        for i, (gi, label, parts, total) in enumerate(bars):
+            gap += 0.6 if last_group is not None and gi != last_group else 0.0
+            last_group = gi
+            x = i + gap
+            xs.append(x)
+            bottom = 0.0
+            for key, name, colour in PHASES:
+                value = parts.get(key, math.nan)
+                if math.isfinite(value) and value > 0:
+                    ax.bar(
+                        x,
+                        value,
+                        bottom=bottom,
+                        width=0.7,
+                        color=colour,
+                        label=name,
+                        hatch="//" if label.startswith(formatting.EAGER) else None,
+                        edgecolor="white",
+                        linewidth=0.5,
+                    )
+                    bottom += value
+            ax.annotate(
+                formatting.format_seconds(total),
+                (x, bottom),
+                textcoords="offset points",
+                xytext=(0, 3),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+        ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
+        if len(groups) > 1 or groups[0][0]:
+            for gi, (label, _) in enumerate(groups):
+                members = [x for x, b in zip(xs, bars) if b[0] == gi]
+                ax.annotate(
+                    label.replace("\n", ", "),
+                    (float(np.mean(members)), 0),
+                    xycoords=("data", "axes fraction"),
+                    textcoords="offset points",
+                    xytext=(0, -28),
+                    ha="center",
+                    va="top",
+                    fontsize=8,
+                    fontweight="bold",
+                )
+        plot_style.seconds_axis(ax.yaxis)
+        ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
+        ax.set_ylabel("cold first call in a fresh process")
+        ax.grid(True, axis="y", alpha=0.25)
+        from matplotlib.patches import Patch
+
+        drawn = set(plot_style.unique_handles(fig)[1])
+        handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
+        if any(b[1] == formatting.EAGER for b in bars):
+            handles.append(
+                Patch(facecolor="white", edgecolor="grey", hatch="//", label="hatched: eager (compiles each primitive)")
+            )
+        plot_style.legend_below(fig, handles, ncol=min(len(handles), 3))
+        ax.set_title("cold start: " + plot_style.title(ident), fontsize=10)
+        paths.append(plot_style.save(fig, out, "coldstart", ident, df))
+    return paths
+
+
+def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:
+    """trace/lower/compile and execute = the rest of the first call (NaN parts count as 0)."""
+    total = float(row[total_col])
+    if all(formatting.is_missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
+        return {"whole_s": total}  # an older row: only the whole first call is known
+    parts = {
+        k: float(row.get(c)) if not formatting.is_missing(row.get(c)) else 0.0
+        for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))
+    }
+    parts["execute_s"] = max(total - sum(parts.values()), 0.0)
+    return parts

@@ -1,0 +1,66 @@
+"""Which rows make one report figure, and its x groups (cases) and modes in the report's order."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jitexp.analysis import formatting
+from jitexp.labels import size_text
+from jitexp.report import cases
+
+
+def figure_groups(df: pd.DataFrame):
+    """(identity, rows) per figure: workload, dtype and device; params, sizes and variants go inside."""
+    keys = [k for k in ("workload", "dtype", "platform", "device_kind") if k in df.columns]
+    if df.empty or not keys:
+        return
+    for values, rows in df.groupby(keys, dropna=False, sort=False):
+        yield dict(zip(keys, cases.as_tuple(values))), rows
+
+
+def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The x groups of a figure: one per (variant, params, static_argnums, knobs, size), labelled on two lines.
+
+    The label names only what varies in the figure: ``n=2 (static)`` / ``donate [0]`` and ``size 50`` (or
+    what built the inputs where size did not: ``f32[128,32] +params``; nothing for a setup without size).
+    """
+    rows = cases.with_variant_columns(rows)
+    params = cases.param_columns(rows)
+    keys = [cases.AB_VARIANT, *params, cases.STATIC_ARGNUMS, *cases.KNOBS, "size", "inputs", "input_shapes"]
+    keys = [k for k in keys if k in rows.columns]
+    varying = {k for k in keys if rows[k].astype("string").nunique(dropna=False) > 1}
+    static_varies = cases.STATIC_ARGNUMS in varying
+    groups = []
+    for values, case in rows.groupby(keys, dropna=False, sort=False):
+        ident = dict(zip(keys, cases.as_tuple(values)))
+        parts = [formatting.cell_text(ident[cases.AB_VARIANT])] if cases.AB_VARIANT in varying else []
+        static_mark = static_varies or formatting.is_static(ident.get(cases.STATIC_ARGNUMS))
+        text = formatting.params_text(ident, static_mark=static_mark)
+        if text:
+            parts.append(text)
+        elif static_varies:
+            parts.append(f"static_argnums={ident.get(cases.STATIC_ARGNUMS)}")
+        for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options")):
+            if knob in varying:
+                parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
+        if "size" in ident and size_text(ident, " "):
+            parts.append(size_text(ident, " "))
+        sort_key = tuple(
+            (formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
+            if not formatting.is_missing(ident.get(k))
+            else ""
+            for k in keys
+            if k != cases.AB_VARIANT  # variants keep the job's order, the baseline first
+        )
+        groups.append((sort_key, "\n".join(parts), case))
+    try:
+        groups.sort(key=lambda g: g[0])
+    except TypeError:
+        pass
+    return [(label, case) for _, label, case in groups]
+
+
+def modes(rows: pd.DataFrame) -> list[str]:
+    """The modes in rows, in the report's order."""
+    modes = [str(m) for m in pd.unique(rows["mode"].dropna())] if "mode" in rows.columns else []
+    return sorted(modes, key=lambda m: (cases.mode_rank(m), m))

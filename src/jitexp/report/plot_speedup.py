@@ -1,0 +1,165 @@
+"""Speedup: one figure per workload, dtype and device (speedup_*.png), with a vs-NumPy panel when there are numpy rows."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from jitexp.analysis import formatting
+from jitexp.report import cases, plot_groups, plot_style
+
+NICE_MANTISSAS: list[list[float]] = [
+    [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
+    [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
+    [1, 1.5, 2, 3, 4, 5, 7],
+    [1, 2, 3, 5],
+    [1, 2, 5],
+    [1, 3],
+    [1],
+]
+
+
+def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
+    """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
+    modes side by side per case, each point labelled with the speedup, its CI and the verdict; a
+    second panel against NumPy when the job measured a NumPy twin."""
+    paths: list[Path] = []
+    if speedup.empty and "speedup_vs_numpy" not in df.columns:
+        return paths
+    numpy_rows = cases.ok_rows(df)
+    numpy_rows = numpy_rows[cases.get_column(numpy_rows, "speedup_vs_numpy").notna()]
+    for ident, _rows in plot_groups.figure_groups(df):
+        mine = _match(speedup, ident)
+        theirs = _match(numpy_rows, ident)
+        if mine.empty and theirs.empty:
+            continue
+        panels = [
+            p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty
+        ]
+        n_cases = max(len(plot_groups.case_groups(p[1])) for p in panels)
+        n_modes = max(len(plot_groups.modes(p[1])) for p in panels)
+        panel_w = max(4.2, 1.2 + 1.35 * n_cases * n_modes)
+        fig, axes = plot_style.figure(width=panel_w * len(panels) + 0.5, ncols=len(panels))
+        for ax, (name, table, column) in zip(axes, panels):
+            _speedup_panel(ax, table, column, name)
+        fig.suptitle("speedup: " + plot_style.title(ident), fontsize=10)
+        paths.append(plot_style.save(fig, out, "speedup", ident, df))
+    return paths
+
+
+def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
+    groups = plot_groups.case_groups(table)
+    modes = plot_groups.modes(table)
+    width = min(0.45, 0.9 / max(len(modes), 1))
+    low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
+    verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
+    values: list[tuple[float, float, float, int]] = []
+    baselines = set()
+    for gi, (_label, case) in enumerate(groups):
+        for mi, mode in enumerate(modes):
+            rows = case[cases.has_value(case, "mode", mode)]
+            if rows.empty:
+                continue
+            r = rows.iloc[0]
+            y = float(rows[column].median())
+            lo = float(cases.get_column(rows, low_col).min())
+            hi = float(cases.get_column(rows, high_col).max())
+            if not math.isfinite(y) or y <= 0:
+                continue
+            baselines.add(str(r.get("baseline_mode", "numpy")) if column == "speedup" else "numpy")
+            x = gi + (mi - (len(modes) - 1) / 2) * width
+            colour = plot_style.mode_colour(mode)
+            ax.errorbar(
+                [x],
+                [y],
+                yerr=[[plot_style.nonneg(y - lo)], [plot_style.nonneg(hi - y)]],
+                fmt="o",
+                markersize=7,
+                capsize=4,
+                color=colour,
+                label=mode if mi not in [v[3] for v in values] else None,
+            )
+            values += [(y, lo, hi, mi)]
+            ax.annotate(
+                _speedup_label(y, lo, hi, r.get(verdict_col), r if column == "speedup" else None),
+                (x, y),
+                textcoords="offset points",
+                xytext=(7, 0),
+                va="center",
+                ha="left",
+                fontsize=7,
+                color=colour,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+            )
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    finite = [v for y, lo, hi, _ in values for v in (y, lo, hi) if math.isfinite(v) and v > 0] + [1.0]
+    span = max(finite) / min(finite)
+    low, high = min(finite) / span**0.05 / 1.1, max(finite) * span**0.12 * 1.15  # room for the labels
+    ax.set_ylim(low, high)
+    _speedup_ticks(ax.yaxis, low, high)
+    ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4 + 0.45)
+    base = "/".join(sorted(baselines)) or "baseline"
+    if column == "speedup":
+        ax.set_ylabel(f"speedup = {base} median / mode median (x)")
+        ax.set_title(f"vs {base}: above 1x the mode is faster\nn.s.: the CI contains 1", fontsize=9)
+    else:
+        ax.set_ylabel("speedup = NumPy median / mode median (x)")
+        ax.set_title("vs NumPy: above 1x the mode beats NumPy\nn.s.: the CI contains 1", fontsize=9)
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=max(len(modes), 1), frameon=False)
+
+
+def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
+    # the figure and its CI one way round (formatting.ratio_words): a speedup of 0.5 reads "2x slower, CI 1.6-2.5x"
+    time_ratio, time_lo, time_hi = formatting.speedup_as_time_ratio(y, lo, hi)
+    figure, _ = formatting.ratio_words(time_ratio)
+    _, _, low, high = formatting.oriented(time_ratio, time_lo, time_hi)
+    significant = verdict in ("faster", "slower") or formatting.is_missing(verdict)
+    text = figure if significant else f"{figure}, n.s."
+    if math.isfinite(lo) and math.isfinite(hi):
+        text += f"\nCI {formatting.three_digits(low)}-{formatting.three_digits(high)}x"
+    if row is not None and verdict in ("faster", "slower") and row.get("mode") != formatting.NUMPY:
+        text += "\n" + formatting.payoff_words(
+            row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
+        )
+    return text
+
+
+def _speedup_ticks(axis, low: float, high: float) -> None:
+    """Plain ticks on a log speedup axis, as dense as fits (1.2x, 1.4x, 1.6x ...), so 1.57x reads off it."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ticks: list[float] = []
+    for mantissas in NICE_MANTISSAS:
+        ticks = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+            for m in mantissas
+            if low <= m * 10.0**e <= high
+        ]
+        if len(ticks) <= 10:
+            break
+    if len(ticks) < 2:
+        ticks = sorted({*ticks, *(v for v in (low * 1.02, 1.0, high / 1.02) if low <= v <= high)})
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}x"))
+
+
+def _match(table: pd.DataFrame, ident: dict) -> pd.DataFrame:
+    """table's rows of one figure identity."""
+    rows = table
+    for key, value in ident.items():
+        if key in rows.columns:
+            rows = rows[_same(rows[key], value)]
+    return rows
+
+
+def _same(series: pd.Series, value) -> pd.Series:
+    if formatting.is_missing(value):
+        return series.isna().astype(bool)
+    return (series == value).fillna(False).astype(bool)

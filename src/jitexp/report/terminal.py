@@ -1,0 +1,95 @@
+"""The report as terminal text: the one-screen sweep summary and what jitexp-report prints."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pandas as pd
+
+from jitexp.analysis.formatting import text_table
+from jitexp.report.caveats import caveat_summary
+from jitexp.report.tables import speedup_table
+from jitexp.report.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.views import (
+    ATTRIBUTION_TERMINAL,
+    CACHE_VIEW,
+    MEMORY_VIEW,
+    ab_view,
+    attribution_details,
+    compact_view,
+    rows_table,
+    sequence_view,
+    speedup_view,
+)
+from jitexp.store.folders import SweepState
+
+
+def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> str:
+    """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
+    parts = (
+        [f"jitexp: {headline(df, state)}", text_table(rows_table(df))]
+        if len(df)
+        else [f"jitexp: {headline(df, state)}"]
+    )
+    notes = caveat_summary(df)
+    if notes:
+        width = max(60, shutil.get_terminal_size((100, 24)).columns)
+        parts += ["", "caveats:"] + [
+            textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ") for n in notes
+        ]
+    speedup = speedup_table(df)
+    if not speedup.empty:
+        parts += [
+            "",
+            "speedup against the baseline mode (paired: measured together in one job; "
+            "pays_off: where the cumulative costs cross)",
+            text_table(speedup_view(speedup)),
+        ]
+    return "\n".join(parts)
+
+
+def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
+    """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
+    width = max(60, shutil.get_terminal_size((100, 24)).columns)
+    parts = [format_sweep_summary(df, state)]
+    if "ab" in frames:
+        parts += ["", textwrap.fill(AB_NOTE, width), text_table(ab_view(frames["ab"]))]
+    if "attribution" in frames:
+        parts += [
+            "",
+            textwrap.fill(WHY_NOTE, width),
+            text_table(compact_view(frames["attribution"], ATTRIBUTION_TERMINAL)),
+        ]
+        parts += [
+            textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
+            for line in attribution_details(frames["attribution"])
+        ]
+    if "memory" in frames:
+        parts += [
+            "",
+            "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
+            "the modes it ran; the rest from XLA's memory analysis)",
+            text_table(compact_view(frames["memory"], MEMORY_VIEW), width=60),
+        ]
+    if "cache" in frames:
+        parts += [
+            "",
+            "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
+            text_table(compact_view(frames["cache"], CACHE_VIEW)),
+        ]
+    if "sequence" in frames:
+        parts += [
+            "",
+            "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
+            text_table(sequence_view(frames["sequence"]), width=60),
+        ]
+    if not frames["scaling"].empty:
+        parts += [
+            "",
+            "scaling (growth exponent of median time over size)",
+            text_table(scaling_view(frames["scaling"])),
+        ]
+    if not frames["errors"].empty:
+        parts += ["", "errors", text_table(errors_view(frames["errors"]), width=60)]
+    return "\n".join(parts)

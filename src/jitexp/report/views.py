@@ -1,0 +1,196 @@
+"""The tables trimmed for reading: which columns to show, renamed, and values in words.
+
+Each takes a table of tables.py or detail_tables.py (or the results frame) and returns a frame or lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from jitexp.analysis.formatting import format_value, is_missing, payoff_text, ratio_cell, short_name, verdict_words
+from jitexp.labels import built_by, size_text
+from jitexp.report.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels
+from jitexp.report.caveats import row_notes
+
+
+def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
+    """The A/B table for reading: variant against baseline, mode, metric, the change in words with its CI
+    (``2x faster (95% CI 1.6x-2.5x)``), p, the verdict (``within the 5% threshold`` for a significant change
+    under the threshold), pairs."""
+    view = ab.reindex(columns=["variant", "ab_baseline", "mode", "metric"]).rename(columns={"ab_baseline": "against"})
+    view["variant"] = view["variant"].where(view["variant"].notna(), get_column(ab, "env"))  # or the env (envs)
+    view["change (95% CI)"] = [ratio_cell(*v) for v in zip(ab["ratio"], ab["ratio_ci_low"], ab["ratio_ci_high"])]
+    view["p"] = [f"{float(p):.2g}" if not is_missing(p) else "-" for p in ab["p_value"]]
+    view["verdict"] = [verdict_words(v, p) for v, p in zip(ab["verdict"], ab["p_value"])]
+    view["pairs"] = ab["n_pairs"]
+    if ab["workload"].nunique(dropna=False) > 1 or ab["job_num"].nunique(dropna=False) > 1:
+        view.insert(0, "workload", ab["workload"])
+        view.insert(0, "job", ab["job_num"])
+    return view.reset_index(drop=True)
+
+
+def rows_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Every row, compact: identity (varying columns only), status, key timings, error class, notes."""
+    always = ["workload", "mode", "size"]
+    varying = [
+        c
+        for c in ("dtype", STATIC_ARGNUMS, AB_VARIANT, "env", "device_kind", "seed")
+        if c in df.columns and df[c].nunique(dropna=False) > 1
+    ]
+    table = df.reindex(columns=always + varying).copy()
+    table["size"] = size_cells(df)
+    table.insert(3, "params", params_labels(df))
+    for col in ("status", "median_s", "first_call_s", "compile_s"):
+        table[col] = get_column(df, col)
+    errors = [short_name(v) for v in get_column(df, "error_type")]
+    if any(errors):
+        table["error"] = errors
+    notes = [row_notes(row, short=True) for _, row in df.iterrows()]
+    if any(notes):
+        table["notes"] = notes
+    if not table["params"].astype(bool).any():
+        table = table.drop(columns="params")
+    return table.reset_index(drop=True)
+
+
+def size_cells(df: pd.DataFrame) -> pd.Series:
+    """The `size` column as a table shows it: the size where it built the inputs (or the rows predate the
+    `inputs` column), else what did: the given arguments' `input_shapes`, or `setup` (see labels.py)."""
+    if "inputs" not in df.columns:
+        return get_column(df, "size")
+    return pd.Series([_size_cell(row) for _, row in df.iterrows()], index=df.index, dtype=object)
+
+
+def _size_cell(row: pd.Series) -> object:
+    what = built_by(row)
+    return row.get("size") if what is None else what or "setup"
+
+
+def compact_view(
+    table: pd.DataFrame, values: Sequence[str], always: Sequence[str] = ("workload", "size", "mode")
+) -> pd.DataFrame:
+    """A table trimmed for reading: identity columns that vary (always the given ones), params as one
+    ``params`` column, then the value columns that hold anything."""
+    idents = ["workload", AB_VARIANT, "params", "size", "dtype", "device_kind", "mode", STATIC_ARGNUMS, *KNOBS]
+    view = pd.DataFrame(index=table.index)
+    for col in idents:
+        values_ = pd.Series(params_labels(table), index=table.index) if col == "params" else get_column(table, col)
+        values_ = size_cells(table) if col == "size" else values_
+        if col in always or (values_.notna().any() and values_.astype("string").nunique(dropna=False) > 1):
+            view[col] = values_
+    for col in values:
+        if col in table.columns and table[col].notna().any():
+            view[col] = table[col]
+    return view.reset_index(drop=True)
+
+
+ATTRIBUTION_VIEW = [
+    "speedup",
+    "explanation",
+    "eager_ops",
+    "xla_kernels",
+    "xla_fusions",
+    "eager_bytes",
+    "bytes_accessed",
+    "traffic_cut",
+    "arithmetic_intensity",
+    "op_dispatch_s",
+]
+ATTRIBUTION_TERMINAL = [
+    "speedup",
+    "explanation",
+    "eager_ops",
+    "xla_kernels",
+    "eager_bytes",
+    "bytes_accessed",
+    "traffic_cut",
+]
+MEMORY_VIEW = [
+    "peak_rss_growth_bytes",
+    "device_peak_bytes",
+    "argument_size_bytes",
+    "output_size_bytes",
+    "temp_size_bytes",
+    "alias_size_bytes",
+    "donation",
+]
+CACHE_VIEW = [
+    "cache_hit",
+    "cache_cold_first_call_s",
+    "cache_warm_first_call_s",
+    "first_call_saved_s",
+    "cache_cold_compile_s",
+    "cache_warm_compile_s",
+    "cache_warm_trace_s",
+    "cache_warm_lower_s",
+]
+SEQUENCE_VIEW = [
+    "job_num",
+    "workload",
+    "mode",
+    STATIC_ARGNUMS,
+    "call",
+    "label",
+    "status",
+    "call_s",
+    "compiled",
+    "compile_s",
+    "miss_reason",
+    "error_type",
+]
+
+
+def attribution_details(attribution: pd.DataFrame) -> list[str]:
+    """``elementwise_chain size 10000 jit: fusion-bound: eager moves 4.04 MiB ...``, one line per row."""
+    lines = []
+    for (_, row), params in zip(attribution.iterrows(), params_labels(attribution)):
+        if is_missing(row.get("explanation_detail")):
+            continue
+        label = " ".join(
+            p
+            for p in (f"{row['workload']}{' (' + params + ')' if params else ''}", size_text(row, " "), row["mode"])
+            if p
+        )
+        lines.append(f"{label}: {row.get('explanation')}: {row['explanation_detail']}")
+    return lines
+
+
+def sequence_view(sequence: pd.DataFrame) -> pd.DataFrame:
+    """The retrace probe for reading: job, mode, static_argnums, call, label, compiled, why."""
+    view = sequence.reindex(columns=SEQUENCE_VIEW).copy()
+    view["error_type"] = [short_name(v) for v in view["error_type"]]
+    keep = [
+        c for c in view.columns if c in ("call", "label") or (view[c].notna() & (view[c].astype("string") != "")).any()
+    ]
+    return view.loc[:, keep]
+
+
+def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
+    """The speedup table trimmed for reading: case, mode, times, speedup with CI, break-even."""
+    keys = [k for k in ("workload", "size", "dtype") if k in speedup.columns]
+    view = speedup.reindex(columns=keys).copy()
+    view.insert(1, "params", params_labels(speedup))
+    if not view["params"].astype(bool).any():
+        view = view.drop(columns="params")
+    for col in [AB_VARIANT, STATIC_ARGNUMS, *KNOBS]:
+        if col in speedup.columns and speedup[col].nunique(dropna=False) > 1:
+            view[col] = speedup[col]
+    view["mode"] = speedup["mode"]
+    for col in ("eager_median_s", "median_s", "speedup"):
+        view[col] = speedup[col]
+    view["speedup_ci95"] = [
+        "-" if is_missing(lo) and is_missing(hi) else f"{format_value('speedup', lo)} - {format_value('speedup', hi)}"
+        for lo, hi in zip(speedup["speedup_ci_low"], speedup["speedup_ci_high"])
+    ]
+    view["verdict"] = speedup["verdict"]
+    view["pairing"] = speedup["pairing"]
+    view["pays_off"] = [
+        payoff_text(v, c, a, b)
+        for v, c, a, b in zip(
+            speedup["verdict"], speedup["break_even_calls"], speedup["ahead_until_calls"], speedup["baseline_mode"]
+        )
+    ]
+    view["compile_overhead_s"] = speedup["compile_overhead_s"]
+    return view

@@ -1,0 +1,244 @@
+"""Job folders and sweeps: the file names, writing a job's files, resuming, the job list, gathering and loading."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from jitexp.records import JobResult
+from jitexp.store.csvio import csv_bytes, read_csv, read_text, to_frame, typed, write_atomic, write_csv
+from jitexp.store.schema import (
+    CALL_COLUMNS,
+    COLUMNS,
+    JOB_LIST_COLUMNS,
+    PROCESS_COLUMNS,
+    SAMPLE_COLUMNS,
+    ordered_columns,
+    with_variant,
+)
+
+RESULTS_CSV = "results.csv"
+SAMPLES_CSV = "samples.csv"
+CALLS_CSV = "calls.csv"
+PROCESSES_CSV = "processes.csv"
+JOBS_CSV = "jobs.csv"
+REPORT_DIR = "report"
+
+
+def job_result_files(root: str | os.PathLike, name: str = RESULTS_CSV) -> list[Path]:
+    """Every job-level results.csv (or other job file name) below root: not a gathered one (a folder with
+    jobs below it), not in report/ or a hidden folder."""
+    root = Path(root)
+    found = [
+        p
+        for p in root.rglob(name)
+        if not any(part == REPORT_DIR or part.startswith(".") for part in p.relative_to(root).parts)
+    ]
+    folders = {p.parent for p in found}
+    jobs = [p for p in found if not any(f != p.parent and p.parent in f.parents for f in folders)]
+    return sorted(jobs, key=_job_sort_key)
+
+
+@dataclass
+class JobFolder:
+    """One job's folder; each of its CSVs is read when first asked for (typed; an empty frame when absent)."""
+
+    path: Path
+
+    def read(self, name: str, *, text: bool = False) -> pd.DataFrame:
+        """The job's CSV called name, typed (or every cell as written with text=True); empty when absent."""
+        file = self.path / name
+        if not file.is_file():
+            return pd.DataFrame()
+        return read_text(file) if text else read_csv(file)
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        """results.csv: one row per case and mode."""
+        return self.read(RESULTS_CSV)
+
+    @cached_property
+    def samples(self) -> pd.DataFrame:
+        """samples.csv: every timed sample."""
+        return self.read(SAMPLES_CSV)
+
+    @cached_property
+    def processes(self) -> pd.DataFrame:
+        """processes.csv: one row per worker process and mode."""
+        return self.read(PROCESSES_CSV)
+
+    @cached_property
+    def calls(self) -> pd.DataFrame:
+        """calls.csv: per-call records of the call probes."""
+        return self.read(CALLS_CSV)
+
+
+def iter_jobs(root: str | os.PathLike, marker: str = RESULTS_CSV) -> Iterator[JobFolder]:
+    """The job folders below root (or root itself when it is one), in job order: folders holding marker."""
+    for path in job_result_files(root, marker):
+        yield JobFolder(path.parent)
+
+
+def _job_sort_key(path: Path) -> tuple:
+    parts = path.parent.parts
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+# ---- sweeps: the job list, what finished, the gathered file ---------------------------------
+
+
+@dataclass
+class SweepState:
+    """What a sweep folder holds against its job list (jobs.csv, written when the sweep starts)."""
+
+    n_jobs: int | None  # None: no job list (not a sweep, or another sweeper)
+    finished: list[int] = field(default_factory=list)
+    missing: list[tuple[int, str]] = field(default_factory=list)  # (job num, overrides) without rows
+    stale: list[str] = field(default_factory=list)  # folders left out: not jobs of this sweep
+
+    def describe(self, n_rows: int) -> str:
+        """`12 jobs: 9 rows, 3 never finished: #5 workload.fn=faults.abort, ...`"""
+        if self.n_jobs is None:
+            return f"{n_rows} row(s)"
+        text = f"{self.n_jobs} job{'s' if self.n_jobs != 1 else ''}: {n_rows} row{'s' if n_rows != 1 else ''}"
+        if self.missing:
+            shown = ", ".join(f"#{num} {ov}".rstrip() for num, ov in self.missing[:8])
+            more = f", ... ({len(self.missing) - 8} more)" if len(self.missing) > 8 else ""
+            text += f", {len(self.missing)} never finished: {shown}{more}"
+        if self.stale:
+            text += f"; left out (not jobs of this sweep): {', '.join(self.stale)}"
+        return text
+
+
+RUN_CONTROL = ("resume=", "fail_on_error=", "+resume=", "+fail_on_error=")
+
+
+def job_overrides(overrides: Sequence[str]) -> str:
+    """A job's overrides as one string, without the keys that steer a run but do not change a job."""
+    return " ".join(o for o in overrides if not o.startswith(RUN_CONTROL))
+
+
+def write_manifest(root: str | os.PathLike, jobs: Sequence[Sequence[str]]) -> Path:
+    """jobs.csv: every job of the sweep in order, with its overrides, before any job runs."""
+    rows = [{"job_num": i, "overrides": job_overrides(job)} for i, job in enumerate(jobs)]
+    return write_csv(pd.DataFrame(rows, columns=JOB_LIST_COLUMNS), Path(root) / JOBS_CSV)
+
+
+def read_manifest(root: str | os.PathLike) -> dict[int, str] | None:
+    path = Path(root) / JOBS_CSV
+    if not path.is_file():
+        return None
+    frame = read_text(path)
+    return {int(n): o for n, o in zip(frame["job_num"], frame["overrides"])}
+
+
+def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
+    """Every job's rows below root as text, the job list's stale folders left out."""
+    manifest = read_manifest(root)
+    state = SweepState(n_jobs=len(manifest) if manifest is not None else None)
+    frames = []
+    for job in iter_jobs(root):
+        frame = job.read(RESULTS_CSV, text=True)
+        if manifest is not None:
+            folder = job.path.relative_to(root).as_posix()
+            num = int(folder) if folder.isdigit() else _job_num(frame)  # hydra.sweep.subdir may be any name
+            if num not in manifest or not (frame.get("overrides", pd.Series([""])) == manifest[num]).all():
+                state.stale.append(folder)
+                continue
+            state.finished.append(num)
+        if not frame.empty:
+            frames.append(frame)
+    if manifest is not None:
+        state.missing = [(n, o) for n, o in manifest.items() if n not in state.finished]
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS, dtype=str), state
+    frame = pd.concat(frames, ignore_index=True, sort=False).fillna("")
+    return frame.reindex(columns=ordered_columns(frame.columns), fill_value=""), state
+
+
+def _job_num(frame: pd.DataFrame) -> int | None:
+    nums = set(frame.get("job_num", pd.Series(dtype=str)))
+    return int(nums.pop()) if len(nums) == 1 and all(n.isdigit() for n in nums) else None
+
+
+def gather(root: str | os.PathLike, *, write: bool = True) -> pd.DataFrame:
+    """Every job's rows below root in one frame (and root/results.csv), cell for cell as the jobs wrote them."""
+    frame, _ = gather_state(root, write=write)
+    return frame
+
+
+def gather_state(root: str | os.PathLike, *, write: bool = True) -> tuple[pd.DataFrame, SweepState]:
+    """gather() and the sweep's state: how many jobs, which never finished, which folders were left out."""
+    root = Path(root)
+    frame, state = _gathered(root)
+    if write and (not frame.empty or state.n_jobs is not None):
+        data = csv_bytes(frame)
+        target = root / RESULTS_CSV
+        if not target.is_file() or target.read_bytes() != data:
+            write_atomic(target, data)
+    return typed(frame), state
+
+
+def load_results(path: str | os.PathLike) -> pd.DataFrame:
+    """One row per case and mode from a job dir, a sweep dir, any folder of job dirs, or a results.csv.
+
+    A folder with job folders below it is gathered afresh (and its results.csv rewritten when
+    that changes it), so an interrupted sweep still loads what finished; rows of folders that
+    are not jobs of the sweep's job list are left out.
+    """
+    path = Path(path)
+    if path.is_file():
+        return read_csv(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"no results at {path}: not a folder or a CSV file")
+    jobs = job_result_files(path)
+    if jobs and jobs != [path / RESULTS_CSV]:
+        return gather(path)
+    if (path / RESULTS_CSV).exists():
+        return read_csv(path / RESULTS_CSV)
+    raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
+
+
+JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV)
+
+
+def clear_job(folder: str | os.PathLike) -> None:
+    """Remove the CSVs an earlier run left in a job folder, so they cannot pass for this run's."""
+    for name in JOB_FILES:
+        (Path(folder) / name).unlink(missing_ok=True)
+
+
+def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides: str) -> bool:
+    """Whether a job folder holds rows of a job with this config hash (resume skips it then).
+
+    The rows are relabelled with this sweep's job number and overrides, which may be spelled
+    differently for the same config (another order, a default written out).
+    """
+    path = Path(folder) / RESULTS_CSV
+    if not path.is_file():
+        return False
+    frame = read_text(path)
+    if not (len(frame) > 0 and "config_hash" in frame.columns and (frame["config_hash"] == digest).all()):
+        return False
+    if not ((frame.get("overrides") == overrides).all() and (frame.get("job_num") == str(job_num)).all()):
+        frame["overrides"], frame["job_num"] = overrides, str(job_num)
+        write_atomic(path, csv_bytes(frame))
+    return True
+
+
+def write_job(result: JobResult, folder: str | os.PathLike) -> None:
+    """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
+    folder = Path(folder)
+    for rows, columns, name in (
+        (result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
+        (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
+        (result.calls, CALL_COLUMNS, CALLS_CSV),
+    ):
+        if rows:
+            write_csv(to_frame(rows, with_variant(columns, rows)), folder / name)
+    write_csv(to_frame(result.rows), folder / RESULTS_CSV)  # last: its presence marks the job complete

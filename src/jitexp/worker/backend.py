@@ -1,0 +1,125 @@
+"""The worker's JAX backend: the configured device, the clients' start-up, the job's JAX flags, CPU pinning."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import jax
+import numpy as np
+
+from jitexp.config import DeviceConfig, ExperimentConfig
+from jitexp.errors import ConfigError
+from jitexp.worker import workload
+from jitexp.worker.jaxinfo import jax_flag
+
+
+def resolve_device(dc: DeviceConfig):
+    """The jax.Device the config names, or a ConfigError listing what this machine has."""
+    try:
+        devices = jax.devices() if dc.platform == "auto" else jax.devices(dc.platform)
+    except RuntimeError:
+        raise ConfigError(
+            "device.platform",
+            dc.platform,
+            f"not available on this machine; available: {', '.join(available_platforms())}, auto",
+        ) from None
+    if dc.index >= len(devices):
+        raise ConfigError("device.index", dc.index, f"this machine has {len(devices)} {devices[0].platform} device(s)")
+    return devices[dc.index]
+
+
+def available_platforms() -> list[str]:
+    found = []
+    for name in ("cpu", "gpu", "tpu"):
+        try:
+            jax.devices(name)
+            found.append(name)
+        except RuntimeError:
+            pass
+    return found
+
+
+_cpu_async: bool | None = None
+
+
+def start_backends(cpu_async_dispatch: bool | None) -> bool:
+    """Create JAX's clients (once per process) and return the CPU async-dispatch setting they use.
+
+    JAX reads jax_cpu_enable_async_dispatch only when the CPU client is created: a fresh
+    worker takes any value; in-process (isolate=none) the first job decides and a later job
+    asking for the other value is a config error.
+    """
+    global _cpu_async
+    key = "jax_cpu_enable_async_dispatch"
+    if _cpu_async is None:
+        if cpu_async_dispatch is not None:
+            jax.config.update(key, cpu_async_dispatch)
+        jax.devices()
+        _cpu_async = bool(jax_flag(key))
+    elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
+        raise ConfigError(
+            "cpu_async_dispatch",
+            cpu_async_dispatch,
+            f"this process's CPU client was created with {_cpu_async} and keeps it; "
+            "use isolate=process (the default) to vary it",
+        )
+    return _cpu_async
+
+
+@contextmanager
+def jax_settings(cfg: ExperimentConfig, x64: bool = False) -> Iterator[None]:
+    """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
+    wanted: dict[str, Any] = {
+        "jax_enable_x64": x64 or workload.needs_x64(cfg),
+        "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
+    }
+    if cfg.compilation_cache_dir is not None:
+        wanted["jax_compilation_cache_dir"] = cfg.compilation_cache_dir
+        wanted["jax_persistent_cache_min_compile_time_secs"] = 0.0
+    previous = {key: jax_flag(key) for key in wanted}
+    try:
+        for key, value in wanted.items():
+            jax.config.update(key, value)
+        _reset_persistent_cache()
+        yield
+    finally:
+        for key, value in previous.items():
+            jax.config.update(key, value)
+        _reset_persistent_cache()
+
+
+def _reset_persistent_cache() -> None:
+    # JAX decides once per process whether the persistent cache is used; without a reset a
+    # job's compilation_cache_dir would be ignored after any earlier in-process job (private API, jax 0.10).
+    from jax._src import compilation_cache
+
+    compilation_cache.reset_cache()
+
+
+_warmed: set = set()
+
+
+def warm_backend(device) -> None:
+    """Pay the process's one-time backend start-up before the first cold measurement.
+
+    Without it the first cold call of a process reports compile times inflated by XLA/LLVM
+    initialisation that no later compile (and no user's second compile) ever pays.
+    """
+    key = (device.platform, device.id)
+    if key in _warmed:
+        return
+    x = jax.device_put(np.linspace(0.0, 1.0, 16, dtype=np.float32).reshape(4, 4), device)
+    jax.block_until_ready((jax.jit(lambda v: jax.numpy.sin(v) @ v)(x), jax.numpy.cos(x) + x))
+    _warmed.add(key)
+
+
+def pinning() -> dict:
+    """The process's CPU affinity and BLAS thread count (a worker limits both at entry when cpu_affinity is set)."""
+    from threadpoolctl import threadpool_info
+
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"]
+    return {"cpu_affinity": ",".join(map(str, affinity)), "blas_threads": max(blas) if blas else None}

@@ -1,0 +1,127 @@
+"""The callables a config names and the inputs they are called with, built in the worker (once per process)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from jitexp.config import ExperimentConfig, sizing
+from jitexp.errors import ConfigError, phase
+from jitexp.records import ProcessResult
+from jitexp.worker import workload
+
+
+@dataclasses.dataclass
+class Functions:
+    """The callables a config names, imported in the worker: the function, its twin, setup, the jit transformation."""
+
+    fn: Callable
+    numpy_fn: Callable | None
+    setup: Callable | None
+    jit_fn: Callable
+
+
+def import_functions(cfg: ExperimentConfig, variant: str = "") -> Functions:
+    """Import what cfg names; a ConfigError names the key (under `variants.NAME.` for a variant's)."""
+    try:
+        return Functions(
+            workload.import_fn(cfg.workload.fn),
+            workload.import_fn(cfg.workload.numpy_fn, "workload.numpy_fn")
+            if cfg.mode.numpy and cfg.workload.numpy_fn
+            else None,
+            workload.import_fn(cfg.workload.setup, "workload.setup") if cfg.workload.setup else None,
+            workload.import_fn(cfg.jit_fn, "mode.jit_fn" if cfg.mode.jit_fn else "workload.jit_fn"),
+        )
+    except ConfigError as error:
+        if not variant:
+            raise
+        raise ConfigError(f"variants.{variant}.{error.key}", error.value, error.expected) from None
+
+
+def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult) -> Inputs:
+    """A function giving each caller its own inputs for a config (setup_s of the first build is the process's).
+
+    The job's own config is built once per process: later calls get a copy of every array of a copy held
+    back from that build (a slow setup, such as a flax init, no longer runs once per mode). Inputs with
+    leaves that are not arrays or immutable values (a stateful object) are built afresh each time, as
+    are other configs (a sequence's variants).
+    """
+    held: list[workload.Workload] = []
+
+    def inputs(job: ExperimentConfig = cfg) -> workload.Workload:
+        with phase("inputs"), workload.on_device(device):
+            if held and job is cfg:
+                return workload.copied(held[0])
+            args, kwargs, seconds = workload.build_inputs(job, workload.placement(device), f.setup)
+            built = _workload(job, f, args, kwargs)
+            if job is cfg and f.setup is not None and workload.copyable(built):
+                held.append(workload.copied(built))
+        result.setup_s = result.setup_s if result.setup_s is not None else seconds
+        return built
+
+    return inputs
+
+
+def _workload(job: ExperimentConfig, f: Functions, args: tuple, kwargs: dict) -> workload.Workload:
+    return workload.Workload(
+        job.workload_name,
+        f.fn,
+        args,
+        job.static_argnums,
+        f.numpy_fn,
+        workload.to_host(args) if f.numpy_fn else (),
+        job.donate_argnums,
+        dict(job.mode.compiler_options),
+        kwargs,
+        workload.to_host(kwargs) if f.numpy_fn else {},
+        job.static_argnames,
+        tuple(job.mode.donate_argnames),
+        f.jit_fn,
+        dict(job.workload.carry),
+    )
+
+
+def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
+    """Refuse a setup whose arrays cannot fit in available memory: one set per mode, one for the check, and the
+    copy input_builder holds back to give each of them its own."""
+    per_set = workload.setup_bytes(setup, cfg)
+    if per_set is not None:
+        what = f"workload.setup's arrays ({modes} mode(s), a check and the copy they are copied from)"
+        sizing.check_memory("size", cfg.size, per_set * (modes + 2), what)
+
+
+def raised_at(exc: BaseException, what: str) -> str:
+    """`workload.setup raised at mymodels.py:12 in make_params`: the innermost frame of the traceback."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    frame = traceback.extract_tb(tb)[-1]
+    return f"{what} raised at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+
+Inputs = Callable[..., workload.Workload]  # builds a workload's inputs afresh (workload.setup), or returns the same
+
+
+def donor(w: workload.Workload) -> workload.Workload:
+    """w with its own copies of the donated arguments: donation invalidates them, and other modes need the originals."""
+    if not w.donate_argnums and not w.donate_argnames:
+        return w
+    args = tuple(jax.tree.map(workload.copy_leaf, a) if i in w.donate_argnums else a for i, a in enumerate(w.args))
+    kwargs = {k: jax.tree.map(workload.copy_leaf, v) if k in w.donate_argnames else v for k, v in w.kwargs.items()}
+    return dataclasses.replace(w, args=jax.block_until_ready(args), kwargs=jax.block_until_ready(kwargs))
+
+
+def variant_cfg(cfg: ExperimentConfig, variant: dict) -> ExperimentConfig:
+    """The job's config with a sequence variant's arguments, kwargs, size, params and dtype."""
+    workload = dataclasses.replace(
+        cfg.workload,
+        args=variant["_args"],
+        kwargs=variant.get("_kwargs", cfg.workload.kwargs),
+        params=variant.get("_params", cfg.workload.params),
+    )
+    return dataclasses.replace(cfg, dtype=variant["_dtype"], size=variant.get("_size", cfg.size), workload=workload)

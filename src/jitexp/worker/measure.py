@@ -1,0 +1,259 @@
+"""How one process measures: each mode's cold first call, then interleaved rounds; the sequence and cache probes."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import numpy as np
+
+from jitexp import noise
+from jitexp.config import ExperimentConfig
+from jitexp.errors import ConfigError, PhaseError, failure_of, phase
+from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
+from jitexp.worker import channel, compiles, misses, workload
+from jitexp.worker.backend import resolve_device
+from jitexp.worker.channel import enter_phase
+from jitexp.worker.checks import extras
+from jitexp.worker.compiles import CompileCounter
+from jitexp.worker.inputs import Functions, Inputs, check_setup_memory, donor, input_builder, raised_at, variant_cfg
+from jitexp.worker.modes import Carry, ColdCall, cold_call
+from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
+
+
+def _measure_modes(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> Noise:
+    """Each mode's cold first call (and process 0's extras), then every mode sampled in interleaved rounds."""
+    before = noise.cpu_times()
+    cold = _cold_calls(task, w, out, inputs)
+    return _sample(task, cold, out, noise.shares(before, noise.cpu_times()))
+
+
+def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> dict[str, ColdCall]:
+    """Each mode's cold first call after clear_caches (the first needs none in a fresh process), then the extras."""
+    cfg = task.cfg
+    order = rotation(list(task.modes or cfg.mode.names), task.process)
+    cold = {}
+    for position, mode in enumerate(order):
+        try:
+            own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
+        except PhaseError as exc:
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            continue
+        if (position > 0 or not task.fresh) and mode != "numpy":
+            jax.clear_caches()  # each mode's first call pays its own compiles
+        enter_phase("execute" if mode in ("eager", "numpy") else "trace")
+        compiles.on_event = enter_phase if channel.conn is not None else None  # trace -> lower -> compile -> execute
+        try:
+            shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
+            c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
+        except PhaseError as exc:
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(own)))
+            continue
+        finally:
+            compiles.on_event = None
+        cold[mode] = c
+        out[mode] = ModeResult(
+            cold_position=position, cold=_cold_record(c), calls=[vars(r) for r in c.records] if task.calls > 1 else []
+        )
+        if isinstance(c.call, Carry):
+            out[mode].extras.donation = c.call.describe()
+    if task.extras:
+        with workload.on_device(resolve_device(cfg.device)):
+            extras(cfg, inputs(), cold, out)
+    return cold
+
+
+def _sample(
+    task: Task, cold: Mapping[str, ColdCall], out: dict[str, ModeResult], cold_share: noise.Shares | None
+) -> Noise:
+    """Every live (cold-called, not failed) key sampled together in interleaved rounds, then its dispatch time;
+    the process's Noise from the cold calls' CPU shares and the counters read around each round."""
+    t = task.cfg.timing
+    live = {m: c for m, c in cold.items() if out[m].error is None}
+    enter_phase("execute")
+    counters = {m: CompileCounter() for m in live}
+    rounds = measure_rounds(
+        {m: c.loop for m, c in live.items()},
+        t,
+        shift=task.process,
+        sampling=counters.__getitem__,
+        tick=noise.cpu_times,
+    )
+    for mode, error in rounds.errors.items():
+        out[mode] = ModeResult(failure_of("execute", error))
+    for mode, samples in rounds.samples_s.items():
+        m = out[mode]
+        m.samples_s, m.number, m.stop_reason = samples, rounds.number[mode], rounds.stop_reason
+        m.compiles_during_timing = counters[mode].count
+        if task.extras:
+            c = live[mode]
+            try:
+                with phase("execute"):
+                    m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+            except PhaseError as exc:
+                out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+    return noise_of(cold_share, rounds.ticks, t.max_steal)
+
+
+def noise_of(cold: noise.Shares | None, ticks: list, max_steal: float) -> Noise:
+    """The process's Noise record from its cold-call shares and the CPU counters read around each round."""
+    per_round = noise.round_steal(ticks)
+    sampled = noise.shares(ticks[0], ticks[-1]) if len(ticks) > 1 else None
+    known = [s for s in per_round if s is not None]
+    overall = sampled.steal if sampled is not None else None
+    return Noise(
+        steal_cold=cold.steal if cold is not None else None,
+        steal=overall,
+        run_queue_wait=sampled.run_queue if sampled is not None else None,
+        idle=sampled.idle if sampled is not None else None,
+        iowait=sampled.iowait if sampled is not None else None,
+        round_steal=per_round,
+        rounds_under_steal=sum(s > max_steal for s in known) if known else None,
+        under_steal=noise.mostly_under_steal(per_round, overall, max_steal),
+    )
+
+
+def measure_variants(
+    task: Task,
+    variants: Mapping[str, ExperimentConfig],
+    loaded: Mapping[str, Functions],
+    device: Any,
+    result: ProcessResult,
+) -> Noise | None:
+    """Every variant in this process: its own inputs and cold first calls (variants in an order rotated per
+    process, caches cleared between), then all (variant, mode) pairs sampled together in the same rounds."""
+    modes = task.modes or task.cfg.mode.names
+    cold: dict[str, ColdCall] = {}
+    out: dict[str, ModeResult] = {}
+    keys: dict[str, tuple[str, str]] = {}
+    before = noise.cpu_times()
+    for position, name in enumerate(rotation(list(variants), task.process)):
+        job, f = variants[name], loaded[name]
+        mine = result.variants.setdefault(name, {})
+        inputs = input_builder(job, f, device, result)
+        try:
+            enter_phase("inputs")
+            if f.setup is not None and task.process == 0:  # every variant's arrays live at once
+                check_setup_memory(f.setup, job, len(modes) * len(variants))
+            w = inputs()
+        except ConfigError as error:
+            result.config_error = ConfigProblem(f"variants.{name}.{error.key}", error.value, error.expected)
+            return None
+        except PhaseError as exc:
+            failed = failure_of(exc.phase, exc.cause)
+            if f.setup is not None:
+                failed.hint = failed.hint or raised_at(exc.cause, "workload.setup")
+            mine.update({mode: ModeResult(failed) for mode in modes})
+            continue
+        own = dataclasses.replace(task, cfg=job, fresh=task.fresh and position == 0)
+        same: Inputs = lambda job=job, w=w: w  # noqa: E731  (specs: one set of inputs, shared by the modes)
+        for mode, c in _cold_calls(own, w, mine, inputs if f.setup is not None else same).items():
+            key = f"{name}:{mode}"  # unique: mode names hold no colon
+            cold[key], keys[key] = c, (name, mode)
+    cold_share = noise.shares(before, noise.cpu_times())
+    out.update({key: result.variants[name][mode] for key, (name, mode) in keys.items()})
+    sampled = _sample(task, cold, out, cold_share)
+    for key, (name, mode) in keys.items():
+        result.variants[name][mode] = out[key]
+    return sampled
+
+
+def _cold_record(c: ColdCall) -> Cold:
+    return Cold(c.first_call_s, c.trace_s, c.lower_s, c.compile_s, c.execute_s, c.compiles)
+
+
+def sequence_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+    """The retrace probe: one prepared callable of the mode called with each variant in order.
+
+    Per call: latency, whether it compiled (compile events), trace and compile seconds, and
+    the reason JAX gives for a tracing-cache miss (jax_explain_cache_misses).
+    """
+    cfg = task.cfg
+    (mode,) = task.modes
+    if not task.fresh:
+        jax.clear_caches()  # in-process (isolate=none): the measurement compiled these already
+    device = None  # device_put's default: the job's device (jax.default_device)
+    callable_ = {"eager": lambda: w.fn, "jit": w.jitted}.get(mode)
+    target: Any = callable_() if callable_ else None
+    calls = []
+    for i, variant in enumerate(cfg.sequence, start=1):
+        record: dict[str, Any] = {"call": i, "variant": variant["_label"], "status": "ok"}
+        try:
+            with phase("inputs"):
+                job = variant_cfg(cfg, variant)
+                if cfg.workload.setup is not None:
+                    built = inputs(job)
+                    args, kwargs = built.args, built.kwargs
+                else:
+                    args = workload.build_args(job, device)
+                    args = tuple(
+                        variant["_args"][j]["value"] if j in variant.get("python_scalars", []) else a
+                        for j, a in enumerate(args)
+                    )
+                    kwargs = workload.build_kwargs(job, device)
+            with misses.captured() as reasons, CompileCounter() as counter:
+                start = time.perf_counter_ns()
+                try:
+                    if mode == "aot":
+                        target, (fn_args, fn_kwargs) = _aot(dataclasses.replace(w, args=args, kwargs=kwargs), target)
+                        jax.block_until_ready(target[0](*fn_args, **fn_kwargs))
+                    else:
+                        jax.block_until_ready(target(*args, **kwargs))
+                except Exception as exc:
+                    raise PhaseError("execute", exc) from exc
+                finally:
+                    record["call_s"] = (time.perf_counter_ns() - start) / 1e9
+            phases = counter.phases()
+            record.update(
+                compiles=counter.count,
+                compiled=counter.count > 0,
+                trace_s=phases["trace_s"],
+                compile_s=phases["compile_s"],
+            )
+            record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
+        except PhaseError as exc:
+            record.update(failure_of(exc.phase, exc.cause, workload.call_of(w)).as_row())
+        calls.append(record)
+    out[mode] = ModeResult(calls=calls)
+
+
+def _aot(w: workload.Workload, compiled: Any) -> tuple[Any, tuple[tuple, dict]]:
+    """The Compiled object (built for the first variant) and the arguments it takes; new statics cannot reach it."""
+    statics = tuple(w.args[i] for i in sorted(workload.static_positions(w.static_argnums, len(w.args))))
+    statics += tuple(w.kwargs[k] for k in sorted(w.static_argnames) if k in w.kwargs)
+    if compiled is None:
+        compiled = (w.jitted().lower(*w.args, **w.kwargs).compile(), statics)
+    elif statics != compiled[1]:
+        raise ValueError(
+            f"an AOT-compiled function is fixed to the static arguments it was lowered with "
+            f"({_show(compiled[1])}); {_show(statics)} needs its own .lower().compile()"
+        )
+    return compiled, w.aot_inputs()
+
+
+def _show(values: tuple) -> str:
+    return ", ".join(map(repr, values))
+
+
+def cache_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+    """Each compiled mode's cold first call with the persistent compilation cache on, and its disk-cache hits."""
+    for position, mode in enumerate(task.modes):
+        if position > 0 or not task.fresh:
+            jax.clear_caches()
+        try:
+            with CompileCounter() as counter:
+                c = cold_call(donor(w if position == 0 else inputs()), mode)
+        except PhaseError as exc:
+            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(w)))
+            continue
+        out[mode] = ModeResult(
+            cold=_cold_record(c),
+            cache_hits=counter.events[compiles.CACHE_HITS],
+            cache_misses=counter.events[compiles.CACHE_MISSES],
+        )
+
+
+KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls}

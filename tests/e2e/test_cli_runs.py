@@ -1,0 +1,120 @@
+"""The installed `jitexp` command in a subprocess, from a directory outside the repository: a single job, a sweep,
+the textbook speedup and its report, exit codes and one-line errors. (The textbook sweeps: tests/inprocess/
+test_textbook_sweeps.py; a user's --config-dir workload: tests/inprocess/test_user_config_dir.py; --help and
+--version: test_help_page.py.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from helpers import read, run_cli, sweep
+from jitexp.store.schema import COLUMNS, SAMPLE_COLUMNS
+
+
+def test_single_run_writes_job_csvs_in_the_default_output_dir(tmp_path):
+    proc = run_cli(["timing=quick", "size=16", "mode=[eager,aot]"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jobs = list((tmp_path / "outputs" / "run").glob("*/results.csv"))
+    assert len(jobs) == 1
+    out = jobs[0].parent
+    rows = read(out / "results.csv")
+    assert list(rows.columns[:7]) == ["workload", "mode", "size", "inputs", "input_shapes", "dtype", "static_argnums"]
+    assert set(COLUMNS) <= set(rows.columns)
+    assert list(rows["status"]) == ["ok", "ok"] and list(rows["mode"]) == ["eager", "aot"]
+    samples = read(out / "samples.csv")
+    assert list(samples.columns) == SAMPLE_COLUMNS
+    assert samples.groupby("mode").size().to_dict() == rows.set_index("mode")["n_samples"].to_dict()
+    processes = read(out / "processes.csv")
+    assert set(processes["mode"]) == {"eager", "aot"} and (processes["process"] == 0).all()
+    assert (out / ".hydra" / "config.yaml").exists()
+    # the job's one-line verdict: a plain line on stdout, a log record in the job's log file
+    line = [ln for ln in (proc.stderr + proc.stdout).splitlines() if "compute_heavy size=16" in ln]
+    assert len(line) == 1 and line[0] in proc.stdout.splitlines()
+    assert line[0].startswith("compute_heavy size=16 float32") and "aot" in line[0] and "than eager" in line[0]
+    assert "unstable_reason" in line[0] or "unstable" not in line[0]  # reasons are counted, not listed
+    logged = [ln for ln in (out / "jitexp.log").read_text().splitlines() if line[0] in ln]
+    assert len(logged) == 1 and "[INFO]" in logged[0]
+    where = out.relative_to(tmp_path)  # relative: under the cwd
+    assert f"results: {where}/ (next: jitexp-report {where})" in proc.stdout.splitlines()
+    report = run_cli(["--no-plots"], cwd=tmp_path, name="jitexp-report")  # no DIR: the newest run
+    assert report.returncode == 0, report.stderr
+    assert (out / "report" / "summary.md").is_file()
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitexp", "--cfg", "job", "size=5"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "size: 5" in proc.stdout
+
+
+def test_sweep_gathers_every_job_and_a_missing_device_is_an_error_row_and_the_sweep_goes_on(tmp_path):
+    # -m: separate, unpaired jobs. A config mistake refuses the whole sweep before it starts
+    # (tests/inprocess/test_config_mistakes.py); what only the machine can tell (no TPU here) stays a row.
+    proc, out = sweep(["mode=eager,jit", "size=8", "device=cpu,tpu", "calls=2"], tmp_path)
+    gathered = read(out / "results.csv")
+    assert len(gathered) == 4
+    assert sorted(gathered["job_num"]) == [0, 1, 2, 3]
+    assert list(zip(gathered["mode"], gathered["status"])) == [
+        ("eager", "ok"),
+        ("eager", "error"),
+        ("jit", "ok"),
+        ("jit", "error"),
+    ]
+    for n in (1, 3):
+        assert gathered.loc[n, "error_phase"] == "config" and "device.platform" in gathered.loc[n, "error_message"]
+    for n in (0, 2):
+        calls = read(out / str(n) / "calls.csv")
+        assert calls["compiles"].iloc[0] >= 1 and (calls["compiles"].iloc[1:] == 0).all()
+    assert "jit" in proc.stdout and "results.csv" in proc.stdout
+
+
+@pytest.mark.serial  # compares two jobs' first-call times
+def test_identical_jobs_both_compile_cold(tmp_path):
+    _, out = sweep(["mode=jit", "seed=0,1", "size=32", "calls=2"], tmp_path)
+    gathered = read(out / "results.csv")
+    assert len(gathered) == 2
+    for n in (0, 1):
+        assert read(out / str(n) / "calls.csv")["compiles"].iloc[0] >= 1
+    assert (gathered["first_call_s"] > 3 * gathered["median_s"]).all()
+    # a leaked cache would make job 1's first call a fraction of job 0's (JAX_NOTES: 45 ms vs 0.19 ms)
+    assert gathered["first_call_s"].max() / gathered["first_call_s"].min() < 5
+
+
+def test_a_bad_value_and_an_unknown_group_option_are_one_line_and_exit_2(tmp_path):
+    proc = run_cli(["dtype=float128", "timing=quick"], cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines == ["jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"]
+    proc = run_cli(["workload=nope"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("jitexp: error: workload='nope' is invalid; valid choices: add_one, apply_n_times,")
+    assert "compute_heavy" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_textbook_speedup(tmp_path):
+    out = tmp_path / "job"
+    proc = run_cli(["experiment=seed_speedup", "size=64", "timing=quick", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    df = read(out / "results.csv").set_index("mode")
+    assert list(df.index) == ["eager", "jit"] and (df["status"] == "ok").all()
+    assert (df["workload"] == "compute_heavy").all()
+    assert df.loc["jit", "first_call_s"] > 3 * df.loc["jit", "median_s"]
+    assert (df["compiles_during_timing"] == 0).all()
+    assert df.loc["jit", "verdict"] in ("faster", "slower", "no significant difference")
+    report = run_cli([str(out)], cwd=tmp_path, name="jitexp-report")
+    assert report.returncode == 0, report.stderr
+    speedup = read(out / "report" / "speedup.csv")
+    assert len(speedup) == 1 and speedup.loc[0, "mode"] == "jit" and speedup.loc[0, "pairing"] == "paired"
+    assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["jit", "speedup"], rel=1e-9)
+    assert speedup.loc[0, "speedup"] == pytest.approx(df.loc["eager", "median_s"] / df.loc["jit", "median_s"], rel=1e-9)
+    for name in (
+        "time_compute_heavy_float32.png",
+        "speedup_compute_heavy_float32.png",
+        "coldstart_compute_heavy_float32.png",
+    ):
+        assert (out / "report" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert name in (out / "report" / "summary.md").read_text()
+        assert name in report.stdout  # jitexp-report lists the files it wrote
+    assert (out / "report" / "attribution.csv").exists()

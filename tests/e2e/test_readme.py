@@ -1,0 +1,230 @@
+"""The README's examples, written and run exactly as printed, from a fresh directory, through the installed commands.
+
+Where two of its commands run the same job, one runs here and tests/inprocess/test_readme_commands.py shows the
+other composes to that job (and checks every command before running)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from helpers import read, run_cli, shared_env
+from readme_blocks import (
+    FROM_PYTHON,
+    README,
+    VARIANTS,
+    chapter,
+    commands,
+    own_models,
+    own_workload,
+    write_files,
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [1, 3])  # 0 is 1 without the twin, 2 sweeps 1's job (test_readme_commands)
+def test_readme_example_runs_verbatim(tmp_path, index):
+    argv = own_workload(tmp_path)[index]
+    assert "-m" not in argv
+    out = tmp_path / "job"
+    proc = run_cli([*argv[1:], "timing=quick", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["mode", "status", "error_message"]]
+    assert rows["workload"].eq("myloss").all()
+    if "numpy" in " ".join(argv):
+        assert list(rows["mode"]) == ["eager", "jit", "numpy"]
+        assert rows.loc[rows["mode"] != "numpy", "matches_numpy"].astype(str).eq("True").all()
+        assert rows["param_reduction"].eq("mean").all() and rows["param_smoothing"].eq(0.1).all()
+    else:
+        assert list(rows["mode"]) == ["eager", "jit"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "index", [1, 2, 4]
+)  # 0 is 1 with the other reduction, 3 is 2's job swept (test_readme_commands)
+def test_readme_model_example_runs_verbatim(tmp_path, index):
+    # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox
+    pytest.importorskip("optax")
+    pytest.importorskip("equinox")
+    argv = own_models(tmp_path)[index]
+    out = tmp_path / "job"
+    where = "hydra.sweep.dir" if "-m" in argv else "hydra.run.dir"
+    proc = run_cli([*argv[1:], "timing=quick", "size=16", f"{where}={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["mode", "status", "error_message"]]
+    assert (rows["setup_s"] > 0).all()
+    jit = rows[rows["mode"] == "jit"]
+    assert jit["matches_eager"].astype(str).eq("True").all()
+    if "workload=train_step" in argv:
+        assert list(rows["mode"]) == ["eager", "jit", "aot"]
+        assert rows.loc[rows["mode"] == "aot", "matches_eager"].astype(str).eq("True").all()
+        assert jit["donation"].str.startswith("carried: output 0 -> argument 0, output 1 -> argument 1").all()
+        assert jit["donation"].str.endswith("argument(s) [0, 1] donated").all(), jit["donation"]
+    if "workload.kwargs.reduction=sum" in argv:
+        assert rows["workload"].eq("mlp_loss").all()
+    if "equinox.filter_jit" in " ".join(argv):
+        assert (rows["jit_fn"] == "equinox.filter_jit").all()
+
+
+@pytest.mark.slow
+def test_readme_python_example_runs_verbatim(tmp_path):
+    code = re.search(r"<!-- python-example -->\n```python\n(.*?)```", chapter(*FROM_PYTHON), re.S).group(1)
+    (tmp_path / "example.py").write_text(code)
+    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("loss f32[64,32] f32[64,8] +params float32 cpu: eager "), proc.stdout
+    rows = read(tmp_path / "runs" / "loss" / "results.csv")
+    assert list(rows["mode"]) == ["eager", "jit"] and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
+    # each command as printed, with the quick timing added: one process a side, so the comparison cannot tell,
+    # and the README says that fails unless --jitexp-allow-undetectable
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
+    text = chapter(*FROM_PYTHON)
+    ((path, body),) = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", text, re.S)
+    (tmp_path / path).write_text(body)
+    block = re.search(r"<!-- pytest-commands -->\n```bash\n(.*?)```", text, re.S).group(1)
+    found = [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+    assert [argv[:2] for argv in found] == [["pytest", "test_perf.py"]] * 3
+    assert [argv[2] for argv in found] == ["--jitexp-save=main", "--jitexp-compare=main", "--jitexp-disable"]
+    test = "test_perf.py::test_step_speed"
+    ran = {}
+    for argv in found:
+        ran[argv[2]] = run_cli([*argv[1:], "--jitexp-timing=quick"], cwd=tmp_path, name="pytest")
+    save, compare, disable = ran.values()
+    assert save.returncode == 0 and "1 passed" in save.stdout and test in save.stdout, save.stdout[-3000:]
+    # the baseline holds the measured case, with its figures
+    saved = tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed"
+    rows = read(saved / "results.csv").set_index("mode")
+    assert list(rows.index) == ["eager", "jit"] and (rows["status"] == "ok").all()
+    assert rows["workload"].eq("step").all() and rows["overrides"].eq(test).all()
+    assert rows["size"].eq(64 * 64).all() and rows["dtype"].eq("float32").all() and rows["n_processes"].eq(1).all()
+    assert (rows[["median_s", "first_call_s", "compile_s"]] > 0).all().all()
+    assert rows.loc["jit", "first_call_compiles"] == 1 and rows.loc["jit", "speedup"] > 0
+    assert set(read(saved / "samples.csv")["mode"]) == {"eager", "jit"}
+    assert set(read(saved / "processes.csv")["mode"]) == {"eager", "jit"}
+    # compared with one process a side: 'cannot tell' fails the test, and says how to get a verdict
+    assert compare.returncode == 1 and "1 failed" in compare.stdout, compare.stdout[-3000:]
+    assert f"jitexp: {test}: " in compare.stdout and "cannot tell (1 process per side)" in compare.stdout
+    assert "(--jitexp-timing=default) or pass --jitexp-allow-undetectable" in compare.stdout
+    assert disable.returncode == 0 and "1 passed" in disable.stdout and "not timed (--jitexp-disable)" in disable.stdout
+    # the same comparison passing with --jitexp-allow-undetectable: test_plugin's baseline-from-another-machine test
+
+
+SLOWER_PERF = """
+import jax.numpy as jnp
+import numpy as np
+
+from jitexp.api import timing_presets
+
+N = {n}
+FOUR = {{**timing_presets()["quick"], "processes": 4, "max_processes": 4}}
+
+
+def step(x):
+    for _ in range(N):
+        x = jnp.tanh(x @ x)
+    return jnp.sum(x)
+
+
+def test_step_speed(jitexp_measure):
+    jitexp_measure(step, np.ones((128, 128), np.float32), timing=FOUR)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # asserts on verdicts from timings
+def test_the_pytest_plugin_fails_a_test_sixteen_times_slower_than_its_baseline(tmp_path, monkeypatch):
+    # The README's regression check with a verdict: four processes a side (the fewest at which the
+    # two-sample test can reach p < 0.05: 2 / C(8, 4)), and sixteen times the work after the baseline.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    perf = tmp_path / "test_perf.py"
+    perf.write_text(SLOWER_PERF.format(n=1))
+    save = run_cli(["test_perf.py", "--jitexp-save=main"], cwd=tmp_path, name="pytest")
+    assert save.returncode == 0 and "1 passed" in save.stdout, save.stdout[-3000:]
+    assert (
+        read(tmp_path / ".jitexp" / "main" / "test_perf.py_test_step_speed" / "results.csv")["n_processes"].eq(4).all()
+    )
+    perf.write_text(SLOWER_PERF.format(n=16))
+    compare = run_cli(["test_perf.py", "--jitexp-compare=main", "--jitexp-fail-on=steady"], cwd=tmp_path, name="pytest")
+    assert compare.returncode == 1 and "1 failed" in compare.stdout, compare.stdout[-3000:]
+    # the README's failure line: the test, the mode and metric, the ratio with its CI and p
+    failures = re.findall(
+        r"jitexp: test_perf.py::test_step_speed: (eager|jit) steady ([\d.]+)x slower than the baseline 'main' "
+        r"\(95% CI [\d.]+x-[\d.]+x, p=[<\d.e-]+, 4 vs 4 processes\): slower beyond the 5% threshold",
+        compare.stdout,
+    )
+    # each line is printed twice: in the failure's section and in pytest's short summary
+    assert sorted(set(mode for mode, _ in failures)) == ["eager", "jit"], compare.stdout[-3000:]
+    assert all(float(ratio) > 3 for _, ratio in failures), failures
+
+
+def assert_one_pair_ratios(rows, column: str, base: str, new: str) -> None:
+    """With one process a side, each ab_* ratio is new's figure over base's, mode by mode."""
+    by = rows.set_index([column, "mode"])
+    for mode in ("eager", "jit"):
+        for metric, figure in (("steady", "median_s"), ("first_call", "first_call_s"), ("compile", "compile_s")):
+            assert by.loc[(new, mode), f"ab_{metric}_n_pairs"] == 1
+            assert by.loc[(new, mode), f"ab_{metric}_ratio"] == pytest.approx(
+                by.loc[(new, mode), figure] / by.loc[(base, mode), figure], rel=1e-9
+            ), (mode, metric)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(commands(VARIANTS, "variant-commands"))))
+def test_readme_variants_example_runs_verbatim(tmp_path, index):
+    # two versions of a function in one job: variant rows, ab_* columns against the first
+    assert write_files(tmp_path, VARIANTS) == {"mysoftmax.py"}
+    argv = commands(VARIANTS, "variant-commands")[index]
+    out = tmp_path / "job"
+    proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["variant", "mode", "status", "error_message"]]
+    assert list(rows["variant"]) == ["before", "before", "after", "after"]
+    # timing=quick: one process, one pair, so 'cannot tell' whatever the data (the README says so; six pairs give
+    # verdicts: test_variants, test_envs); the ratios are that pair's, after's figure over before's of the same mode
+    assert rows.loc[rows["variant"] == "after", "ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
+    assert_one_pair_ratios(rows, "variant", "before", "after")
+    assert re.search(r"after jit (as fast as|[\d.]+x (faster|slower) than) before", proc.stdout), proc.stdout
+
+
+@pytest.mark.slow
+def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
+    # The recipe's venv lines install jax $OLD and $NEW. The package index here offers one jax within
+    # jitexp's pins (0.10.2), so the test makes old/ and new/ as two venvs of this same install
+    # (test_envs.shared_env: no pip, a .pth to this venv's packages) instead of running pip; the jitexp
+    # line runs as printed, plus timing=quick, a small size and the run folder.
+    block = re.search(r"<!-- envs-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
+    lines = [line for line in block.splitlines() if line.strip()]
+    venvs = [shlex.split(line) for line in lines if line.startswith("python3 -m venv ")]
+    assert [v[3] for v in venvs] == ["old", "new"] and all("jax==$" in " ".join(v) for v in venvs)
+    for v in venvs:
+        shared_env(tmp_path / v[3])
+    [argv] = [shlex.split(line) for line in lines if line.startswith("jitexp ")]
+    out = tmp_path / "job"
+    proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read(out / "results.csv")
+    assert (rows["status"] == "ok").all(), rows[["env", "mode", "status", "error_message"]]
+    assert sorted(zip(rows["env"], rows["mode"])) == [
+        ("new", "eager"),
+        ("new", "jit"),
+        ("old", "eager"),
+        ("old", "jit"),
+    ]
+    new = rows[rows["env"] == "new"]
+    assert (new["ab_baseline"] == "old").all()
+    # timing=quick: one process pair, so 'cannot tell' whatever the data (test_envs has a real difference, six pairs)
+    assert new["ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
+    assert_one_pair_ratios(rows, "env", "old", "new")
+    assert re.search(r"new jit (as fast as|[\d.]+x (faster|slower) than) old: cannot tell", proc.stdout), proc.stdout

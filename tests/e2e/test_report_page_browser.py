@@ -1,0 +1,66 @@
+"""report/index.html in headless Chromium: every image loads and the table has one row per case (the page's text is
+checked in tests/unit/test_report_page.py, whose hand-made rows this page is built from)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import write_sweep
+from jitexp.report import build
+from unit.test_report_page import page_rows
+
+CHECK = """<script>
+window.addEventListener("load", () => {
+  const images = [...document.images];
+  const loaded = images.filter((i) => i.complete && i.naturalWidth > 0).length;
+  const rows = document.querySelector("table tbody").rows.length;
+  document.body.setAttribute("data-check", `images=${images.length} loaded=${loaded} rows=${rows}`);
+});
+</script>"""
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def headless(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it as root)")
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",
+    ]
+    try:
+        proc = subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"chromium cannot start here: {exc}")
+    if proc.returncode != 0 and not proc.stdout:
+        pytest.skip(f"chromium cannot start here: {proc.stderr.strip().splitlines()[-1:]}")
+    return proc
+
+
+def test_index_html_in_headless_chromium_loads_every_image_and_one_row_per_case(tmp_path):
+    sweep = write_sweep(tmp_path / "sweep", page_rows(), gather=False)
+    out = build.make_report(sweep)
+    page = out / "index.html"
+    n_images = page.read_text().count("<img ")
+    checked = tmp_path / "checked.html"  # the page plus a probe script; the page itself has none
+    checked.write_text(page.read_text().replace("</body>", CHECK + "</body>"))
+    dom = headless(["--dump-dom", checked.as_uri()], tmp_path / "profile").stdout
+    match = re.search(r'data-check="images=(\d+) loaded=(\d+) rows=(\d+)"', dom)
+    assert match, dom[-2000:]
+    assert (int(match[1]), int(match[2]), int(match[3])) == (n_images, n_images, 3)
+    shot = tmp_path / "page.png"
+    headless([f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri()], tmp_path / "profile")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

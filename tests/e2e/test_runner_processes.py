@@ -1,0 +1,87 @@
+"""The runner through its Python API with fresh worker processes: several processes a job, a crash and a hang,
+the driver without JAX, the disk cache cold against warm, a worker's memory. The rest runs in-process:
+tests/inprocess/test_runner_jobs.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jitexp import compose, run
+
+QUICK = ["timing=quick"]
+
+
+def job(*overrides: str):
+    return run(compose([*QUICK, *overrides]))
+
+
+def test_default_job_pairs_eager_and_jit():
+    result = job("size=32", "timing.processes=2", "timing.max_processes=2")
+    eager, jit = result.by_mode("eager"), result.by_mode("jit")
+    assert [r["mode"] for r in result.rows] == ["eager", "jit"]
+    assert eager["status"] == jit["status"] == "ok"
+    assert jit["n_processes"] == 2 and jit["ci_scope"] == "between_processes"
+    per_process = {
+        m: {p["process"]: p["median_s"] for p in result.processes if p["mode"] == m} for m in ("eager", "jit")
+    }
+    ratios = [per_process["eager"][p] / per_process["jit"][p] for p in (0, 1)]
+    # the Hodges-Lehmann estimate of two per-process ratios: the mean of their logs (their Walsh averages' median)
+    assert jit["baseline_mode"] == "eager" and jit["speedup"] == pytest.approx(float(np.sqrt(ratios[0] * ratios[1])))
+    assert jit["speedup_ci_low"] <= jit["speedup"] <= jit["speedup_ci_high"]
+    # two processes: no 95% Wilcoxon interval exists (it needs 6), and the verdict says so
+    assert jit["speedup_ci_low"] == 0 and jit["speedup_ci_high"] == float("inf")
+    assert jit["verdict"] == "cannot tell (fewer than 6 processes for a 95% interval)"
+    assert "speedup" not in eager or eager.get("speedup") is None
+    assert {(s["process"], s["mode"]) for s in result.samples} == {(p, m) for p in (0, 1) for m in ("eager", "jit")}
+    rounds = {p: sorted(s["round"] for s in result.samples if s["process"] == p and s["mode"] == "jit") for p in (0, 1)}
+    assert all(r == list(range(len(r))) for r in rounds.values())
+    cold = {(p["process"], p["mode"]): p["cold_position"] for p in result.processes}
+    assert cold == {(0, "eager"): 0, (0, "jit"): 1, (1, "jit"): 0, (1, "eager"): 1}  # rotated per process
+    with pytest.raises(ValueError, match="by_mode"):
+        _ = result.row
+
+
+@pytest.mark.serial  # timing.timeout_s=1 must fire in the hang, not earlier on a loaded machine
+def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
+    (tmp_path / "faulty.py").write_text(
+        "import os, time\ndef die(x):\n    os._exit(3)\ndef hang(x):\n    time.sleep(60)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    crash = job("mode=jit", "workload=custom", "workload.fn=faulty.die", "workload.args=[{shape:[2]}]").row
+    assert (crash["status"], crash["error_phase"], crash["error_type"]) == ("error", "trace", "exit 3")
+    hang = job(
+        "mode=eager", "workload=custom", "workload.fn=faulty.hang", "workload.args=[{shape:[2]}]", "timing.timeout_s=1"
+    ).row
+    assert (hang["status"], hang["error_phase"], hang["error_type"]) == ("error", "execute", "Timeout")
+
+
+def test_the_driver_never_imports_jax():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jitexp\n"
+        "result = jitexp.run(jitexp.compose(['timing=quick', 'size=8']))\n"
+        "assert [r['status'] for r in result.rows] == ['ok', 'ok'], result.rows\n"
+        "print('jax' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_disk_cache_cold_against_warm_in_fresh_workers(tmp_path):
+    result = job("experiment=compilation_cache", "size=32", f"compilation_cache_dir={tmp_path / 'xla'}")
+    jit = result.by_mode("jit")
+    assert jit["cache_hit"] is True
+    assert jit["cache_warm_trace_s"] > 0 and jit["cache_warm_lower_s"] > 0  # trace and lower still run
+    assert "cache_hit" not in result.by_mode("eager")
+    assert [p.name for p in (tmp_path / "xla").iterdir() if p.name.startswith("jitexp-cache-probe-")] == []
+
+
+def test_memory_columns():
+    result = job("size=64")
+    assert {r["peak_rss_growth_bytes"] for r in result.rows} == {result.rows[0]["peak_rss_growth_bytes"]} != {None}
+    assert result.rows[0]["peak_rss_growth_bytes"] > 0
+    assert result.by_mode("jit")["argument_size_bytes"] == 2 * 64 * 64 * 4 and "device_peak_bytes" not in result.rows[0]

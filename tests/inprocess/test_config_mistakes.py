@@ -1,0 +1,350 @@
+"""Every config mistake is one line naming the key, before anything runs (issue 8), checked in-process through
+the preflight the command runs (the command prints its message as `jitexp: error: ...` and exits 2:
+tests/e2e/test_config_mistakes_cli.py). Hypothesis draws override sets over the config space; a table holds
+30+ distinct mistakes; mistakes inside a user's own config files name the file. Nothing is measured."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jitexp import ConfigError
+from jitexp.engine import preflight
+
+WRITABLE = tempfile.gettempdir()
+
+# key -> (valid values, invalid values), as typed on a command line
+SPACE: dict[str, tuple[list[str], list[str]]] = {
+    "size": (["1", "8", "64"], ["abc", "1.5", "0", "-3", "[1]"]),
+    "dtype": (["float32", "float16", "bfloat16", "float64"], ["float128", "int", "x"]),
+    "seed": (["0", "7", "123456"], ["abc", "1.5"]),
+    "calls": (["0", "3"], ["-1", "x"]),
+    "check": (["true", "false"], ["maybe"]),
+    "mode": (["jit", "eager", "aot", "[eager,jit]", "[jit,aot]"], ["jitt", "[jit,jitt]", "fast"]),
+    "device": (["cpu", "gpu", "tpu", "auto"], ["gpx"]),
+    "device.index": (["0", "3"], ["-1", "x"]),
+    "timing": (["default", "quick", "rigorous"], ["fast"]),
+    "timing.target_rel_ci": (["0.01", "0.5"], ["0", "3", "1", "-0.1", "abc"]),
+    "timing.warmup": (["0", "5"], ["-1"]),
+    "timing.timeout_s": (["10", "0.5"], ["0", "nan"]),
+    "workload": (["compute_heavy", "matmul", "mlp", "apply_n_times", "conditional"], ["nope", "compute"]),
+    "isolate": (["process", "none"], ["thread"]),
+    "compilation_cache_dir": (["null", os.path.join(WRITABLE, "jitexp-cache-test")], ["/proc/x/y"]),
+    "cpu_async_dispatch": (["null", "true", "false"], ["sometimes"]),
+    "mode.static_argnums": (["null"], ["abc", "[99]"]),
+    "+sise": ([], ["64"]),
+    "foo": ([], ["1"]),
+    "timing.warmpu": ([], ["3"]),
+    "hydra.run.dir": ([os.path.join(WRITABLE, "jitexp-run-test")], ["/proc/x/y"]),
+}
+
+
+def reported_key(key: str) -> str:
+    return key.lstrip("+")
+
+
+@st.composite
+def override_sets(draw):
+    """A set of distinct keys, each given a valid or an invalid value; returns (overrides, bad keys)."""
+    keys = draw(st.lists(st.sampled_from(sorted(SPACE)), min_size=1, max_size=5, unique=True))
+    overrides, bad = [], set()
+    for key in keys:
+        valid, invalid = SPACE[key]
+        use_invalid = not valid or draw(st.booleans())
+        value = draw(st.sampled_from(invalid if use_invalid else valid))
+        overrides.append(f"{key}={value}")
+        if use_invalid:
+            bad.add(reported_key(key))
+    return draw(st.permutations(overrides)), bad
+
+
+def assert_one_line(error: ConfigError, bad: set[str]) -> None:
+    message = str(error)
+    assert "\n" not in message and message
+    assert error.key in bad, (error.key, bad, message)
+    assert message.startswith(f"{error.key}=") or message.startswith(f"{error.key} is invalid")
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(override_sets())
+def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case):
+    overrides, bad = case
+    try:
+        jobs = preflight.check(list(overrides))
+    except ConfigError as error:
+        assert bad, f"valid overrides refused: {overrides}: {error}"
+        assert_one_line(error, bad)
+    else:
+        assert not bad, f"mistake accepted: {overrides}"
+        assert len(jobs) == 1
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(["8", "16", "abc", "1.5", "0", "24"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["jit", "eager", "jitt"]), min_size=1, max_size=2, unique=True),
+)
+def test_a_sweep_with_one_bad_value_is_refused_before_any_job(sizes, modes):
+    argv = ["-m", f"size={','.join(sizes)}", f"mode={','.join(modes)}", "workload=matmul"]
+    bad_sizes = {s for s in sizes if s in ("abc", "1.5", "0")}
+    try:
+        jobs = preflight.check(argv)
+    except ConfigError as error:
+        bad = ({"size"} if bad_sizes else set()) | ({"mode"} if "jitt" in modes else set())
+        assert_one_line(error, bad)
+    else:
+        assert not bad_sizes and "jitt" not in modes
+        assert len(jobs) == len(sizes) * len(modes)
+
+
+# (command line, text the one line must contain): 30+ distinct mistakes through the real command
+MISTAKES = [
+    (["workload=nope"], "workload='nope' is invalid; valid choices: add_one, apply_n_times,"),
+    (["mode=jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["mode=[eager,jitt]"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["device=gpx"], "device='gpx' is invalid; valid choices: auto, cpu, gpu, tpu"),
+    (["timing=fast"], "timing='fast' is invalid; valid choices: default, quick, rigorous"),
+    (["experiment=nope"], "experiment='nope' is invalid; valid choices: compilation_cache,"),
+    (["size=abc"], "size='abc' is invalid; must be an integer"),
+    (["size=1.5"], "size='1.5' is invalid; must be an integer"),
+    (["size=0"], "size=0 is invalid; must be > 0"),
+    (["seed=abc"], "seed='abc' is invalid; must be an integer"),
+    (["check=maybe"], "check='maybe' is invalid; must be true or false"),
+    (["cpu_async_dispatch=sometimes"], "cpu_async_dispatch='sometimes' is invalid; must be true or false or null"),
+    (["mode.static_argnums=abc"], "mode.static_argnums='abc' is invalid; must be a list of integers or null"),
+    (["dtype=float128"], "dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"),
+    (["isolate=thread"], "isolate='thread' is invalid; valid choices: process, none"),
+    (["foo=1"], "foo='1' is invalid; no such key;"),
+    (["+sise=64"], "sise=64 is invalid; no such key; did you mean size?"),
+    (["timing.warmpu=3"], "timing.warmpu='3' is invalid; no such key; did you mean timing.warmup?"),
+    (["+timing.proceses=3"], "did you mean timing.processes?"),
+    (["size=[1,"], "size='[1,' is invalid; malformed override"),
+    (["size"], "size is invalid; malformed override"),
+    (["size=64,abc"], "a sweep needs -m (--multirun)"),
+    (["-m", "size=64,abc,96"], "size='abc' is invalid; must be an integer"),
+    (["-m", "mode=jit,jitt"], "mode='jitt' is invalid; did you mean jit? valid choices: aot, eager, jit"),
+    (["experiment=size_scaling", "dtype=float32,float128"], "dtype='float128' is invalid"),
+    (["hydra.run.dir=/proc/x/y"], "hydra.run.dir='/proc/x/y' is invalid; cannot write in /proc"),
+    (["-m", "size=8", "hydra.sweep.dir=/proc/x/y"], "hydra.sweep.dir='/proc/x/y' is invalid; cannot write"),
+    (["compilation_cache_dir=/proc/x"], "compilation_cache_dir='/proc/x' is invalid; cannot write in /proc"),
+    (["timing.target_rel_ci=3"], "timing.target_rel_ci=3.0 is invalid; must lie in (0, 1)"),
+    (
+        ["timing.processes=4", "timing.max_processes=2"],
+        "timing.max_processes=2 is invalid; must be >= timing.processes",
+    ),
+    (
+        ["workload=custom", "workload.fn=jitexp.workloads.matmul"],
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    (
+        ["workload=custom", "workload.fn=nosuchmodule.fn", "workload.args=[{shape:[2]}]"],
+        "workload.fn='nosuchmodule.fn' is invalid; importing 'nosuchmodule' failed: ModuleNotFoundError",
+    ),
+    (
+        ["workload=custom", "workload.fn=jitexp.workloads.matmul", "workload.args=[{shape:[2,2]}]"],
+        "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)",
+    ),
+    (["workload=apply_n_times", "workload.params.n=-3"], "workload.params.n=-3 is invalid; must be >= 0"),
+    (
+        ["workload=apply_n_times", "workload.params.n=abc"],
+        "workload.params.n='abc' is invalid; must be an integer like its default (3)",
+    ),
+    (
+        ["workload=conditional", "workload.params.threshold=high"],
+        "workload.params.threshold='high' is invalid; must be a number",
+    ),
+    (
+        ["workload.params.n=3"],
+        "workload.params.n='3' is invalid; no such key; workload.params has none; "
+        "a new param needs a leading +: +workload.params.n=3",
+    ),
+    (
+        ["mode.compiler_options.xla_cpu_enable_fast_math=true"],
+        "is invalid; a new entry needs a leading +: +mode.compiler_options.xla_cpu_enable_fast_math=True",
+    ),
+    (
+        ["workload=apply_n_times", "mode.donate_argnums=[1]"],
+        "mode.donate_argnums=[1] is invalid; positions of traced array arguments: [0]",
+    ),
+    (
+        ["workload=apply_n_times", "sequence=[{m: 2}]"],
+        "sequence[0].m=2 is invalid; no such key; sequence[0] has dtype, n",
+    ),
+    (
+        ["workload=apply_n_times", "mode.static_argnums=[5]"],
+        "mode.static_argnums=[5] is invalid; indices must lie in [0, 2)",
+    ),
+    (["workload.args.0.init=gaussian"], "workload.args[0].init='gaussian' is invalid; valid choices: normal,"),
+    (["hydra/launcher=nope"], "hydra/launcher='nope' is invalid; valid choices: basic"),
+    (["--config-dir", "/no/such/dir", "workload=x"], "--config-dir='/no/such/dir' is invalid; no such directory"),
+]
+
+
+def test_each_mistake_is_one_line_the_command_prints_before_anything_runs(tmp_path, monkeypatch):
+    """What `jitexp ARGV` prints after `jitexp: error: ` (cli.main prints preflight.check's ConfigError)."""
+    assert len({tuple(argv) for argv, _ in MISTAKES}) >= 30
+    monkeypatch.chdir(tmp_path)
+    failures = []
+    for argv, expected in MISTAKES:
+        quick = [] if any(a.startswith("timing") for a in argv) else ["timing=quick"]
+        try:
+            preflight.check([*argv, *quick])
+        except ConfigError as error:
+            message = str(error)
+            if "\n" in message or expected not in message:
+                failures.append(f"{argv}: {message!r}")
+        else:
+            failures.append(f"{argv}: accepted")
+    assert not failures, "\n".join(failures)
+    assert not (tmp_path / "outputs").exists()  # nothing ran, nothing was written
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--cfg", "job", "workload=apply_n_times"],
+        ["--cfg", "job", "experiment=size_scaling"],
+        ["--info", "defaults"],
+        ["--help"],
+    ],
+)
+def test_flags_that_run_nothing_are_left_to_hydra(argv):
+    assert preflight.check(argv) == []
+
+
+def test_presets_and_launchers_pass_the_preflight():
+    assert len(preflight.check(["experiment=size_scaling"])) == 5  # the preset sweeps by itself
+    assert len(preflight.check(["experiment=seed_control_flow"])) == 4
+    assert len(preflight.check(["experiment=seed_static_args"])) == 4
+    assert len(preflight.check(["-m", "mode=eager,jit", "size=8,16", "hydra/launcher=basic"])) == 4
+    assert len(preflight.check(["-m", "mode=[eager,jit],aot", "size=8"])) == 2
+    jobs = preflight.check(["-m", "workload=glob(apply_n*)", "size=8"])
+    assert sorted(j.workload_name for j in jobs) == ["apply_n_times", "apply_n_times_fori"]
+
+
+# ---- mistakes inside a user's own config files (issue 19): the command line's line, naming the file ----
+
+MATMUL = "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}, {shape: [4, 4]}]\n"
+GLOBAL = "# @package _global_\n"
+
+# (group, kind) -> (the user's file conf/<group>/mine.yaml, text the one line must hold after "<file>: ")
+IN_FILES = {
+    ("workload", "unknown key"): (
+        MATMUL + "statc_argnums: [0]\n",
+        "workload.statc_argnums=[0] is invalid; no such key; did you mean workload.static_argnums?",
+    ),
+    ("workload", "wrong type"): (
+        MATMUL + "static_argnums: abc\n",
+        "workload.static_argnums='abc' is invalid; must be a list of integers",
+    ),
+    ("workload", "missing key"): (
+        "args: [{shape: [4, 4]}, {shape: [4, 4]}]\n",
+        "workload.fn is invalid; needs an import path like package.module.function",
+    ),
+    ("workload", "missing args or setup"): (
+        "fn: jitexp.workloads.matmul\n",
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    ("workload", "bad array key"): (
+        "fn: jitexp.workloads.matmul\nargs: [{shap: [4, 4]}, {shape: [4, 4]}]\n",
+        "workload.args[0].shap=[4, 4] is invalid; did you mean workload.args[0].shape?",
+    ),
+    ("workload", "wrong arity"): (
+        "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}]\n",
+        "workload.args is invalid; it lists 1 argument(s), but jitexp.workloads.matmul(x, y)",
+    ),
+    ("mode", "unknown key"): (
+        "jit: true\nstatic_argnum: [0]\n",
+        "mode.static_argnum=[0] is invalid; no such key; did you mean mode.static_argnums?",
+    ),
+    ("mode", "wrong type"): ("jit: maybe\n", "mode.jit='maybe' is invalid; must be true or false"),
+    ("mode", "missing key"): ("static_argnums: null\n", "mode=[] is invalid; select at least one mode"),
+    ("timing", "unknown key"): (
+        "procesess: 3\n",
+        "timing.procesess=3 is invalid; no such key; did you mean timing.processes?",
+    ),
+    ("timing", "wrong type"): ("processes: many\n", "timing.processes='many' is invalid; must be an integer"),
+    ("timing", "missing key"): (
+        "processes: 13\n",  # raising processes needs max_processes (default 12) too
+        "timing.max_processes=12 is invalid; must be >= timing.processes (13)",
+    ),
+    ("device", "unknown key"): (
+        "platfrom: cpu\n",
+        "device.platfrom='cpu' is invalid; no such key; did you mean device.platform?",
+    ),
+    ("device", "wrong type"): ("index: first\n", "device.index='first' is invalid; must be an integer"),
+    ("experiment", "unknown key"): (
+        GLOBAL + "timing:\n  warmpu: 2\n",
+        "timing.warmpu=2 is invalid; no such key; did you mean timing.warmup?",
+    ),
+    ("experiment", "wrong type"): (GLOBAL + "size: big\n", "size='big' is invalid; must be an integer"),
+    ("experiment", "missing key"): (
+        GLOBAL + "defaults:\n  - override /workload: custom\nworkload:\n  fn: jitexp.workloads.matmul\n",
+        "workload.args is invalid; needs the function's arguments",
+    ),
+    ("experiment", "bad value"): (
+        GLOBAL + "defaults:\n  - override /workload: apply_n_times\nworkload:\n  params:\n    n: abc\n",
+        "workload.params.n='abc' is invalid; must be an integer like its default (3)",
+    ),
+}
+
+
+def write_option(root, group: str, text: str) -> str:
+    """conf/<group>/mine.yaml under root, holding text; returns its path relative to root."""
+    (root / "conf" / group).mkdir(parents=True, exist_ok=True)
+    (root / "conf" / group / "mine.yaml").write_text(text)
+    return f"conf/{group}/mine.yaml"
+
+
+@pytest.mark.parametrize("group, kind", sorted(IN_FILES))
+def test_a_mistake_in_a_users_file_is_one_line_naming_file_key_value_and_fix(group, kind, tmp_path, monkeypatch):
+    text, expected = IN_FILES[(group, kind)]
+    monkeypatch.chdir(tmp_path)
+    name = write_option(tmp_path, group, text)
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(["--config-dir", "conf", f"{group}=mine"])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{name}: {expected}"), message
+    assert caught.value.source == name
+
+
+def test_a_device_file_has_no_required_key(tmp_path):
+    """Both device keys have defaults (platform cpu, index 0): a file may set either alone."""
+    write_option(tmp_path, "device", "index: 0\n")
+    [job] = preflight.check(["--config-dir", str(tmp_path / "conf"), "device=mine"])
+    assert (job.device.platform, job.device.index) == ("cpu", 0)
+
+
+def test_a_sweep_names_the_file_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = write_option(tmp_path, "workload", MATMUL + "statc_argnums: [0]\n")
+    with pytest.raises(ConfigError, match=f"^{name}: workload.statc_argnums=.*did you mean workload.static_argnums"):
+        preflight.check(["--config-dir", "conf", "-m", "workload=mine", "size=8,16"])
+
+
+def test_a_bad_value_the_command_line_replaces_names_no_file(tmp_path, monkeypatch):
+    """The file's `init: gaussian` is replaced on the command line by `init: bad`: the mistake is the command line's."""
+    monkeypatch.chdir(tmp_path)
+    write_option(
+        tmp_path, "workload", "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4], init: gaussian}, {shape: [4, 4]}]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(
+            ["--config-dir", "conf", "workload=mine", "workload.args=[{shape:[2,2],init:bad},{shape:[2,2]}]"]
+        )
+    assert str(caught.value).startswith("workload.args[0].init='bad' is invalid; valid choices: normal")
+    assert caught.value.source is None
+
+
+def test_a_file_that_is_not_yaml_is_named_with_its_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = write_option(tmp_path, "workload", "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}, {shape: [4, 4]\n")
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(["--config-dir", "conf", "workload=mine"])
+    assert str(caught.value).startswith(f"{name}:3:1: workload='mine' is invalid; not valid YAML: expected ',' or '}}'")

@@ -1,0 +1,206 @@
+"""Issue 23, items 4 and 5: hints that name the knob the user must type, labels that say what built the inputs."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jitexp
+from jitexp import ConfigError, compose, run
+from jitexp.analysis.formatting import job_summary
+from jitexp.engine import preflight
+from jitexp.errors import hint_for
+from jitexp.labels import inputs_kind, shapes_label, size_text
+from jitexp.report import plot_groups
+from jitexp.report.caveats import caveats
+from jitexp.report.views import rows_table
+
+CODE = textwrap.dedent("""
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    import jitexp
+
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        n: int = 2
+
+
+    def fn(x, cfg):
+        return x * cfg.n
+
+
+    def make_kw(size, dtype, seed, **kw):
+        return jitexp.Inputs(args=(jnp.ones((size,), dtype),), kwargs={"cfg": Cfg()})
+
+
+    def make_pos(depth=2, **kw):
+        return jnp.ones((4,), "float32"), Cfg(depth)
+
+
+    def make_eqx(size, dtype, seed, **kw):
+        import equinox as eqx
+        import jax
+
+        return eqx.nn.MLP(size, 2, 4, 1, key=jax.random.key(seed)), jnp.ones((size,), dtype)
+
+
+    def apply(model, x):
+        return jnp.sum(model(x) ** 2)
+""")
+BASE = ["timing=quick", "isolate=none", "workload=custom", "size=8", "mode=jit"]
+QUICK = [*BASE, "workload.fn=hlcode.fn"]
+
+
+@pytest.fixture(autouse=True)
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "hlcode.py").write_text(CODE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("hlcode", None)
+
+
+# ---- item 4: hints that name the knob ----
+
+
+def test_a_dataclass_passed_by_keyword_is_made_static_by_name_and_that_works():
+    row = run(compose([*QUICK, "workload.setup=hlcode.make_kw"])).row
+    assert (row["status"], row["error_phase"]) == ("error", "trace")
+    assert row["hint"].endswith("make it static: mode.static_argnames=[cfg]"), row["hint"]
+    fixed = run(compose([*QUICK, "workload.setup=hlcode.make_kw", "mode.static_argnames=[cfg]"])).row
+    assert fixed["status"] == "ok", fixed
+
+
+def test_a_positional_one_is_made_static_by_its_real_index_and_that_works():
+    row = run(compose([*QUICK, "workload.setup=hlcode.make_pos"])).row
+    assert row["hint"].endswith("make it static: mode.static_argnums=[1]"), row["hint"]
+    fixed = run(compose([*QUICK, "workload.setup=hlcode.make_pos", "mode.static_argnums=[1]"])).row
+    assert fixed["status"] == "ok", fixed
+
+
+def test_a_module_holding_arrays_is_pointed_to_filter_jit_not_to_static():
+    pytest.importorskip("equinox")
+    overrides = [*BASE, "workload.fn=hlcode.apply", "workload.setup=hlcode.make_eqx"]
+    row = run(compose(overrides)).row
+    assert "(model.activation)" in row["hint"] and row["hint"].endswith("mode.jit_fn=equinox.filter_jit traces "
+                                                                        "the arrays and holds the rest static")  # fmt: skip
+    assert "static_argnums" not in row["hint"]  # a module of arrays is not hashable: static would fail next
+    assert run(compose([*overrides, "mode.jit_fn=equinox.filter_jit"])).row["status"] == "ok"
+
+
+def test_a_traced_loop_count_names_its_argument_and_index():
+    row = run(compose(["timing=quick", "isolate=none", "workload=apply_n_times", "size=8", "mode=jit",
+                       "mode.static_argnums=[]"])).row  # fmt: skip
+    assert row["error_type"] == "jax.errors.TracerIntegerConversionError"
+    assert "make n static (mode.static_argnums=[1])" in row["hint"], row["hint"]
+
+
+def test_without_the_call_the_hint_names_both_forms_and_never_a_placeholder_i():
+    import jax
+
+    x = jax.numpy.ones(2)
+    with pytest.raises(TypeError) as raised:
+        jax.jit(lambda a, *rest: a)(x, x, "s")  # JAX's path: rest[1]
+    call = (lambda a, *rest: a, (x, x, "s"), {})
+    assert hint_for(raised.value, call).endswith("make it static: mode.static_argnums=[2]")
+    assert hint_for(raised.value).endswith(
+        "make it static: mode.static_argnums=[<position of rest>] (mode.static_argnames=[rest] if passed by keyword)"
+    )
+
+
+# ---- item 4: a setup's own param needs a leading + ----
+
+
+def test_an_undeclared_setup_param_shows_the_override_to_type():
+    argv = ["workload=custom", "workload.fn=hlcode.fn", "workload.setup=hlcode.make_pos"]
+    with pytest.raises(ConfigError) as raised:
+        preflight.check([*argv, "workload.params.depth=8"])
+    assert str(raised.value) == (
+        "workload.params.depth='8' is invalid; no such key; workload.params has none; "
+        "a new param needs a leading +: +workload.params.depth=8"
+    )
+    (job,) = preflight.check([*argv, "+workload.params.depth=8"])  # what the line says to type is accepted
+    assert job.workload.params == {"depth": 8}
+
+
+def test_a_near_miss_keeps_did_you_mean_and_shows_the_plus_form():
+    with pytest.raises(ConfigError, match=r"did you mean workload\.params\.n\? \(a new param needs a leading \+: "):
+        preflight.check(["workload=apply_n_times", "workload.params.nn=8"])
+
+
+# ---- item 5: labels say what built the inputs ----
+
+
+def test_measure_labels_rows_by_their_arguments_not_an_element_count():
+    def loss(params, x, y):
+        return ((x @ params["w"] - y) ** 2).sum()
+
+    params, x, y = {"w": np.ones((4, 1), np.float32)}, np.ones((16, 4), np.float32), np.zeros((16, 1), np.float32)
+    measured = jitexp.measure(loss, params, x, y, modes="jit", timing="quick", isolate="none")
+    row = measured.row("jit")
+    assert (row["inputs"], row["input_shapes"], row["size"]) == ("given", "f32[16,4] f32[16,1] +params", 64)
+    assert repr(measured).startswith("test_measure_labels_rows_by_their_arguments_not_an_element_count.<locals>"
+                                     ".loss f32[16,4] f32[16,1] +params float32 cpu: jit ")  # fmt: skip
+    named = jitexp.measure(loss, params, x, y, modes="jit", timing="quick", isolate="none", size=7, name="loss")
+    assert repr(named).startswith("loss size=7 float32 cpu: jit ") and named.row("jit")["inputs"] == "size"
+
+
+def test_shapes_label_names_other_arguments_and_counts_arrays_past_three():
+    def f(a, b, c, d, lr):
+        return a
+
+    arrays = [np.zeros((2, 3), np.float32), np.zeros(5, "int32"), np.zeros((), np.uint8), np.zeros(1, np.complex64)]
+    assert shapes_label(f, arrays[:4], {"lr": 0.1}) == "f32[2,3] i32[5] u8[] +1 arrays +lr"
+
+
+def test_how_a_job_built_its_inputs_follows_the_setups_signature():
+    assert inputs_kind(None) == "size"  # args specs in terms of ${size}
+    assert inputs_kind("hlcode.make_kw") == "size"  # a setup taking size, as the README's mymodel.init
+    assert inputs_kind("hlcode.make_pos") == "setup"  # size reaches it only through **kw: it ignores it
+    assert inputs_kind(jitexp.api.SETUP_LABEL) == "given"
+
+
+SETUP_ROW = {
+    "workload": "fn",
+    "mode": "jit",
+    "size": 1000,
+    "inputs": "setup",
+    "param_depth": 8,
+    "dtype": "float32",
+    "platform": "cpu",
+    "device_kind": "cpu",
+    "status": "ok",
+    "median_s": 1e-5,
+    "ci95_low_s": 0.9e-5,
+    "ci95_high_s": 1.1e-5,
+    "compiles_during_timing": 2,
+}
+
+
+def test_a_setup_without_size_is_labelled_by_its_params_everywhere():
+    df = pd.DataFrame([SETUP_ROW])
+    assert job_summary([SETUP_ROW]).startswith("fn depth=8 float32 cpu: jit ")
+    assert rows_table(df)["size"].tolist() == ["setup"]
+    (caveat,) = caveats(df)  # the label before the colon: no size=1000 the setup never saw
+    assert caveat.startswith("fn (depth=8) jit: ") and "1000" not in caveat, caveat
+    assert [label for label, _ in plot_groups.case_groups(df)] == ["depth=8"]
+
+
+def test_given_inputs_show_their_shapes_and_older_rows_their_size():
+    given = {**SETUP_ROW, "inputs": "given", "input_shapes": "f32[128,32] +params"}
+    assert size_text(given) == "f32[128,32] +params" and job_summary([given]).startswith("fn depth=8 f32[128,32] +pa")
+    assert rows_table(pd.DataFrame([given]))["size"].tolist() == ["f32[128,32] +params"]
+    assert size_text({**SETUP_ROW, "inputs": "given"}) == "size=1000"  # shapes no one filled in: the size, as before
+    old = {k: v for k, v in SETUP_ROW.items() if k != "inputs"}
+    assert size_text(old) == "size=1000" and job_summary([old]).startswith("fn depth=8 size=1000 float32 cpu: jit")
+    assert "size 1000" in plot_groups.case_groups(pd.DataFrame([old]))[0][0]
+
+
+def test_the_header_shows_every_dtype_the_rows_have():
+    rows = [{**SETUP_ROW, "variant": "f32"}, {**SETUP_ROW, "variant": "bf16", "dtype": "bfloat16"}]
+    assert job_summary(rows).startswith("fn depth=8 float32/bfloat16 cpu: ")

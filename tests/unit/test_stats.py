@@ -1,0 +1,362 @@
+"""Summary statistics on arrays whose answers are known by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from jitexp.analysis.stats import Z95, median_ci, summarize, tukey_outliers
+
+
+def test_summary_of_a_known_array():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s.n_samples == 5
+    assert s.median_s == 3.0
+    assert s.mean_s == 22.0
+    assert s.min_s == 1.0 and s.max_s == 100.0
+    assert s.iqr_s == pytest.approx(2.0)
+    assert s.n_outliers == 1  # 100 lies beyond q3 + 1.5 * IQR = 7
+    assert s.std_s == pytest.approx(np.std([1, 2, 3, 4, 100], ddof=1))
+    assert s.cv == pytest.approx(s.std_s / 22.0)
+
+
+def test_median_ci_uses_order_statistics():
+    x = np.arange(1.0, 101.0)  # n = 100: ranks 40 and 61 (1-based)
+    lo, hi = median_ci(x)
+    assert (lo, hi) == (40.0, 61.0)
+    assert lo <= np.median(x) <= hi
+
+
+def test_median_ci_of_tiny_samples_is_the_range():
+    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)
+    assert median_ci([5.0]) == (5.0, 5.0)
+    assert all(math.isnan(v) for v in median_ci([]))
+
+
+def test_ci_shrinks_with_more_samples():
+    rng = np.random.default_rng(0)
+    small = summarize(rng.normal(1.0, 0.1, 20))
+    large = summarize(rng.normal(1.0, 0.1, 2000))
+    assert large.rel_ci_halfwidth < small.rel_ci_halfwidth
+
+
+def test_outliers_are_counted_on_both_sides():
+    assert tukey_outliers([-50.0, 1.0, 1.1, 1.2, 1.3, 1.1, 60.0]) == 2
+    assert tukey_outliers([1.0, 1.0, 1.0]) == 0
+
+
+def test_constant_samples():
+    s = summarize([2.0] * 10)
+    assert s.std_s == 0.0 and s.cv == 0.0 and s.rel_ci_halfwidth == 0.0
+
+
+def test_empty_input_is_an_error():
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+# ---- between processes, paired, break-even ---------------------------------------------------
+
+from scipy import stats as scipy_stats  # noqa: E402
+
+from jitexp.analysis.stats import break_even, hierarchical_medians, percentile_ci, point_medians, robust_cv, verdict  # noqa: E402
+
+
+def test_break_even_hand_computed():
+    # 0.05 + (n-1)*0.001 <= 0.01 + (n-1)*0.004  <=>  n-1 >= 13.33  =>  n = 15
+    assert break_even(0.010, 0.004, 0.050, 0.001) == (15, pytest.approx(math.nan, nan_ok=True))
+    assert 0.050 + 14 * 0.001 <= 0.010 + 14 * 0.004
+    assert not 0.050 + 13 * 0.001 <= 0.010 + 13 * 0.004
+
+
+def test_break_even_exact_integer_boundary():
+    # gap 0.03, gain 0.01 per call: equality at n-1 = 3, so n = 4 despite float rounding
+    assert break_even(0.01, 0.02, 0.04, 0.01)[0] == 4
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        # (eager first, eager median, jit first, jit median)
+        ((0.05, 0.004, 0.01, 0.001), (1, None)),  # cheaper first call, faster after: ahead for good from call 1
+        ((0.01, 0.004, 0.05, 0.001), (15, None)),  # dearer first call, faster after: pays off at 15
+        ((0.05, 0.001, 0.01, 0.002), (math.inf, 41)),  # cheaper first call, slower after: level at 41, behind after
+        ((0.01, 0.001, 0.05, 0.002), (math.inf, 0)),  # dearer and slower: never ahead
+    ],
+)
+def test_break_even_in_all_four_cost_line_cases(case, expected):
+    calls, ahead = break_even(*case)
+    assert calls == expected[0]
+    if expected[1] is None:
+        assert math.isnan(ahead)
+    else:
+        assert ahead == expected[1]
+        e1, e, j1, j = case
+        total = lambda first, per, n: first + (n - 1) * per  # noqa: E731
+        if ahead:
+            assert total(j1, j, ahead) <= total(e1, e, ahead) and total(j1, j, ahead + 1) > total(e1, e, ahead + 1)
+
+
+def test_break_even_equal_steady_state_and_missing_inputs():
+    assert break_even(0.05, 0.001, 0.01, 0.001)[0] == 1
+    assert break_even(0.01, 0.001, 0.05, 0.001)[0] == math.inf
+    assert all(math.isnan(v) for v in break_even(float("nan"), 0.001, 0.01, 0.002))
+
+
+def test_verdicts():
+    assert verdict(1.1, 1.4) == "faster"
+    assert verdict(0.5, 0.9) == "slower"
+    assert verdict(0.9, 1.2) == "no significant difference"
+
+
+def test_robust_cv_ignores_one_wild_value():
+    assert robust_cv([1.0, 1.0, 1.0, 1.0, 50.0]) == 0.0
+    assert robust_cv([9.0, 10.0, 11.0]) == pytest.approx(1.4826 * 1.0 / 10.0)
+    assert math.isnan(robust_cv([1.0]))
+
+
+def test_hierarchical_bootstrap_of_one_sample_per_process_matches_scipy():
+    # With one round per process only the top level varies: the percentile CI of the median
+    # must agree with scipy.stats.bootstrap's.
+    rng = np.random.default_rng(1)
+    medians = rng.lognormal(0.0, 0.2, 15)
+    ours = percentile_ci(hierarchical_medians([[m] for m in medians], n_resamples=4000, seed=2)[:, 0])
+    theirs = scipy_stats.bootstrap(
+        (medians,), np.median, n_resamples=4000, method="percentile", random_state=np.random.default_rng(3)
+    ).confidence_interval
+    assert ours[0] == pytest.approx(theirs.low, rel=0.03)
+    assert ours[1] == pytest.approx(theirs.high, rel=0.03)
+
+
+def simulated_job(rng, ratio: float, processes: int, rounds: int) -> list[np.ndarray]:
+    """Paired (eager, jit) samples: a per-process slowdown shared by both modes, plus noise."""
+    groups = []
+    for _ in range(processes):
+        shared = rng.lognormal(0.0, 0.2)  # between-process spread of ~20%
+        own = rng.lognormal(0.0, 0.05, 2)  # each mode's own process effect
+        eager = 2e-3 * shared * own[0] * rng.lognormal(0.0, 0.03, rounds)
+        jit = 2e-3 / ratio * shared * own[1] * rng.lognormal(0.0, 0.03, rounds)
+        groups.append(np.column_stack([eager, jit]))
+    return groups
+
+
+def test_pairing_narrows_the_speedup_ci_and_one_process_is_narrower_still():
+    rng = np.random.default_rng(5)
+    groups = simulated_job(rng, 2.0, processes=8, rounds=20)
+    boot = hierarchical_medians(groups, seed=0)
+    paired = np.subtract(*percentile_ci(boot[:, 0] / boot[:, 1])[::-1])
+    lo_e, hi_e = percentile_ci(boot[:, 0])
+    lo_j, hi_j = percentile_ci(boot[:, 1])
+    unpaired = lo_e and (hi_e / lo_j - lo_e / hi_j)
+    assert paired < unpaired
+    one = hierarchical_medians(groups[:1], seed=0)
+    assert np.ptp(percentile_ci(one[:, 0])) < np.ptp((lo_e, hi_e))
+    assert point_medians(groups)[0] == pytest.approx(np.median([np.median(g[:, 0]) for g in groups]))
+
+
+def test_hierarchical_bootstrap_is_deterministic_and_checks_input():
+    groups = [np.ones((3, 2)), 2 * np.ones((4, 2))]
+    assert np.array_equal(hierarchical_medians(groups, seed=7), hierarchical_medians(groups, seed=7))
+    with pytest.raises(ValueError):
+        hierarchical_medians([np.ones((0, 2))])
+
+
+def test_instability_reasons_read_cleanly():
+    from jitexp.analysis.instability import instability
+
+    row = {
+        "median_s": 1.0,
+        "process_median_min_s": 0.9,
+        "process_median_max_s": 1.1,
+        "n_processes": 5,
+        "process_rel_spread": 0.1004,
+        "within_process_rel_spread": 0.05,
+        "compiles_during_timing": 0,
+        "cpu_count": 2,
+        "load_avg_start": 0.5,
+        "load_avg_end": 0.5,
+    }
+    flagged = instability(row)
+    assert flagged["unstable"] and flagged["unstable_reason"] == "process medians spread 10.0% (robust cv; limit 10%)"
+    calm = instability({**row, "process_rel_spread": 0.05})
+    assert calm == {"unstable": False, "unstable_reason": ""}
+
+
+def test_paired_change_finds_a_consistent_shift_and_not_noise():
+    from jitexp.analysis.stats import paired_change
+
+    rng = np.random.default_rng(0)
+    base = rng.lognormal(0, 0.2, 8)  # processes differ a lot; the pairs move together
+    slower = paired_change(list(base), list(base * 1.2 * rng.lognormal(0, 0.02, 8)))
+    assert slower["verdict"] == "slower" and slower["ratio_ci_low"] > 1.05 and slower["n_pairs"] == 8
+    same = paired_change(list(base), list(base * rng.lognormal(0, 0.02, 8)))
+    assert same["verdict"] == "no significant change" and same["ratio_ci_low"] < 1 < same["ratio_ci_high"]
+    assert paired_change([1.0, 1.1], [3.0, 3.3])["verdict"] == "cannot tell (2 process pairs)"
+    with pytest.raises(ValueError):
+        paired_change([1.0], [1.0, 2.0])
+
+
+def test_paired_change_is_a_paired_estimate_not_a_ratio_of_medians():
+    from jitexp.analysis.stats import paired_change
+
+    base = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # processes at very different levels (steal, layout)
+    new = [v * 1.1 for v in base]
+    new[3] = base[3]  # the middle process alone saw no change: a ratio of medians would read 1.0
+    # Walsh averages of the log ratios: one 0, six log(1.1)/2, twenty-one log(1.1): their median is log(1.1)
+    change = paired_change(base, new)
+    assert change["ratio"] == pytest.approx(1.1) and change["ratio_ci_low"] <= 1.1 <= change["ratio_ci_high"]
+    assert change["p_value"] < 0.05 and change["verdict"] == "slower"
+    assert np.isnan(paired_change([0.0], [1.0])["ratio"])  # a zero time has no ratio
+    assert paired_change([*base, 0.0], [*new, 1.0])["n_pairs"] == 7  # nor a pair
+
+
+# ---- rank intervals: Hodges-Lehmann estimates and the CIs that invert their own tests ----------------
+
+import itertools  # noqa: E402
+
+from hypothesis import event, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from jitexp.analysis.stats import (  # noqa: E402
+    EXACT_SIGNED_RANK_MAX_N,
+    paired_change,
+    rank_sum_cdf,
+    rank_sum_interval,
+    signed_rank_cdf,
+    signed_rank_interval,
+    two_sample_change,
+)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9])
+def test_signed_rank_null_distribution_by_enumeration(n):
+    sums = [sum(r for r, s in zip(range(1, n + 1), signs) if s) for signs in itertools.product((0, 1), repeat=n)]
+    counts = np.bincount(sums, minlength=n * (n + 1) // 2 + 1)
+    assert np.allclose(signed_rank_cdf(n), np.cumsum(counts) / 2**n)
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 4), (3, 3), (4, 6), (6, 4)])
+def test_rank_sum_null_distribution_by_enumeration(m, n):
+    # U = pairs (x, y) with y above x: over every way to place the m x's among the m + n ranks
+    u = [sum(n - (pos - i) for i, pos in enumerate(xs)) for xs in itertools.combinations(range(m + n), m)]
+    counts = np.bincount(u, minlength=m * n + 1)
+    assert np.allclose(rank_sum_cdf(m, n), np.cumsum(counts) / math.comb(m + n, m))
+
+
+def test_p_values_are_scipys_exact_ones_without_ties():
+    rng = np.random.default_rng(11)
+    for n in (2, 6, 8, 12, 30, EXACT_SIGNED_RANK_MAX_N):
+        d = rng.normal(0.2, 1.0, n)
+        assert signed_rank_interval(d)[3] == pytest.approx(scipy_stats.wilcoxon(d, method="exact").pvalue, rel=1e-9)
+    for m, n in ((2, 3), (6, 6), (8, 8), (5, 12), (12, 12), (25, 30)):
+        x, y = rng.normal(0, 1, m), rng.normal(0.5, 1, n)
+        ours = rank_sum_interval(x, y)[3]
+        assert ours == pytest.approx(scipy_stats.mannwhitneyu(y, x, method="exact").pvalue, rel=1e-9)
+    d = rng.normal(0.2, 1.0, 80)  # the normal approximation with continuity correction above 50 pairs
+    theirs = scipy_stats.wilcoxon(d, method="approx", correction=True).pvalue
+    assert signed_rank_interval(d)[3] == pytest.approx(theirs, rel=1e-3)
+
+
+def test_hodges_lehmann_estimates_and_intervals_by_hand():
+    est, lo, hi, p = signed_rank_interval([0.0, 1.0, 2.0])  # Walsh averages 0, .5, 1, 1, 1.5, 2
+    assert est == 1.0 and (lo, hi) == (-math.inf, math.inf)  # 3 pairs: no 95% interval exists
+    assert p == pytest.approx(2 * 2 / 8)  # one Walsh average <= 0: 2 P(T <= 1), T of 3 ranks
+    d = [0.3, -0.1, 0.5, 0.2, 0.4, 0.25]  # 6 pairs: c = 0, the CI is the smallest and largest Walsh average
+    est, lo, hi, p = signed_rank_interval(d)
+    assert (lo, hi) == (-0.1, 0.5) and p == pytest.approx(4 / 64)  # one Walsh average (-0.1) below 0
+    walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(d, 2))
+    assert est == pytest.approx(np.median(walsh))
+    d8 = np.linspace(0.05, 0.4, 8)  # 8 pairs: c = 3, the 4th smallest and 4th largest Walsh averages
+    walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(d8, 2))
+    assert signed_rank_interval(d8)[1:3] == (walsh[3], walsh[-4])
+    est, lo, hi, _ = rank_sum_interval([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])  # differences -1, 0, 0, 1, 1, 1, 2, 2, 3
+    assert est == 1.0 and (lo, hi) == (-math.inf, math.inf)
+    change = two_sample_change(np.exp([0.0, 1.0, 2.0]), np.exp([1.0, 2.0, 3.0]))
+    assert change["ratio"] == pytest.approx(math.e) and change["verdict"] == "cannot tell (3 processes per side)"
+    assert all(math.isnan(v) for v in signed_rank_interval([])[:3])
+
+
+def test_too_few_pairs_give_the_whole_range_and_cannot_tell():
+    change = paired_change([1.0] * 5, [2.0] * 5)  # 5 pairs: the smallest two-sided p is 2 / 32 > 0.05
+    assert (change["ratio"], change["ratio_ci_low"], change["ratio_ci_high"]) == (2.0, 0.0, math.inf)
+    assert change["verdict"] == "cannot tell (5 process pairs)" and change["p_value"] == pytest.approx(2 / 32)
+    six = paired_change([1.0] * 6, [2.0] * 6)
+    assert six["ratio_ci_low"] == six["ratio_ci_high"] == 2.0 and six["verdict"] == "slower"
+
+
+def test_between_run_sd_widens_the_interval_and_keeps_p_in_step():
+    rng = np.random.default_rng(3)
+    base, new = rng.lognormal(0, 0.05, 12), 1.2 * rng.lognormal(0, 0.05, 12)
+    plain = two_sample_change(base, new)
+    wide = two_sample_change(base, new, between_run_sd=0.1)
+    assert plain["ratio"] == wide["ratio"] and plain["verdict"] == "slower"
+    assert wide["ratio_ci_low"] < plain["ratio_ci_low"] and wide["ratio_ci_high"] > plain["ratio_ci_high"]
+    est, lo, hi = (math.log(wide[k]) for k in ("ratio", "ratio_ci_low", "ratio_ci_high"))
+    assert est - lo == pytest.approx(hi - est)  # symmetric about the estimate on the log scale
+    se_within = (math.log(plain["ratio_ci_high"]) - math.log(plain["ratio_ci_low"])) / (2 * Z95)
+    se = math.sqrt(se_within**2 + 2 * 0.1**2)
+    assert hi - est == pytest.approx(Z95 * se)
+    assert wide["p_value"] == pytest.approx(2 * scipy_stats.norm.sf(abs(est) / se))
+    assert wide["p_value"] > plain["p_value"] and (wide["n_base"], wide["n_new"]) == (12, 12)
+    few = two_sample_change(base[:3], new[:3], between_run_sd=0.1)
+    assert (few["ratio_ci_low"], few["ratio_ci_high"], few["p_value"]) == (0.0, math.inf, 1.0)
+
+
+times = st.one_of(st.floats(1e-3, 2e-3), st.sampled_from([1e-3, 1.5e-3, 2e-3]))  # ties too
+jitters = st.one_of(st.floats(0.8, 1.25), st.sampled_from([1.0, 1.1]))  # zeros (equal times) and ties too
+shifts = st.sampled_from([1.0, 1.03, 1.3, 3.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(times, jitters), min_size=1, max_size=70),
+    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    shift=shifts,
+)
+def test_a_paired_ci_excludes_1_exactly_when_p_is_below_alpha(pairs, alpha, shift):
+    base = [a for a, _ in pairs]
+    new = [a * j * shift for a, j in pairs]
+    change = paired_change(base, new, alpha=alpha)
+    excludes = change["ratio_ci_low"] > 1 or change["ratio_ci_high"] < 1
+    event(f"significant: {excludes}")
+    assert excludes == (change["p_value"] < alpha)
+    assert change["ratio_ci_low"] <= change["ratio"] <= change["ratio_ci_high"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.lists(times, min_size=1, max_size=40),
+    new=st.lists(times, min_size=1, max_size=40),
+    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    shift=shifts,
+    sd=st.sampled_from([0.0, 0.0, 0.02, 0.3]),
+)
+def test_a_two_sample_ci_excludes_1_exactly_when_p_is_below_alpha(base, new, alpha, shift, sd):
+    change = two_sample_change(base, [v * shift for v in new], alpha=alpha, between_run_sd=sd)
+    with np.errstate(divide="ignore"):
+        low, high = np.log([change["ratio_ci_low"], change["ratio_ci_high"]])
+    if sd > 0 and np.isfinite(high - low) and min(abs(low), abs(high)) < 1e-12 * max(1.0, high - low):
+        return  # the normal-theory bound sits on 1 itself: rounding, not a disagreement
+    excludes = change["ratio_ci_low"] > 1 or change["ratio_ci_high"] < 1
+    event(f"significant: {excludes}")
+    assert excludes == (change["p_value"] < alpha)
+    assert change["ratio_ci_low"] <= change["ratio"] <= change["ratio_ci_high"]
+    assert (change["n_base"], change["n_new"]) == (len(base), len(new))
+
+
+def test_the_speedup_interval_over_processes_and_within_one():
+    from jitexp.analysis.speedups import process_medians, speedup_interval
+
+    rng = np.random.default_rng(8)
+    groups = simulated_job(rng, 2.0, processes=8, rounds=10)
+    medians = process_medians(groups)
+    speedup, lo, hi = speedup_interval(medians[:, 0], medians[:, 1])
+    est, llo, lhi, _ = signed_rank_interval(np.log(medians[:, 0] / medians[:, 1]))
+    assert (speedup, lo, hi) == pytest.approx((math.exp(est), math.exp(llo), math.exp(lhi)))
+    assert lo <= 2.0 <= hi and lo <= speedup <= hi
+    assert speedup_interval(medians[:4, 0], medians[:4, 1])[1:] == (0.0, math.inf)  # 4 processes: no 95% interval
+    boot = hierarchical_medians(groups[:1], seed=0)
+    one = speedup_interval(medians[:1, 0], medians[:1, 1], boot[:, 0] / boot[:, 1])
+    assert one == (pytest.approx(medians[0, 0] / medians[0, 1]), *percentile_ci(boot[:, 0] / boot[:, 1]))

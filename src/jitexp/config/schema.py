@@ -87,7 +87,7 @@ class TimingConfig:
 
     These defaults are the `default` preset: conf/timing/default.yaml names no value of its own, so
     `timing=default` on the command line, `jitexp.measure` and `jitexp.run(mapping)` all get exactly
-    these (tests/test_defaults.py).
+    these (tests/unit/test_timing_defaults.py).
     """
 
     warmup: int = 3  # calls per mode before calibration

@@ -154,3 +154,24 @@ def sweep_rows() -> list[dict]:
 
 def frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
+
+
+class LaunchRefused(AssertionError):
+    """A test started a process its layer may not start (tests/unit: none; tests/inprocess: no subprocess)."""
+
+
+def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
+    """Make starting a subprocess, a multiprocessing process or a fresh worker fail the test, naming the layer;
+    `isolate=none` jobs (engine.processes.InProcess) stay allowed where in_process_jobs."""
+    import multiprocessing.process
+
+    from jitexp.engine import processes
+
+    def refuse(*args, **kwargs):
+        raise LaunchRefused(f"{layer} may not start a process: move the test to a layer that may (tests/conftest.py)")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    monkeypatch.setattr(processes.FreshProcess, "launch", refuse)
+    if not in_process_jobs:
+        monkeypatch.setattr(processes.InProcess, "launch", refuse)

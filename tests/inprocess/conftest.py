@@ -6,23 +6,11 @@ processes or the installed commands belongs in tests/e2e.
 
 from __future__ import annotations
 
-import multiprocessing.process
-import subprocess
-
 import pytest
 
-
-class LaunchRefused(AssertionError):
-    """An in-process test tried to start a process: it belongs in tests/e2e."""
+from helpers import refuse_processes
 
 
 @pytest.fixture(autouse=True)
 def no_processes(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise LaunchRefused("tests/inprocess may not start a process (isolate=none, or move the test to tests/e2e)")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
-    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
-    from jitexp.engine import processes
-
-    monkeypatch.setattr(processes.FreshProcess, "launch", refuse)
+    refuse_processes(monkeypatch, "tests/inprocess", in_process_jobs=True)

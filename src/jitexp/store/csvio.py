@@ -88,6 +88,9 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         values = frame[col]
         if values.dtype != object and not pd.api.types.is_string_dtype(values):
             continue  # already typed (rows built in memory)
+        if _all_missing(values):  # most optional columns of a row: typed as their kind without parsing a cell
+            frame[col] = pd.Series([None] * len(frame), index=frame.index, dtype=_missing_dtype(col), name=col)
+            continue
         text = values.astype("string").replace("", pd.NA)
         filled = text.dropna()
         if col in TEXT_COLUMNS:
@@ -105,6 +108,23 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             frame[col] = text
     return frame
+
+
+def _all_missing(values: pd.Series) -> bool:
+    """Whether every cell is empty text or missing (None, NA, NaN): what typed turns into an all-NA column."""
+    return all(
+        v == "" if isinstance(v, str) else v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+        for v in values
+    )
+
+
+def _missing_dtype(col: str) -> str:
+    """The type typed gives a column with no value: numbers stay float, booleans boolean, the rest text."""
+    if col in TEXT_COLUMNS:
+        return "string"
+    if col in BOOL_COLUMNS:
+        return "boolean"
+    return "float64" if col in KNOWN_NUMERIC else "string"
 
 
 def _number(text: pd.Series, filled: pd.Series) -> pd.Series:

@@ -70,7 +70,7 @@ def assert_one_line(error: ConfigError, bad: set[str]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(override_sets())
 def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case):
     overrides, bad = case
@@ -84,7 +84,7 @@ def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case)
         assert len(jobs) == 1
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(["8", "16", "abc", "1.5", "0", "24"]), min_size=1, max_size=4),
     st.lists(st.sampled_from(["jit", "eager", "jitt"]), min_size=1, max_size=2, unique=True),

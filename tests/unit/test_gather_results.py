@@ -69,7 +69,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(jobs=st.lists(st.lists(ROW, min_size=1, max_size=3), min_size=1, max_size=4))
 def test_job_csvs_round_trip_through_gather_and_load_results(tmp_path_factory, jobs):
     root = tmp_path_factory.mktemp("sweep")

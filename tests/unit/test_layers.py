@@ -1,11 +1,12 @@
-"""The unit layer imports neither JAX nor the worker (its conftest refuses processes at run time)."""
+"""The unit layer imports neither JAX, the model libraries nor the built-in workloads (its conftest refuses
+processes and fails a test that loads JAX at run time, which also covers a JAX import through another module)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-FORBIDDEN = ("jax", "jaxlib", "jitexp.worker", "jitexp.workloads", "flax", "optax", "equinox")
+FORBIDDEN = ("jax", "jaxlib", "jitexp.workloads", "flax", "optax", "equinox")
 
 
 def imported(path: Path) -> set[str]:
@@ -18,7 +19,7 @@ def imported(path: Path) -> set[str]:
     return names
 
 
-def test_unit_tests_import_no_jax_and_no_worker():
+def test_unit_tests_import_no_jax():
     here = Path(__file__).parent
     bad = {
         f"{path.name}: {name}"
@@ -26,4 +27,4 @@ def test_unit_tests_import_no_jax_and_no_worker():
         for name in imported(path)
         if name.split(".")[0] in FORBIDDEN or name.startswith(FORBIDDEN)
     }
-    assert not bad, f"unit tests importing JAX or the worker: {sorted(bad)}"
+    assert not bad, f"unit tests importing JAX: {sorted(bad)}"

@@ -162,7 +162,8 @@ class LaunchRefused(AssertionError):
 
 def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
     """Make starting a subprocess, a multiprocessing process or a fresh worker fail the test, naming the layer;
-    `isolate=none` jobs (engine.processes.InProcess) stay allowed where in_process_jobs."""
+    `isolate=none` jobs (engine.processes.InProcess) stay allowed where in_process_jobs, and so do the git
+    commands such a job's driver runs to record the commit of the code (jitexp.provenance)."""
     import multiprocessing.process
 
     from jitexp.engine import processes
@@ -170,7 +171,14 @@ def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
     def refuse(*args, **kwargs):
         raise LaunchRefused(f"{layer} may not start a process: move the test to a layer that may (tests/conftest.py)")
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    popen = subprocess.Popen.__init__
+
+    def only_git(self, cmd, *args, **kwargs):
+        if not (isinstance(cmd, list) and cmd[:1] == ["git"]):
+            refuse()
+        popen(self, cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", only_git if in_process_jobs else refuse)
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
     monkeypatch.setattr(processes.FreshProcess, "launch", refuse)
     if not in_process_jobs:

@@ -228,6 +228,7 @@ class JobRaw:
     load_avg_start: float | None = None
     load_avg_end: float | None = None
     replaced: list[ProcessResult] = field(default_factory=list)  # measured mostly under steal, replaced by others
+    provenance: dict = field(default_factory=dict)  # jitexp's version and the git commit of the user's code
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """tests/inprocess: JAX in the test process: `isolate=none` jobs, or the worker's functions called directly.
 
-No subprocess and no fresh worker (the fixture below fails a test that starts one): a test that needs real worker
-processes or the installed commands belongs in tests/e2e.
+No subprocess and no fresh worker (the fixture below fails a test that starts one; the git commands a job's driver
+runs to record the code's commit are the exception): a test that needs real worker processes or the installed
+commands belongs in tests/e2e.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
         device_kind=first.device_kind,
         load_avg_start=raw.load_avg_start,
         **first.environment,
+        **raw.provenance,
         cpu_async_dispatch=first.cpu_async_dispatch,
         isolate=cfg.isolate,
         modes=",".join(cfg.mode.names),

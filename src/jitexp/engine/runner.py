@@ -21,6 +21,7 @@ from jitexp.engine import envserver, pyenvs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
+from jitexp.provenance import code_provenance
 from jitexp.records import JobRaw, JobResult, Payload, ProcessResult, Task
 
 WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
@@ -40,6 +41,7 @@ def run(
     for name, path in (cfg.envs or {}).items():
         envserver.server(f"envs.{name}", path)  # each env's server, before anything runs (one line if it cannot)
     load_start = load_avg()
+    code = code_provenance([cfg.workload.fn, cfg.workload.setup])
     processes, stop_reason, replaced = collect(cfg, payload)
     problem = next((r.config_error for r in processes if r.config_error is not None), None)
     if problem is not None:
@@ -54,13 +56,14 @@ def run(
                 load_start,
                 load_avg(),
                 [r for r in replaced if r.env == env],
+                code,
             )
             for env, mine in pyenvs.split(processes, list(cfg.envs)).items()
         }
         return pyenvs.job_result(cfg, raws, job_num=job_num, overrides=overrides)
     cache = disk_cache_probe(cfg)
     load_end = load_avg()
-    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced)
+    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced, code)
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 
 

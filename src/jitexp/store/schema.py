@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
+from jitexp.provenance import CODE_COLUMNS
 from jitexp.records import COLD_FIELDS, NOISE_COLUMNS
 
 IDENTITY = [
@@ -150,6 +151,7 @@ CHECKS = [
 # the machine and the software a row was measured on, and when and under what load (platform and device_kind are
 # identity columns too: results.csv writes them there, the other ones in its closing group)
 ENVIRONMENT_COLUMNS = [
+    "jitexp_version",
     "jax_version",
     "jaxlib_version",
     "python_version",
@@ -165,6 +167,7 @@ ENVIRONMENT_COLUMNS = [
     "x64",
     "cpu_async_dispatch",
     "xla_flags",
+    *CODE_COLUMNS,
     "timestamp",
 ]
 # what changes from run to run on one setup (pinning, load, the time): reports show it as ranges, and two runs
@@ -276,6 +279,7 @@ BOOL_COLUMNS = [
     "cache_hit",
     "x64",
     "cpu_async_dispatch",
+    "code_dirty",
 ]
 TEXT_COLUMNS = [
     "workload",
@@ -306,12 +310,17 @@ TEXT_COLUMNS = [
     "baseline_mode",
     "verdict",
     "verdict_vs_numpy",
+    "jitexp_version",
     "jax_version",
     "jaxlib_version",
     "python_version",
     "hostname",
     "cpu_model",
     "xla_flags",
+    "code_commit",
+    "code_commit_date",
+    "code_subject",
+    "code_repo",
     "timestamp",
     "cpu_affinity",
     "config_hash",

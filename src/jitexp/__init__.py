@@ -29,6 +29,7 @@ _LAZY = {
     "make_report": "report.build",
     "format_sweep_summary": "report.terminal",
     "compare": "report.compare",
+    "history": "report.history",
     "measure": "api",
     "Measurement": "api",
     "load_ipython_extension": "ipython",
@@ -52,6 +53,7 @@ __all__ = [
     "make_report",
     "format_sweep_summary",
     "compare",
+    "history",
     "measure",
     "Measurement",
     "load_ipython_extension",
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from jitexp.records import JobResult
     from jitexp.report.build import make_report
     from jitexp.report.compare import compare
+    from jitexp.report.history import history
     from jitexp.report.tables import errors_table, scaling_table, speedup_table
     from jitexp.report.terminal import format_sweep_summary
     from jitexp.store.folders import load_results

@@ -1,0 +1,67 @@
+"""Which change-point search finds jitexp-history's steps best: ruptures' PELT or asv's step_detect (issue 24)?
+
+Both propose segment bounds for the same judge (report/steps.py: a boundary stays when its ratio is beyond the
+threshold and its CI excludes 1). Simulated lines of 12 runs, noise as jitexp measured it between runs on this VM
+(sd of log(time) between runs: steady 0.077, compile 0.12; report/compare.py BETWEEN_RUN_SD), each run's own CI
++-2% (steady) or +-10% (compile). A trial is right when it finds exactly the steps put in, at their place.
+
+    python benchmarks/history_steps.py [--trials 1000]    (asv must be installed: pip install asv)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from jitexp.report import steps
+
+SCENARIOS = {
+    # name: (sd between runs, own CI half-width, level factor per run, expected (before, after) pairs)
+    "steady 1.5x at commit 7": (0.077, 0.02, [1.0] * 6 + [1.5] * 6, [(5, 6)]),
+    "compile 2x at commit 10": (0.12, 0.10, [1.0] * 9 + [2.0] * 3, [(8, 9)]),
+    "both in one line": (0.077, 0.02, [1.0] * 6 + [1.5] * 3 + [3.0] * 3, [(5, 6), (8, 9)]),
+    "A/A steady": (0.077, 0.02, [1.0] * 12, []),
+    "A/A compile": (0.12, 0.10, [1.0] * 12, []),
+    "one outlier 1.4x": (0.077, 0.02, [1.0] * 5 + [1.4] + [1.0] * 6, []),
+    "last run alone 1.5x": (0.077, 0.02, [1.0] * 11 + [1.5], []),
+    "steady 1.2x at commit 7": (0.077, 0.02, [1.0] * 6 + [1.2] * 6, [(5, 6)]),
+}
+TARGET = {"steps": 0.95, "none": 0.95}  # exact steps found / no false step, share of trials
+
+
+def asv_proposed(z: np.ndarray, n: int) -> list[int]:
+    """Segment bounds from asv's detect_steps (its L1 Potts fit, penalty chosen by its own rule)."""
+    from asv.step_detect import detect_steps
+
+    found = detect_steps(list(z))
+    return [0, *[right for _, right, *_ in found]]
+
+
+def trial(rng: np.random.Generator, sd: float, half: float, levels: list[float]) -> list[tuple[int, int]]:
+    values = np.asarray(levels) * np.exp(rng.normal(0, sd, len(levels)))
+    found = steps.find_steps(values, values * (1 - half), values * (1 + half), threshold=0.05)
+    return [(s.before, s.after) for s in found]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=1000)
+    args = parser.parse_args()
+    pelt = steps._proposed
+    print(f"{'scenario':28} {'expected':>14} {'ruptures PELT':>14} {'asv':>8}  target")
+    for name, (sd, half, levels, expected) in SCENARIOS.items():
+        right = {}
+        for label, propose in (("pelt", pelt), ("asv", asv_proposed)):
+            steps._proposed = propose
+            rng = np.random.default_rng(7)
+            right[label] = np.mean([trial(rng, sd, half, levels) == expected for _ in range(args.trials)])
+        steps._proposed = pelt
+        target = TARGET["steps" if expected else "none"] if "1.2x" not in name else math.nan
+        shown = "-" if math.isnan(target) else f">= {target:.2f}"
+        print(f"{name:28} {str(expected):>14} {right['pelt']:>14.3f} {right['asv']:>8.3f}  {shown}")
+
+
+if __name__ == "__main__":
+    main()

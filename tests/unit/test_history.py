@@ -1,0 +1,141 @@
+"""jitexp-history's timeline (issue 24) from hand-made run folders: runs ordered by the commit they measured (by
+their time outside git), one tidy row per run, case and metric with its CI, one line per machine, ok rows only."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jitexp
+from helpers import error, ok, write_sweep
+from jitexp.report import history_cli
+from jitexp.report.history import HISTORY_COLUMNS, history, steps_table
+from jitexp.store.csvio import write_csv
+from jitexp.store.folders import PROCESSES_CSV
+
+
+def run(root: Path, name: str, commit: str | None, date: str | None, ran: str, steady: float, **extra) -> Path:
+    """A run of two cases (matmul jit, and an error row) at one commit."""
+    code = {"code_commit": commit, "code_commit_date": date, "code_subject": f"commit {commit}", "code_dirty": False}
+    rows = [
+        ok("matmul", "jit", 64, steady, 0.05, compile_s=0.02, trace_s=0.004, n_processes=6, timestamp=ran, **code)
+        | extra,
+        error("cond", "jit", 8, timestamp=ran, **code),
+    ]
+    folder = write_sweep(root / name, rows)
+    procs = pd.DataFrame(
+        {"mode": "jit", "process": range(6), "compile_s": [0.018, 0.019, 0.02, 0.021, 0.022, 0.03], "replaced": False}
+    )
+    write_csv(procs, folder / "0" / PROCESSES_CSV)
+    return folder
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    # folder names sort against the commit order: the timeline must follow the commits
+    run(tmp_path, "a", "c3", "2026-01-03T10:00:00+00:00", "2026-02-01T10:00:00", 1.5e-3)
+    run(tmp_path, "b", "c1", "2026-01-01T10:00:00+00:00", "2026-02-03T10:00:00", 1.0e-3)
+    run(tmp_path, "c", "c2", "2026-01-02T10:00:00+00:00", "2026-02-02T10:00:00", 1.0e-3)
+    run(tmp_path, "d", None, None, "2026-01-02T12:00:00+00:00", 1.0e-3)  # outside git: by its time, after c2
+    return tmp_path
+
+
+def test_runs_are_ordered_by_commit_and_each_row_is_a_run_case_and_metric(runs):
+    tidy = history(str(runs / "*"))
+    assert list(tidy.columns) == HISTORY_COLUMNS
+    steady = tidy[tidy["metric"] == "steady"]
+    assert [Path(r).name for r in steady["run"]] == ["b", "c", "d", "a"]
+    assert list(steady["order"]) == [0, 1, 2, 3]
+    assert list(steady["code_commit"].fillna("-")) == ["c1", "c2", "-", "c3"]
+    assert steady["case"].unique().tolist() == [
+        "workload=matmul size=64 dtype=float32 mode=jit"
+    ]  # the error rows are not on it
+    assert steady["value"].tolist() == pytest.approx([1e-3, 1e-3, 1e-3, 1.5e-3])
+    assert steady["ci_low"].tolist() == pytest.approx([0.9e-3, 0.9e-3, 0.9e-3, 1.35e-3])  # the row's own CI
+    assert set(tidy["metric"]) == {"steady", "first_call", "compile", "trace"}  # no peak memory recorded: no row
+    compile_ = tidy[tidy["metric"] == "compile"].iloc[0]
+    assert (compile_["value"], compile_["ci_low"], compile_["ci_high"]) == pytest.approx((0.02, 0.018, 0.03))
+    assert (tidy["n_processes"] == 6).all() and (tidy["line"] == 1).all()
+
+
+def test_a_run_from_another_machine_starts_a_new_line(tmp_path):
+    run(tmp_path, "a", "c1", "2026-01-01T10:00:00+00:00", "2026-02-01T10:00:00", 1e-3)
+    run(tmp_path, "b", "c2", "2026-01-02T10:00:00+00:00", "2026-02-02T10:00:00", 1e-3, hostname="other-host")
+    run(tmp_path, "c", "c3", "2026-01-03T10:00:00+00:00", "2026-02-03T10:00:00", 1e-3)
+    steady = history([tmp_path / "a", tmp_path / "b", tmp_path / "c"]).query("metric == 'steady'")
+    assert steady["line"].tolist() == [1, 2, 1]
+    assert steady["machine"].iloc[1].startswith("other-host | ")
+
+
+def test_the_command_writes_history_csv_and_a_missing_run_is_one_line(runs, tmp_path, capsys):
+    out = tmp_path / "hist"
+    assert history_cli.main([str(runs / "*"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        printed.strip()
+        == f"4 runs, 1 case, 4 metrics, on 1 machine; 0 steps: {out / 'history.csv'}, {out / 'steps.csv'}"
+    )
+    assert len(pd.read_csv(out / "history.csv")) == 16
+    assert jitexp.history(str(runs / "*")).shape == (16, len(HISTORY_COLUMNS))
+    assert history_cli.main([str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == [
+        f"jitexp-history: error: {tmp_path / 'nowhere'}: no run or sweep folder (a folder with results.csv in it or below)"
+    ]
+
+
+def commits(root: Path, steady: list[float], compile_s: list[float], seed: int = 0) -> list[Path]:
+    """One run per commit c1..cN of a matmul jit case, with this VM's between-run noise (steady sd 0.077, compile
+    0.12 in log) and each run's own CI (+-2%, and six processes' compile times for the compile CI)."""
+    rng = np.random.default_rng(seed)
+    folders = []
+    for i, (level, comp) in enumerate(zip(steady, compile_s), start=1):
+        value, comp = level * math.exp(rng.normal(0, 0.077)), comp * math.exp(rng.normal(0, 0.12))
+        folders.append(
+            run(root, f"r{i:02d}", f"c{i}", f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00", value)
+        )
+        procs = pd.DataFrame({"mode": "jit", "process": range(6), "compile_s": comp * np.linspace(0.95, 1.05, 6)})
+        write_csv(procs, folders[-1] / "0" / PROCESSES_CSV)
+        results = folders[-1] / "0" / "results.csv"
+        rows = pd.read_csv(results)
+        rows.loc[rows["status"] == "ok", "compile_s"] = comp
+        write_csv(rows, results)
+    return folders
+
+
+def test_a_history_of_twelve_commits_has_exactly_its_two_steps(tmp_path):
+    """The issue's history: a 1.5x steady slowdown at commit 7, compile time doubled at commit 10."""
+    commits(tmp_path, [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
+    steps = steps_table(history(str(tmp_path / "r*")))
+    got = steps[["metric", "commit_before", "commit_after", "direction", "newest"]].values.tolist()
+    assert got == [["steady", "c6", "c7", "slower", True], ["compile", "c9", "c10", "slower", True]]
+    steady = steps.iloc[0]
+    assert steady["ci_low"] < 1.5 < steady["ci_high"] and steady["subject_after"] == "commit c7"
+    assert (steady["n_before"], steady["n_after"]) == (6, 6)
+
+
+def test_twelve_runs_of_one_commit_have_no_step(tmp_path):
+    commits(tmp_path, [1e-3] * 12, [0.02] * 12, seed=1)
+    assert steps_table(history(str(tmp_path / "r*"))).empty
+
+
+def test_fail_on_step_fails_only_on_a_slower_newest_level_in_a_fail_on_metric(tmp_path, capsys):
+    commits(tmp_path / "slower", [1e-3] * 9 + [1.5e-3] * 3, [0.02] * 12)
+    commits(tmp_path / "recovered", [1e-3] * 4 + [1.5e-3] * 4 + [1e-3] * 4, [0.02] * 12)
+    out = str(tmp_path / "out")
+    assert history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out]) == 0  # without the flag: a report
+    printed = capsys.readouterr().out
+    assert "1 step: " in printed and "mode=jit steady: 1." in printed and "x slower (95% CI" in printed
+    assert 'between c9..c10 "commit c10"' in printed
+    assert history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out, "--fail-on-step"]) == 1
+    assert "slower step(s) in the newest runs" in capsys.readouterr().err
+    assert (
+        history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out, "--fail-on-step", "--fail-on", "compile"]) == 0
+    )
+    assert history_cli.main([str(tmp_path / "recovered" / "r*"), "--out", out, "--fail-on-step"]) == 0
+    steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    assert steps["direction"].tolist() == ["slower", "faster"] and steps["newest"].tolist() == [False, True]

@@ -1,5 +1,6 @@
 """report/index.html in headless Chromium: every image loads and the table has one row per case (the page's text is
-checked in tests/unit/test_report_page.py, whose hand-made rows this page is built from)."""
+checked in tests/unit/test_report_page.py, whose hand-made rows this page is built from); history/index.html: every
+timeline drawn, one row per step."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers import write_sweep
-from jitexp.report import build
+from jitexp.report import build, history_cli
+from unit.test_history import commits
 from unit.test_report_page import page_rows
 
 CHECK = """<script>
@@ -64,3 +66,26 @@ def test_index_html_in_headless_chromium_loads_every_image_and_one_row_per_case(
     shot = tmp_path / "page.png"
     headless([f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri()], tmp_path / "profile")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+HISTORY_CHECK = """<script>
+window.addEventListener("load", () => {
+  const drawn = [...document.querySelectorAll(".js-plotly-plot")].filter((d) => d.querySelector("svg.main-svg"));
+  const points = drawn.map((d) => d.querySelectorAll(".scatterlayer .point").length).join(",");
+  const steps = document.querySelector("table.steps tbody").rows.length;
+  document.body.setAttribute("data-check", `timelines=${drawn.length} points=${points} steps=${steps}`);
+});
+</script>"""
+
+
+def test_the_history_page_draws_every_timeline_offline_and_one_row_per_step(tmp_path):
+    commits(tmp_path / "runs", [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
+    assert history_cli.main([str(tmp_path / "runs" / "r*"), "--out", str(tmp_path / "history")]) == 0
+    page = tmp_path / "history" / "index.html"
+    assert "https://" not in page.read_text().split("<body>")[0]  # nothing fetched: plotly is inlined
+    checked = tmp_path / "checked.html"
+    checked.write_text(page.read_text().replace("</body>", HISTORY_CHECK + "</body>"))
+    dom = headless(["--dump-dom", checked.as_uri()], tmp_path / "profile").stdout
+    match = re.search(r'data-check="timelines=(\d+) points=([\d,]*) steps=(\d+)"', dom)
+    assert match, dom[-2000:]
+    assert (int(match[1]), match[2], int(match[3])) == (4, "12,12,12,12", 2)  # steady, first call, compile, trace

@@ -77,7 +77,7 @@ def test_the_command_writes_history_csv_and_a_missing_run_is_one_line(runs, tmp_
     printed = capsys.readouterr().out
     assert (
         printed.strip()
-        == f"4 runs, 1 case, 4 metrics, on 1 machine; 0 steps: {out / 'history.csv'}, {out / 'steps.csv'}"
+        == f"4 runs, 1 case, 4 metrics, on 1 machine; 0 steps: {out / 'history.csv'}, {out / 'steps.csv'}, {out / 'index.html'}"
     )
     assert len(pd.read_csv(out / "history.csv")) == 16
     assert jitexp.history(str(runs / "*")).shape == (16, len(HISTORY_COLUMNS))
@@ -139,3 +139,18 @@ def test_fail_on_step_fails_only_on_a_slower_newest_level_in_a_fail_on_metric(tm
     assert history_cli.main([str(tmp_path / "recovered" / "r*"), "--out", out, "--fail-on-step"]) == 0
     steps = pd.read_csv(tmp_path / "out" / "steps.csv")
     assert steps["direction"].tolist() == ["slower", "faster"] and steps["newest"].tolist() == [False, True]
+
+
+def test_markdown_puts_the_newest_run_against_the_level_before_it(tmp_path, capsys):
+    commits(tmp_path, [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
+    assert history_cli.main([str(tmp_path / "r*"), "--out", str(tmp_path / "out"), "--markdown"]) == 0
+    text = capsys.readouterr().out.strip().splitlines()
+    assert text[0].startswith("**jitexp-history**: newest run c12 (commit c12), jax ")
+    assert text[2:4] == ["| case | metric | newest | before | change | step |", "|---|---|---|---|---|---|"]
+    rows = {line.split(" | ")[1]: line for line in text[4:]}
+    assert set(rows) == {"steady", "first_call", "compile", "trace"}
+    assert (
+        "(6 runs, c1..c6)" in rows["steady"] and "x slower (95% CI " in rows["steady"] and "since c7" in rows["steady"]
+    )
+    assert "(9 runs, c1..c9)" in rows["compile"] and "since c10 |" in rows["compile"]
+    assert rows["first_call"].endswith("(11 runs, c1..c11) | 1x |  |")  # no step: the level is every earlier run

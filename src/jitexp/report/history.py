@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jitexp.analysis.formatting import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.compare_runs import MACHINE, case_columns
 from jitexp.report.steps import find_steps
@@ -217,3 +218,15 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
 def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str]) -> pd.DataFrame:
     """The steps --fail-on-step fails on: up (slower, or more memory), in a --fail-on metric, the newest runs' level."""
     return steps[steps["newest"].astype(bool) & (steps["ratio"] > 1) & steps["metric"].isin(list(fail_on))]
+
+
+def step_change(step: pd.Series) -> str:
+    """`1.5x slower (95% CI 1.41x-1.6x)`, or for memory `1.5x the memory (95% CI ...)`."""
+    if step["metric"] == "peak_memory":
+        return f"{step['ratio']:.3g}x the memory (95% CI {step['ci_low']:.3g}x-{step['ci_high']:.3g}x)"
+    return ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
+
+
+def short_commit(commit: object) -> str:
+    """A commit's first 8 characters, `?` where there is none."""
+    return str(commit)[:8] if isinstance(commit, str) and commit else "?"

@@ -12,11 +12,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import ratio_cell
+from jitexp.analysis.formatting import format_bytes, format_seconds
 from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
-from jitexp.report.history import METRICS, failing_steps, history, steps_table
+from jitexp.report.history import METRICS, failing_steps, history, short_commit, step_change, steps_table
+from jitexp.report.history_page import PAGE, write_page
 from jitexp.store.csvio import write_csv
 
 HISTORY_CSV = "history.csv"
@@ -44,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"metrics --fail-on-step judges (default: {','.join(CHANGE_METRICS)}; any of {', '.join(METRICS)})",
     )
     parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print a markdown table of the newest run against the level before it, steps flagged (for a CI job "
+        "summary or a pull-request comment) instead of the plain lines",
+    )
+    parser.add_argument(
         "--fail-on-step",
         action="store_true",
         help="exit 1 when the newest runs of a line are a slower step (or more memory) in a --fail-on metric",
@@ -54,12 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
 def write_history(
     runs: Sequence[str], out: str | Path, threshold: float = THRESHOLD
 ) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
-    """The runs' history and steps, written to out/history.csv and out/steps.csv; returns both and out."""
+    """The runs' history and steps, written to out/history.csv, out/steps.csv and the page out/index.html."""
     tidy = history(runs)
     steps = steps_table(tidy, threshold)
     out = Path(out)
     write_csv(tidy, out / HISTORY_CSV)
     write_csv(steps, out / STEPS_CSV)
+    if not tidy.empty:
+        write_page(tidy, steps, out)
     return tidy, steps, out
 
 
@@ -74,17 +84,52 @@ def summary(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 def step_line(step: pd.Series) -> str:
     """`workload=matmul ... mode=jit steady: 1.5x slower (95% CI 1.41x-1.6x), between abc12345..def67890 "subject"`."""
-    commits = f"{_short(step['commit_before'])}..{_short(step['commit_after'])}"
+    commits = f"{short_commit(step['commit_before'])}..{short_commit(step['commit_after'])}"
     subject = f' "{step["subject_after"]}"' if isinstance(step["subject_after"], str) and step["subject_after"] else ""
-    if step["metric"] == "peak_memory":
-        change = f"{step['ratio']:.3g}x the memory (95% CI {step['ci_low']:.3g}x-{step['ci_high']:.3g}x)"
-    else:
-        change = ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
-    return f"{step['case']} {step['metric']}: {change}, between {commits}{subject}"
+    return f"{step['case']} {step['metric']}: {step_change(step)}, between {commits}{subject}"
 
 
-def _short(commit: object) -> str:
-    return str(commit)[:8] if isinstance(commit, str) and commit else "?"
+def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
+    """The newest run against the level before it, per case and metric on the newest run's machine: a step that
+    the newest runs are on is flagged; otherwise the level is the runs since the last step."""
+    if tidy.empty:
+        return "No runs."
+    newest = tidy.loc[tidy["order"].idxmax()]
+    lines = [
+        f"**jitexp-history**: newest run {short_commit(newest['code_commit'])} "
+        f"({newest['code_subject'] if isinstance(newest['code_subject'], str) else newest['run']}), "
+        f"jax {newest['jax_version']}",
+        "",
+        "| case | metric | newest | before | change | step |",
+        "|---|---|---|---|---|---|",
+    ]
+    mine = tidy[(tidy["line"] == newest["line"])]
+    for (case, metric), runs in mine.groupby(["case", "metric"], sort=False):
+        runs = runs.sort_values("order")
+        if runs["order"].iloc[-1] != newest["order"] or len(runs) < 2:
+            continue
+        found = steps[(steps["case"] == case) & (steps["metric"] == metric) & (steps["line"] == newest["line"])]
+        last = found.iloc[-1] if len(found) else None
+        show = format_bytes if metric == "peak_memory" else format_seconds
+        if last is not None and bool(last["newest"]):
+            before = runs.iloc[
+                len(runs) - int(last["n_after"]) - int(last["n_before"]) : len(runs) - int(last["n_after"])
+            ]
+            flag = f"**{step_change(last)}** since {short_commit(last['commit_after'])}"
+        else:
+            start = 0
+            if last is not None:
+                start = int(runs["run"].tolist().index(last["first_after"]))
+            before = runs.iloc[start:-1]
+            flag = ""
+        level = float(np.exp(np.log(before["value"].to_numpy(float)).mean()))
+        value = float(runs["value"].iloc[-1])
+        commits = f"{short_commit(before['code_commit'].iloc[0])}..{short_commit(before['code_commit'].iloc[-1])}"
+        lines.append(
+            f"| {case} | {metric} | {show(value)} | {show(level)} ({len(before)} runs, {commits}) | "
+            f"{value / level:.3g}x | {flag} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,9 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(f"jitexp-history: error: {error}", file=sys.stderr)
         return 2
-    print(f"{summary(tidy, steps)}: {out / HISTORY_CSV}, {out / STEPS_CSV}")
-    for _, step in steps.iterrows():
-        print("  " + step_line(step))
+    if args.markdown:
+        print(markdown(tidy, steps))
+    else:
+        print(f"{summary(tidy, steps)}: {out / HISTORY_CSV}, {out / STEPS_CSV}, {out / PAGE}")
+        for _, step in steps.iterrows():
+            print("  " + step_line(step))
     failing = failing_steps(steps, fail_on)
     if args.fail_on_step and len(failing):
         print(f"jitexp-history: {len(failing)} slower step(s) in the newest runs (--fail-on-step)", file=sys.stderr)

@@ -1,0 +1,125 @@
+"""history/index.html: one self-contained page (plotly's JavaScript inlined once, so it works offline) with the
+steps table first, then a timeline per case and metric: each run's value and CI, hover with the commit, its
+subject, the jax version, steal and the processes; steps drawn where they are, a change of machine marked."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jitexp.analysis.formatting import format_bytes, format_seconds
+from jitexp.report.history import short_commit, step_change
+from jitexp.store.csvio import write_atomic
+
+PAGE = "index.html"
+
+
+def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path:
+    """Write out/index.html for the history and its steps; returns its path."""
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>jitexp history</title>",
+        "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}h2{margin-top:1.5em}</style></head><body>",
+        "<h1>jitexp history</h1>",
+        f"<p>{_many(tidy['run'].nunique(), 'run')}, {_many(tidy['case'].nunique(), 'case')}, on "
+        f"{_many(tidy['machine'].nunique(), 'machine')}; runs in the order of the commits they measured (hover a "
+        "point for its commit, jax version, steal and processes; bars are each run's 95% CI).</p>",
+        "<h2>Steps</h2>",
+        _steps_table(steps),
+    ]
+    first = True
+    for (case, metric), runs in tidy.groupby(["case", "metric"], sort=False):
+        mine = steps[(steps["case"] == case) & (steps["metric"] == metric)]
+        figure = _timeline(runs.sort_values("order"), mine, case, metric)
+        parts.append(f"<h2>{html.escape(case)}: {html.escape(metric)}</h2>")
+        parts.append(figure.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
+        first = False
+    parts.append("</body></html>")
+    return write_atomic(Path(out) / PAGE, "\n".join(parts).encode("utf-8"))
+
+
+def _steps_table(steps: pd.DataFrame) -> str:
+    """The steps as an HTML table: case, metric, the change with its CI, the commit range, jax on either side."""
+    if steps.empty:
+        return "<p>No steps: no case changed level beyond the threshold and its runs' own spread.</p>"
+    head = "<tr><th>case</th><th>metric</th><th>change</th><th>commits</th><th>jax</th></tr>"
+    body = []
+    for _, s in steps.iterrows():
+        commits = f"{short_commit(s['commit_before'])}..{short_commit(s['commit_after'])}"
+        if isinstance(s["subject_after"], str) and s["subject_after"]:
+            commits += f" ({s['subject_after']})"
+        jax = f"{s['jax_before']} -> {s['jax_after']}" if s["jax_before"] != s["jax_after"] else str(s["jax_after"])
+        cells = [s["case"], s["metric"], step_change(s), commits, jax]
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    return f"<table class='steps'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _timeline(runs: pd.DataFrame, steps: pd.DataFrame, case: str, metric: str):
+    """One case and metric over the runs: a trace per machine line, CI bars, steps and machine changes drawn."""
+    import plotly.graph_objects as go
+
+    show = format_bytes if metric == "peak_memory" else format_seconds
+    figure = go.Figure()
+    for line, mine in runs.groupby("line", sort=True):
+        hover = [
+            "<br>".join(
+                [
+                    f"{short_commit(r['code_commit'])} {html.escape(str(r['code_subject'] or ''))}",
+                    f"{metric}: {show(r['value'])} (95% CI {show(r['ci_low'])}-{show(r['ci_high'])})",
+                    f"jax {r['jax_version']}, steal {_percent(r['steal'])}, {_count(r['n_processes'])} processes",
+                    html.escape(str(r["machine"])),
+                ]
+            )
+            for _, r in mine.iterrows()
+        ]
+        low, high = mine["value"] - mine["ci_low"], mine["ci_high"] - mine["value"]
+        figure.add_trace(
+            go.Scatter(
+                x=mine["order"],
+                y=mine["value"],
+                mode="lines+markers",
+                name=f"machine {line}",
+                error_y={"type": "data", "array": high.fillna(0), "arrayminus": low.fillna(0), "visible": True},
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
+    for _, s in steps.iterrows():
+        at = _order(runs, s["first_after"]) - 0.5
+        figure.add_vline(x=at, line_dash="dash", line_color="firebrick", annotation_text=f"step {s['ratio']:.3g}x")
+    machines = runs.drop_duplicates("order")[["order", "line"]]
+    for order, line, previous in zip(machines["order"], machines["line"], machines["line"].shift()):
+        if pd.notna(previous) and line != previous:
+            figure.add_vline(x=order - 0.5, line_dash="dot", line_color="grey", annotation_text="machine changed")
+    ticks = runs.drop_duplicates("order")
+    figure.update_layout(
+        height=320,
+        yaxis_rangemode="tozero",  # a step's size is seen in proportion
+        margin={"l": 60, "r": 20, "t": 30, "b": 40},
+        yaxis_title=f"{metric} ({'bytes' if metric == 'peak_memory' else 's'})",
+        xaxis={
+            "tickmode": "array",
+            "tickvals": ticks["order"],
+            "ticktext": [short_commit(c) for c in ticks["code_commit"]],
+        },
+    )
+    return figure
+
+
+def _order(runs: pd.DataFrame, run: str) -> int:
+    return int(runs.loc[runs["run"] == run, "order"].iloc[0])
+
+
+def _many(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _percent(value: Any) -> str:
+    return "-" if value is None or pd.isna(value) else f"{float(value):.1%}"
+
+
+def _count(value: Any) -> str:
+    return "?" if value is None or pd.isna(value) else str(int(float(value)))

@@ -228,3 +228,34 @@ def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     assert new["ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
     assert_one_pair_ratios(rows, "env", "old", "new")
     assert re.search(r"new jit (as fast as|[\d.]+x (faster|slower) than) old: cannot tell", proc.stdout), proc.stdout
+
+
+def test_readme_history_commands_run_verbatim(tmp_path):
+    """The History section's block, run by bash as printed, with the installed commands on the PATH."""
+    import os
+    from pathlib import Path
+
+    import pandas as pd
+
+    from helpers import command
+
+    block = re.search(r"<!-- history-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PATH": f"{Path(command('jitexp')).parent}:{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        ["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "3 runs, 2 cases, 5 metrics, on 1 machine; 0 steps: history/history.csv" in proc.stdout  # eager, jit
+    tidy = pd.read_csv(tmp_path / "history" / "history.csv")
+    assert sorted(tidy["run"].unique()) == ["runs/1", "runs/2", "runs/3"] and sorted(tidy["order"].unique()) == [
+        0,
+        1,
+        2,
+    ]
+    assert set(tidy["metric"]) == {"steady", "first_call", "compile", "trace", "peak_memory"}
+    # one commit for all (the built-in's repository with an editable install; none from site-packages in a temp dir)
+    assert tidy["code_commit"].nunique(dropna=False) == 1
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("**jitexp-history**: newest run ") and "| case | metric | newest | before |" in summary
+    assert (tmp_path / "history" / "index.html").stat().st_size > 100_000  # plotly inlined

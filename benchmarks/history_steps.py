@@ -27,6 +27,9 @@ SCENARIOS = {
     "one outlier 1.4x": (0.077, 0.02, [1.0] * 5 + [1.4] + [1.0] * 6, []),
     "last run alone 1.5x": (0.077, 0.02, [1.0] * 11 + [1.5], []),
     "steady 1.2x at commit 7": (0.077, 0.02, [1.0] * 6 + [1.2] * 6, [(5, 6)]),
+    "1.5x at 7, a 1.6x outlier at 3": (0.077, 0.02, [1.0] * 2 + [1.6] + [1.0] * 3 + [1.5] * 6, [(5, 6)]),
+    "6 runs: 3x at 4, outlier at 1": (0.077, 0.02, [1.6] + [1.0] * 2 + [3.0] * 3, [(2, 3)]),
+    "A/A steady, sd 0.15": (0.15, 0.02, [1.0] * 12, []),
 }
 TARGET = {"steps": 0.95, "none": 0.95}  # exact steps found / no false step, share of trials
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jitexp.report.steps import ALPHA, find_steps
+from jitexp.report.steps import find_steps
 
 SD = 0.077  # between-run sd of log(steady time) on this VM (report/compare.py BETWEEN_RUN_SD)
 
@@ -30,23 +30,25 @@ def test_a_step_is_found_between_the_right_runs_with_a_ci_that_holds_its_size():
 
 
 def test_two_steps_in_one_line():
-    """Three runs at the middle level: found in 94% of lines (benchmarks/history_steps.py), so over 100 lines."""
+    """Three runs at the middle level: both found in 92% of lines (benchmarks/history_steps.py), so over 100 lines."""
     found = [places([1.0] * 6 + [1.5] * 3 + [3.0] * 3, seed=s) for s in range(100)]
-    assert sum(f == [(5, 6), (8, 9)] for f in found) >= 90
-    assert all(f[-1] == (8, 9) and all(abs(b - 5) <= 1 for b, _ in f[:-1]) for f in found)  # never far off
+    assert sum(f == [(5, 6), (8, 9)] for f in found) >= 88
+    assert all(f[-1] == (8, 9) for f in found)  # the 2x step, always
 
 
 @pytest.mark.parametrize(
-    "levels",
+    ("levels", "at"),
     [
-        [1.0] * 5 + [1.4] + [1.0] * 6,  # one outlying run inside the line
-        [1.0] * 11 + [1.5],  # the newest run alone
-        [1.4] + [1.0] * 11,  # the oldest run alone
+        ([1.0] * 5 + [1.4] + [1.0] * 6, 5),  # one outlying run inside the line
+        ([1.0] * 11 + [1.5], 11),  # the newest run alone
+        ([1.4] + [1.0] * 11, 0),  # the oldest run alone
     ],
     ids=["outlier", "newest alone", "oldest alone"],
 )
-def test_one_outlying_run_is_never_a_step(levels):
-    assert all(places(levels, seed=s) == [] for s in range(20))
+def test_one_outlying_run_is_never_a_step(levels, at):
+    found = [places(levels, seed=s) for s in range(20)]
+    assert not any(at in pair for f in found for pair in f)  # never a step beside the outlier
+    assert sum(f == [] for f in found) >= 19  # and rarely one anywhere (a false step elsewhere: about 2% of lines)
 
 
 def test_two_runs_at_a_new_level_are_a_step():
@@ -69,5 +71,12 @@ def test_false_steps_are_rare_and_big_steps_are_found():
     trials = 400
     flat = sum(places([1.0] * 12, seed=s) != [] for s in range(trials)) / trials
     found = sum(places([1.0] * 6 + [1.5] * 6, seed=s) == [(5, 6)] for s in range(trials)) / trials
-    assert flat <= 2 * ALPHA, flat
+    assert flat <= 0.03, flat  # 2.1% in 1,000 simulated lines (benchmarks/history_steps.py)
     assert found >= 0.95, found
+
+
+def test_an_outlying_run_does_not_hide_a_real_step():
+    """One run 1.6x off inside the old level: the 1.5x step is still found (86% of 1,000 simulated lines; 12% when
+    every run counted toward the spread)."""
+    found = [places([1.0] * 2 + [1.6] + [1.0] * 3 + [1.5] * 6, seed=s) for s in range(100)]
+    assert sum(f == [(5, 6)] for f in found) >= 80

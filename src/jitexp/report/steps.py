@@ -3,8 +3,9 @@
 Pure: one line of runs in (values in timeline order, each with its own 95% CI), steps out. A change-point search
 (ruptures' PELT on the log values, segments of at least two runs, so a single outlying run can never be a segment
 of its own) proposes boundaries; a boundary is kept only when the ratio of the levels on either side is beyond the
-threshold and its 95% CI excludes 1. The CI comes from the runs themselves: the spread of the runs about their
-segment's level (pooled over the line), or the runs' own CIs where those are wider. A rejected boundary merges its
+threshold and it is significant (corrected for the search) and held by two runs on either side. Its CI comes from
+the runs themselves: the spread of the typical runs about their segment's level (pooled over the line; a run far
+off is left out), or the runs' own CIs where those are wider. A rejected boundary merges its
 two segments and the rest are judged again (docs/decisions.md, "Steps").
 """
 
@@ -19,7 +20,8 @@ from scipy import stats as sps
 
 Z95 = 1.959963984540054
 MIN_SEGMENT = 2  # runs: one run alone is never a level of its own
-ALPHA = 0.01  # a line's chance of a false step where it has none (Bonferroni over the n - 1 places a step can be)
+OUTLIER = 4.0  # robust sd: a run further than this from its segment's median is left out of levels and spread
+ALPHA = 0.005  # a line's chance of a false step where it has none (Bonferroni over the n - 1 places a step can be)
 
 
 @dataclass(frozen=True)
@@ -74,26 +76,44 @@ def _proposed(z: np.ndarray, n: int) -> list[int]:
 
 
 def _judge(y: np.ndarray, own: np.ndarray, bounds: list[int], i: int) -> tuple[Step, float, int]:
-    """The boundary between segments i and i+1: the step, its t (log ratio over its standard error), its df."""
-    left, mid, right = bounds[i], bounds[i + 1], bounds[i + 2]
-    a, b = y[left:mid], y[mid:right]
-    residual = np.concatenate([y[s:e] - y[s:e].mean() for s, e in zip(bounds[:-1], bounds[1:])])
-    df = max(y.size - (len(bounds) - 1), 1)
+    """The boundary between segments i and i+1: the step, its t (log ratio over its standard error), its df.
+
+    Levels and spread come from each segment's typical runs (`_typical`): one run far off (a noisy neighbour, a cold
+    disk) neither moves a level nor widens every CI of the line, so it cannot hide a real step."""
+    segments = list(zip(bounds[:-1], bounds[1:]))
+    keep = _typical(y, segments)
+    levels = [y[s:e][keep[s:e]] for s, e in segments]
+    residual = np.concatenate([v - v.mean() for v in levels])
+    df = max(residual.size - len(segments), 1)
     pooled = float(residual @ residual) / df
     var = max(pooled, float(np.mean(own**2)) if own.size else 0.0)
+    a, b = levels[i], levels[i + 1]
     diff = float(b.mean() - a.mean())
     se = math.sqrt(var / a.size + var / b.size)
     t = float(sps.t.ppf(0.975, df))
+    left, mid, right = bounds[i], bounds[i + 1], bounds[i + 2]
     step = Step(  # a 95% CI; whether it is kept is judged more strictly (_kept)
         before=mid - 1,
         after=mid,
         ratio=math.exp(diff),
         ci_low=math.exp(diff - t * se),
         ci_high=math.exp(diff + t * se),
-        n_before=a.size,
-        n_after=b.size,
+        n_before=mid - left,
+        n_after=right - mid,
     )
     return step, diff / se if se > 0 else math.inf, df
+
+
+def _typical(y: np.ndarray, segments: list[tuple[int, int]]) -> np.ndarray:
+    """Which runs lie within OUTLIER robust sd (1.4826 MAD about each segment's median, pooled over the line) of
+    their segment's median; every run of a segment that would keep fewer than MIN_SEGMENT; all where the spread is 0."""
+    centered = np.concatenate([y[s:e] - np.median(y[s:e]) for s, e in segments])
+    scale = 1.4826 * float(np.median(np.abs(centered)))
+    keep = np.abs(centered) <= OUTLIER * scale if scale > 0 else np.ones(y.size, bool)
+    for s, e in segments:
+        if keep[s:e].sum() < MIN_SEGMENT:
+            keep[s:e] = True
+    return keep
 
 
 def _kept(y: np.ndarray, step: Step, z: float, df: int, threshold: float) -> bool:

@@ -1,0 +1,65 @@
+"""A short real history (issue 24): a git repository of a small workload, one `jitexp` run per commit, and
+`jitexp-history` over them finds the slowdown where it was committed, with its commit range. (The steps on
+simulated and hand-made histories: tests/unit/test_steps.py and test_history.py.)"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from helpers import run_cli
+
+MODULE = """import jax.numpy as jnp
+
+WORK = {work}
+
+
+def step(x):
+    for _ in range(WORK):
+        x = jnp.tanh(x @ x)
+    return x
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.slow
+def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "dev")
+    (repo / ".gitignore").write_text("runs/\nhistory/\n")
+    args = [
+        "workload=custom",
+        "workload.fn=wl.step",
+        "workload.args=[{shape:[128,128]}]",
+        "timing=quick",
+        "mode=jit",
+        "isolate=none",
+    ]
+    for i in range(1, 7):
+        (repo / "wl.py").write_text(MODULE.format(work=1 if i < 4 else 12))  # twelve times the work from commit 4
+        git(repo, "add", "wl.py", ".gitignore")
+        git(repo, "commit", "-qm", f"commit {i}", "--allow-empty", f"--date=2026-01-0{i}T10:00:00")
+        proc = run_cli([*args, f"hydra.run.dir=runs/{i}"], cwd=repo)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    history = run_cli(["runs/*", "--out", "history"], cwd=repo, name="jitexp-history")
+    assert history.returncode == 0, history.stderr
+    tidy = pd.read_csv(repo / "history" / "history.csv")
+    commits = [git(repo, "rev-parse", f"HEAD~{6 - i}") for i in range(1, 7)]
+    assert tidy[tidy["metric"] == "steady"]["code_commit"].tolist() == commits  # in commit order
+    steps = pd.read_csv(repo / "history" / "steps.csv")
+    steady = steps[steps["metric"] == "steady"]
+    seen = tidy.pivot_table(index="order", columns="metric", values="value").to_string()
+    assert len(steady) == 1, (steps, seen)
+    assert (steady["commit_before"].iloc[0], steady["commit_after"].iloc[0]) == (commits[2], commits[3])
+    assert steady["direction"].iloc[0] == "slower" and steady["ci_low"].iloc[0] > 2
+    assert (steps["commit_after"] == commits[3]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
+    assert "between " + commits[2][:8] + ".." + commits[3][:8] + ' "commit 4"' in history.stdout

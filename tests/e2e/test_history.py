@@ -44,22 +44,22 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
         "mode=jit",
         "isolate=none",
     ]
-    for i in range(1, 7):
-        (repo / "wl.py").write_text(MODULE.format(work=1 if i < 4 else 12))  # twelve times the work from commit 4
+    for i in range(1, 9):
+        (repo / "wl.py").write_text(MODULE.format(work=1 if i < 5 else 12))  # twelve times the work from commit 5
         git(repo, "add", "wl.py", ".gitignore")
-        git(repo, "commit", "-qm", f"commit {i}", "--allow-empty", f"--date=2026-01-0{i}T10:00:00")
+        git(repo, "commit", "-qm", f"commit {i}", "--allow-empty", f"--date=2026-01-{i:02d}T10:00:00")
         proc = run_cli([*args, f"hydra.run.dir=runs/{i}"], cwd=repo)
         assert proc.returncode == 0, proc.stderr[-2000:]
     history = run_cli(["runs/*", "--out", "history"], cwd=repo, name="jitexp-history")
     assert history.returncode == 0, history.stderr
     tidy = pd.read_csv(repo / "history" / "history.csv")
-    commits = [git(repo, "rev-parse", f"HEAD~{6 - i}") for i in range(1, 7)]
+    commits = [git(repo, "rev-parse", f"HEAD~{8 - i}") for i in range(1, 9)]
     assert tidy[tidy["metric"] == "steady"]["code_commit"].tolist() == commits  # in commit order
     steps = pd.read_csv(repo / "history" / "steps.csv")
     steady = steps[steps["metric"] == "steady"]
     seen = tidy.pivot_table(index="order", columns="metric", values="value").to_string()
     assert len(steady) == 1, (steps, seen)
-    assert (steady["commit_before"].iloc[0], steady["commit_after"].iloc[0]) == (commits[2], commits[3])
+    assert (steady["commit_before"].iloc[0], steady["commit_after"].iloc[0]) == (commits[3], commits[4])
     assert steady["direction"].iloc[0] == "slower" and steady["ci_low"].iloc[0] > 2
-    assert (steps["commit_after"] == commits[3]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
-    assert "between " + commits[2][:8] + ".." + commits[3][:8] + ' "commit 4"' in history.stdout
+    assert (steps["commit_after"] == commits[4]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
+    assert "between " + commits[3][:8] + ".." + commits[4][:8] + ' "commit 5"' in history.stdout

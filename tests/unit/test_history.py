@@ -154,3 +154,15 @@ def test_markdown_puts_the_newest_run_against_the_level_before_it(tmp_path, caps
     )
     assert "(9 runs, c1..c9)" in rows["compile"] and "since c10 |" in rows["compile"]
     assert rows["first_call"].endswith("(11 runs, c1..c11) | 1x |  |")  # no step: the level is every earlier run
+
+
+def test_the_progress_line_shows_only_past_two_seconds(capsys, monkeypatch):
+    quick = history_cli.Progress()
+    for done in (1, 2, 3):
+        quick(done, 3)  # well under 2 s: nothing
+    assert capsys.readouterr().err == ""
+    slow = history_cli.Progress()
+    monkeypatch.setattr(slow, "start", slow.start - 5)  # reading began 5 s ago
+    for done in (1, 2, 3):
+        slow(done, 3)
+    assert capsys.readouterr().err == "\rreading runs: 1/3\rreading runs: 2/3\rreading runs: 3/3\n"

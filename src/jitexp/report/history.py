@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,8 @@ from jitexp.analysis.formatting import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.compare_runs import MACHINE, case_columns
 from jitexp.report.steps import find_steps
-from jitexp.store.folders import RESULTS_CSV, iter_jobs
+from jitexp.store.csvio import read_text
+from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
 # metric -> (results.csv column, its CI columns or None: then the CI is the median's over processes.csv's values)
 METRICS: dict[str, tuple[str, tuple[str, str] | None]] = {
@@ -65,12 +66,19 @@ def _holds_results(path: Path) -> bool:
     return (path / RESULTS_CSV).is_file() or next(iter_jobs(path), None) is not None
 
 
-def history(patterns: str | os.PathLike | Sequence[str | os.PathLike]) -> pd.DataFrame:
+def history(
+    patterns: str | os.PathLike | Sequence[str | os.PathLike], progress: Callable[[int, int], None] | None = None
+) -> pd.DataFrame:
     """history.csv's rows: one per run, case and metric (ok rows only), runs in timeline order. `patterns`: run or
-    sweep folders, or glob patterns of them (`jitexp.history("runs/*")`)."""
+    sweep folders, or glob patterns of them (`jitexp.history("runs/*")`); `progress(done, total)` after each run."""
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]
-    frames = [_run_rows(folder) for folder in run_folders(patterns)]
+    folders = run_folders(patterns)
+    frames = []
+    for i, folder in enumerate(folders):
+        frames.append(_run_rows(folder))
+        if progress is not None:
+            progress(i + 1, len(folders))
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=HISTORY_COLUMNS)
@@ -90,70 +98,85 @@ def history(patterns: str | os.PathLike | Sequence[str | os.PathLike]) -> pd.Dat
 
 
 def _run_rows(folder: Path) -> pd.DataFrame:
-    """One run's tidy rows: its ok rows' metrics, each with the run's provenance and machine."""
+    """One run's tidy rows: its ok rows' metrics, each with the run's provenance and machine.
+
+    The CSVs are read as text and only the columns a timeline needs are turned into numbers (a history reads
+    hundreds of runs: typing every column of every file was most of its time)."""
     out = []
     for job in iter_jobs(folder):
-        rows = job.results
+        rows = read_text(job.path / RESULTS_CSV)
         if rows.empty or "status" not in rows.columns:
             continue
-        rows = rows[rows["status"].astype(str) == "ok"]
+        rows = rows[rows["status"] == "ok"].reset_index(drop=True)
         if rows.empty:
             continue
         keys = case_columns(rows, ignore=("device_kind",))
-        procs = job.processes
-        for _, row in rows.iterrows():
-            base = {c: _cell(row, c) for c in RUN_COLUMNS[1:]}
-            base.update(
-                run=str(folder),
-                machine=" | ".join(str(_cell(row, c) or "?") for c in MACHINE),
-                case=case_label(row, keys),
-                n_processes=_cell(row, "n_processes"),
-                steal=_cell(row, "steal_median"),
-            )
-            for metric, (column, ci) in METRICS.items():
-                value = _cell(row, column)
-                if value is None:
-                    continue
-                low, high = (_cell(row, ci[0]), _cell(row, ci[1])) if ci else _process_ci(procs, row, column)
-                out.append({**base, "metric": metric, "value": float(value), "ci_low": low, "ci_high": high})
-    return pd.DataFrame(out)
+        base = pd.DataFrame(
+            {
+                "run": str(folder),
+                **{c: _text(rows, c) for c in RUN_COLUMNS[1:]},
+                "machine": [" | ".join(parts) for parts in zip(*(_text(rows, c).fillna("?") for c in MACHINE))],
+                "case": [
+                    " ".join(f"{k}={v}" for k, v in zip(keys, values) if v != "")
+                    for values in zip(*(rows[k] for k in keys))
+                ],
+                "n_processes": _number(rows, "n_processes"),
+                "steal": _number(rows, "steal_median"),
+            }
+        )
+        base["code_dirty"] = base["code_dirty"].map({"True": True, "False": False})
+        spread = _process_spread(job.path / PROCESSES_CSV, rows)
+        for metric, (column, ci) in METRICS.items():
+            value = _number(rows, column)
+            if ci:
+                low, high = _number(rows, ci[0]), _number(rows, ci[1])
+            else:
+                low, high = spread.get((column, "low"), _none(rows)), spread.get((column, "high"), _none(rows))
+            frame = base.assign(metric=metric, value=value, ci_low=low, ci_high=high)
+            out.append(frame[value.notna()])
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
-def case_label(row: pd.Series, keys: Iterable[str]) -> str:
-    """A case as `key=value` pairs of its identity columns (those it has), the same in every run."""
-    parts = []
-    for key in keys:
-        value = _cell(row, key)
-        if value is not None and str(value) != "":
-            parts.append(f"{key}={value}")
-    return " ".join(parts)
-
-
-def _process_ci(procs: pd.DataFrame, row: pd.Series, column: str) -> tuple[float | None, float | None]:
-    """The CI of the median of `column` over the row's processes (processes.csv); none where fewer than two."""
-    if procs.empty or column not in procs.columns:
-        return None, None
-    mine = procs["mode"] == row["mode"]
-    for key in ("variant", "env"):
-        if key in procs.columns and _cell(row, key) is not None:
-            mine &= procs[key] == row[key]
+def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """(column, "low" | "high") -> per row, the CI of the median of that column over the row's processes
+    (processes.csv, replaced processes aside); missing where fewer than two processes."""
+    if not path.is_file():
+        return {}
+    procs = read_text(path)
     if "replaced" in procs.columns:
-        mine &= ~procs["replaced"].fillna(False).astype(bool)
-    values = pd.to_numeric(procs.loc[mine, column], errors="coerce").dropna().to_numpy(float)
-    if values.size < 2:
-        return None, None
-    low, high = median_ci(values)
-    return low, high
+        procs = procs[procs["replaced"] != "True"]
+    keys = [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
+    found: dict[tuple[str, str], pd.Series] = {}
+    for column in ("compile_s", "trace_s"):
+        if column not in procs.columns or not keys:
+            continue
+        cis = {}
+        for key, group in procs.groupby(keys, sort=False):
+            values = pd.to_numeric(group[column], errors="coerce").dropna().to_numpy(float)
+            if values.size >= 2:
+                cis[key if isinstance(key, tuple) else (key,)] = median_ci(values)
+        index = list(zip(*(rows[k] for k in keys)))
+        found[(column, "low")] = pd.Series([cis.get(k, (None, None))[0] for k in index], dtype=float)
+        found[(column, "high")] = pd.Series([cis.get(k, (None, None))[1] for k in index], dtype=float)
+    return found
 
 
-def _cell(row: pd.Series, column: str):
-    """A cell's value, None where the column is absent or the cell empty."""
-    if column not in row.index:
-        return None
-    value = row[column]
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
+def _text(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A text column, missing where empty or absent."""
+    if column not in rows.columns:
+        return pd.Series([None] * len(rows), dtype=object)
+    return rows[column].where(rows[column] != "", None)
+
+
+def _number(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A numeric column, NaN where empty or absent."""
+    if column not in rows.columns:
+        return _none(rows)
+    return pd.to_numeric(rows[column], errors="coerce").astype(float)
+
+
+def _none(rows: pd.DataFrame) -> pd.Series:
+    return pd.Series(np.nan, index=rows.index, dtype=float)
 
 
 STEP_COLUMNS = [

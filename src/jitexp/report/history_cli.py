@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def write_history(
     runs: Sequence[str], out: str | Path, threshold: float = THRESHOLD
 ) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
     """The runs' history and steps, written to out/history.csv, out/steps.csv and the page out/index.html."""
-    tidy = history(runs)
+    tidy = history(runs, progress=Progress())
     steps = steps_table(tidy, threshold)
     out = Path(out)
     write_csv(tidy, out / HISTORY_CSV)
@@ -71,6 +72,23 @@ def write_history(
     if not tidy.empty:
         write_page(tidy, steps, out)
     return tidy, steps, out
+
+
+class Progress:
+    """`reading runs: 300/1000` on stderr, rewritten in place, once reading has taken over AFTER_S seconds."""
+
+    AFTER_S = 2.0
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.shown and time.perf_counter() - self.start < self.AFTER_S:
+            return
+        self.shown = True
+        end = "\n" if done == total else ""
+        print(f"\rreading runs: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
 def summary(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:

@@ -5,6 +5,7 @@ subject, the jax version, steal and the processes; steps drawn where they are, a
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,17 @@ PAGE = "index.html"
 
 
 def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path:
-    """Write out/index.html for the history and its steps; returns its path."""
+    """Write out/index.html for the history and its steps; returns its path.
+
+    Each timeline is a plain plotly figure (data and layout as JSON) drawn by the page itself with plotly.js,
+    inlined once: building hundreds of figure objects in Python was most of the page's time."""
+    from plotly.offline import get_plotlyjs
+
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>jitexp history</title>",
         "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}h2{margin-top:1.5em}</style></head><body>",
+        "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}h2{margin-top:1.5em}</style>",
+        f"<script>{get_plotlyjs()}</script></head><body>",
         "<h1>jitexp history</h1>",
         f"<p>{_many(tidy['run'].nunique(), 'run')}, {_many(tidy['case'].nunique(), 'case')}, on "
         f"{_many(tidy['machine'].nunique(), 'machine')}; runs in the order of the commits they measured (hover a "
@@ -30,13 +37,15 @@ def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path
         "<h2>Steps</h2>",
         _steps_table(steps),
     ]
-    first = True
-    for (case, metric), runs in tidy.groupby(["case", "metric"], sort=False):
+    figures = []
+    for i, ((case, metric), runs) in enumerate(tidy.groupby(["case", "metric"], sort=False)):
         mine = steps[(steps["case"] == case) & (steps["metric"] == metric)]
-        figure = _timeline(runs.sort_values("order"), mine, case, metric)
-        parts.append(f"<h2>{html.escape(case)}: {html.escape(metric)}</h2>")
-        parts.append(figure.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
-        first = False
+        figures.append(_timeline(runs.sort_values("order"), mine, metric))
+        parts.append(f"<h2>{html.escape(case)}: {html.escape(metric)}</h2><div class='timeline' id='t{i}'></div>")
+    parts.append(
+        f"<script>const FIGURES = {json.dumps(figures, allow_nan=False)};\n"
+        "FIGURES.forEach((f, i) => Plotly.newPlot('t' + i, f.data, f.layout, {displaylogo: false}));</script>"
+    )
     parts.append("</body></html>")
     return write_atomic(Path(out) / PAGE, "\n".join(parts).encode("utf-8"))
 
@@ -57,56 +66,85 @@ def _steps_table(steps: pd.DataFrame) -> str:
     return f"<table class='steps'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _timeline(runs: pd.DataFrame, steps: pd.DataFrame, case: str, metric: str):
-    """One case and metric over the runs: a trace per machine line, CI bars, steps and machine changes drawn."""
-    import plotly.graph_objects as go
-
+def _timeline(runs: pd.DataFrame, steps: pd.DataFrame, metric: str) -> dict:
+    """One case and metric over the runs as a plotly figure: a trace per machine line, CI bars, steps (dashed)
+    and changes of machine (dotted) drawn."""
     show = format_bytes if metric == "peak_memory" else format_seconds
-    figure = go.Figure()
+    data = []
     for line, mine in runs.groupby("line", sort=True):
         hover = [
             "<br>".join(
                 [
-                    f"{short_commit(r['code_commit'])} {html.escape(str(r['code_subject'] or ''))}",
-                    f"{metric}: {show(r['value'])} (95% CI {show(r['ci_low'])}-{show(r['ci_high'])})",
-                    f"jax {r['jax_version']}, steal {_percent(r['steal'])}, {_count(r['n_processes'])} processes",
-                    html.escape(str(r["machine"])),
+                    f"{short_commit(r.code_commit)} {html.escape(str(r.code_subject or ''))}",
+                    f"{metric}: {show(r.value)} (95% CI {show(r.ci_low)}-{show(r.ci_high)})",
+                    f"jax {r.jax_version}, steal {_percent(r.steal)}, {_count(r.n_processes)} processes",
+                    html.escape(str(r.machine)),
                 ]
             )
-            for _, r in mine.iterrows()
+            for r in mine.itertuples()
         ]
-        low, high = mine["value"] - mine["ci_low"], mine["ci_high"] - mine["value"]
-        figure.add_trace(
-            go.Scatter(
-                x=mine["order"],
-                y=mine["value"],
-                mode="lines+markers",
-                name=f"machine {line}",
-                error_y={"type": "data", "array": high.fillna(0), "arrayminus": low.fillna(0), "visible": True},
-                hovertext=hover,
-                hoverinfo="text",
-            )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"machine {line}",
+                "x": _plain(mine["order"]),
+                "y": _plain(mine["value"]),
+                "error_y": {
+                    "type": "data",
+                    "array": _plain((mine["ci_high"] - mine["value"]).fillna(0)),
+                    "arrayminus": _plain((mine["value"] - mine["ci_low"]).fillna(0)),
+                    "visible": True,
+                },
+                "hovertext": hover,
+                "hoverinfo": "text",
+            }
         )
-    for _, s in steps.iterrows():
-        at = _order(runs, s["first_after"]) - 0.5
-        figure.add_vline(x=at, line_dash="dash", line_color="firebrick", annotation_text=f"step {s['ratio']:.3g}x")
+    marks = [
+        (_order(runs, s["first_after"]) - 0.5, "dash", "firebrick", f"step {s['ratio']:.3g}x")
+        for _, s in steps.iterrows()
+    ]
     machines = runs.drop_duplicates("order")[["order", "line"]]
     for order, line, previous in zip(machines["order"], machines["line"], machines["line"].shift()):
         if pd.notna(previous) and line != previous:
-            figure.add_vline(x=order - 0.5, line_dash="dot", line_color="grey", annotation_text="machine changed")
+            marks.append((order - 0.5, "dot", "grey", "machine changed"))
     ticks = runs.drop_duplicates("order")
-    figure.update_layout(
-        height=320,
-        yaxis_rangemode="tozero",  # a step's size is seen in proportion
-        margin={"l": 60, "r": 20, "t": 30, "b": 40},
-        yaxis_title=f"{metric} ({'bytes' if metric == 'peak_memory' else 's'})",
-        xaxis={
+    layout = {
+        "height": 320,
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+        "yaxis": {
+            "title": {"text": f"{metric} ({'bytes' if metric == 'peak_memory' else 's'})"},
+            "rangemode": "tozero",
+        },
+        "xaxis": {
             "tickmode": "array",
-            "tickvals": ticks["order"],
+            "tickvals": _plain(ticks["order"]),
             "ticktext": [short_commit(c) for c in ticks["code_commit"]],
         },
-    )
-    return figure
+        "shapes": [
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"dash": dash, "color": colour},
+            }
+            for x, dash, colour, _ in marks
+        ],
+        "annotations": [
+            {"x": x, "xref": "x", "yref": "paper", "y": 1, "text": text, "showarrow": False, "xanchor": "left"}
+            for x, _, _, text in marks
+        ],
+    }
+    return {"data": data, "layout": layout}
+
+
+def _plain(values: pd.Series) -> list:
+    """Numbers as JSON takes them (no NaN: null)."""
+    return [None if pd.isna(v) else float(v) for v in values]
 
 
 def _order(runs: pd.DataFrame, run: str) -> int:

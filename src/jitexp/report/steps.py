@@ -1,7 +1,7 @@
 """Steps in a history: where a case's metric changed level, between which commits, by how much, with a CI.
 
 Pure: one line of runs in (values in timeline order, each with its own 95% CI), steps out. A change-point search
-(ruptures' PELT on the log values, segments of at least two runs, so a single outlying run can never be a segment
+(PELT, ruptures' KernelCPD, on the log values, segments of at least two runs, so a single outlying run can never be a segment
 of its own) proposes boundaries; a boundary is kept only when the ratio of the levels on either side is beyond the
 threshold and it is significant (corrected for the search) and held by two runs on either side. Its CI comes from
 the runs themselves: the spread of the typical runs about their segment's level (pooled over the line; a run far
@@ -66,13 +66,15 @@ def find_steps(
 
 
 def _proposed(z: np.ndarray, n: int) -> list[int]:
-    """Segment bounds [0, b1, ..., n] from PELT on the standardized log values (BIC-like penalty)."""
+    """Segment bounds [0, b1, ..., n] from PELT on the standardized log values (BIC-like penalty): ruptures'
+    KernelCPD with the linear kernel, the l2 cost's PELT in C (the same bounds as `Pelt(model="l2")`, checked on
+    300 lines; 3 s against 1.5 ms on 1,000 runs)."""
     import ruptures
 
     if n < 2 * MIN_SEGMENT:
         return [0, n]
-    ends = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(z.reshape(-1, 1)).predict(pen=3 * math.log(n))
-    return [0, *ends]
+    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(z.reshape(-1, 1))
+    return [0, *(int(end) for end in search.predict(pen=3 * math.log(n)))]
 
 
 def _judge(y: np.ndarray, own: np.ndarray, bounds: list[int], i: int) -> tuple[Step, float, int]:

@@ -52,8 +52,12 @@ def _job(cfg: DictConfig) -> None:
             print(f"jitexp: error: {error}", file=sys.stderr)
             sys.exit(2)
         from jitexp.analysis.rows import config_error_result
+        from jitexp.provenance import code_provenance
 
         result = config_error_result(cfg, error, job_num=job_num, overrides=overrides)
+        code = code_provenance([OmegaConf.select(cfg, "workload.fn"), OmegaConf.select(cfg, "workload.setup")])
+        for row in result.rows:
+            row.update(code)  # the commit of a job that could not run, as of the ones that did
     for row in result.rows:
         row["config_hash"] = digest
     write_job(result, out_dir)

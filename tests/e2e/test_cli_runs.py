@@ -63,6 +63,8 @@ def test_sweep_gathers_every_job_and_a_missing_device_is_an_error_row_and_the_sw
     ]
     for n in (1, 3):
         assert gathered.loc[n, "error_phase"] == "config" and "device.platform" in gathered.loc[n, "error_message"]
+    code = gathered[["jitexp_version", "code_commit", "code_dirty"]].astype(str)
+    assert len(code.drop_duplicates()) == 1 and code["jitexp_version"].iloc[0] != "nan"  # the error rows' too
     for n in (0, 2):
         calls = read(out / str(n) / "calls.csv")
         assert calls["compiles"].iloc[0] >= 1 and (calls["compiles"].iloc[1:] == 0).all()

@@ -4,6 +4,7 @@ their time outside git), one tidy row per run, case and metric with its CI, one 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +19,26 @@ from jitexp.store.csvio import write_csv
 from jitexp.store.folders import PROCESSES_CSV
 
 
-def run(root: Path, name: str, commit: str | None, date: str | None, ran: str, steady: float, **extra) -> Path:
-    """A run of two cases (matmul jit, and an error row) at one commit."""
+def run(
+    root: Path,
+    name: str,
+    commit: str | None,
+    date: str | None,
+    ran: str,
+    steady: float,
+    compile_s: float = 0.02,
+    compiles: Sequence[float] = (0.018, 0.019, 0.02, 0.021, 0.022, 0.03),
+    **extra,
+) -> Path:
+    """A run of two cases (matmul jit, and an error row) at one commit, its processes' compile times in `compiles`."""
     code = {"code_commit": commit, "code_commit_date": date, "code_subject": f"commit {commit}", "code_dirty": False}
     rows = [
-        ok("matmul", "jit", 64, steady, 0.05, compile_s=0.02, trace_s=0.004, n_processes=6, timestamp=ran, **code)
+        ok("matmul", "jit", 64, steady, 0.05, compile_s=compile_s, trace_s=0.004, n_processes=6, timestamp=ran, **code)
         | extra,
         error("cond", "jit", 8, timestamp=ran, **code),
     ]
-    folder = write_sweep(root / name, rows)
-    procs = pd.DataFrame(
-        {"mode": "jit", "process": range(6), "compile_s": [0.018, 0.019, 0.02, 0.021, 0.022, 0.03], "replaced": False}
-    )
+    folder = write_sweep(root / name, rows, gather=False)  # jitexp-history reads the job folders
+    procs = pd.DataFrame({"mode": "jit", "process": range(6), "compile_s": list(compiles), "replaced": False})
     write_csv(procs, folder / "0" / PROCESSES_CSV)
     return folder
 
@@ -95,15 +104,8 @@ def commits(root: Path, steady: list[float], compile_s: list[float], seed: int =
     folders = []
     for i, (level, comp) in enumerate(zip(steady, compile_s), start=1):
         value, comp = level * math.exp(rng.normal(0, 0.077)), comp * math.exp(rng.normal(0, 0.12))
-        folders.append(
-            run(root, f"r{i:02d}", f"c{i}", f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00", value)
-        )
-        procs = pd.DataFrame({"mode": "jit", "process": range(6), "compile_s": comp * np.linspace(0.95, 1.05, 6)})
-        write_csv(procs, folders[-1] / "0" / PROCESSES_CSV)
-        results = folders[-1] / "0" / "results.csv"
-        rows = pd.read_csv(results)
-        rows.loc[rows["status"] == "ok", "compile_s"] = comp
-        write_csv(rows, results)
+        when = (f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00")
+        folders.append(run(root, f"r{i:02d}", f"c{i}", *when, value, comp, comp * np.linspace(0.95, 1.05, 6)))
     return folders
 
 

@@ -250,6 +250,16 @@ def step_change(step: pd.Series) -> str:
     return ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
 
 
+def commit_range(step: pd.Series) -> str:
+    """`abc12345..def67890`: the last commit before a step and the first after it."""
+    return f"{short_commit(step['commit_before'])}..{short_commit(step['commit_after'])}"
+
+
 def short_commit(commit: object) -> str:
     """A commit's first 8 characters, `?` where there is none."""
     return str(commit)[:8] if isinstance(commit, str) and commit else "?"
+
+
+def counted(n: int, word: str) -> str:
+    """`1 run`, `12 runs`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"

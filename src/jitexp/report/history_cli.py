@@ -18,7 +18,16 @@ import pandas as pd
 
 from jitexp.analysis.formatting import format_bytes, format_seconds
 from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
-from jitexp.report.history import METRICS, failing_steps, history, short_commit, step_change, steps_table
+from jitexp.report.history import (
+    METRICS,
+    commit_range,
+    counted,
+    failing_steps,
+    history,
+    short_commit,
+    step_change,
+    steps_table,
+)
 from jitexp.report.history_page import PAGE, write_page
 from jitexp.store.csvio import write_csv
 
@@ -93,16 +102,13 @@ class Progress:
 
 def summary(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
     """`12 runs, 2 cases, 5 metrics, on 1 machine; 2 steps`: what the history holds."""
-    counts = [(tidy[c].nunique(), c) for c in ("run", "case", "metric")]
-    counts.append((tidy["machine"].nunique(), "machine"))
-    said = ", ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts[:3])
-    machines = f"on {counts[3][0]} machine{'' if counts[3][0] == 1 else 's'}"
-    return f"{said}, {machines}; {len(steps)} step{'' if len(steps) == 1 else 's'}"
+    said = ", ".join(counted(tidy[c].nunique(), c) for c in ("run", "case", "metric"))
+    return f"{said}, on {counted(tidy['machine'].nunique(), 'machine')}; {counted(len(steps), 'step')}"
 
 
 def step_line(step: pd.Series) -> str:
     """`workload=matmul ... mode=jit steady: 1.5x slower (95% CI 1.41x-1.6x), between abc12345..def67890 "subject"`."""
-    commits = f"{short_commit(step['commit_before'])}..{short_commit(step['commit_after'])}"
+    commits = commit_range(step)
     subject = f' "{step["subject_after"]}"' if isinstance(step["subject_after"], str) and step["subject_after"] else ""
     return f"{step['case']} {step['metric']}: {step_change(step)}, between {commits}{subject}"
 

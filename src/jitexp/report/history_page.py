@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from jitexp.analysis.formatting import format_bytes, format_seconds
-from jitexp.report.history import short_commit, step_change
+from jitexp.report.history import commit_range, counted, short_commit, step_change
 from jitexp.store.csvio import write_atomic
 
 PAGE = "index.html"
@@ -31,8 +31,8 @@ def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path
         "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}h2{margin-top:1.5em}</style>",
         f"<script>{get_plotlyjs()}</script></head><body>",
         "<h1>jitexp history</h1>",
-        f"<p>{_many(tidy['run'].nunique(), 'run')}, {_many(tidy['case'].nunique(), 'case')}, on "
-        f"{_many(tidy['machine'].nunique(), 'machine')}; runs in the order of the commits they measured (hover a "
+        f"<p>{counted(tidy['run'].nunique(), 'run')}, {counted(tidy['case'].nunique(), 'case')}, on "
+        f"{counted(tidy['machine'].nunique(), 'machine')}; runs in the order of the commits they measured (hover a "
         "point for its commit, jax version, steal and processes; bars are each run's 95% CI).</p>",
         "<h2>Steps</h2>",
         _steps_table(steps),
@@ -57,7 +57,7 @@ def _steps_table(steps: pd.DataFrame) -> str:
     head = "<tr><th>case</th><th>metric</th><th>change</th><th>commits</th><th>jax</th></tr>"
     body = []
     for _, s in steps.iterrows():
-        commits = f"{short_commit(s['commit_before'])}..{short_commit(s['commit_after'])}"
+        commits = commit_range(s)
         if isinstance(s["subject_after"], str) and s["subject_after"]:
             commits += f" ({s['subject_after']})"
         jax = f"{s['jax_before']} -> {s['jax_after']}" if s["jax_before"] != s["jax_after"] else str(s["jax_after"])
@@ -149,10 +149,6 @@ def _plain(values: pd.Series) -> list:
 
 def _order(runs: pd.DataFrame, run: str) -> int:
     return int(runs.loc[runs["run"] == run, "order"].iloc[0])
-
-
-def _many(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _percent(value: Any) -> str:

@@ -3,18 +3,21 @@ for `envs`, and hand-made result rows and sweep folders for the report and compa
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from jitexp.store.csvio import write_csv
-from jitexp.store.folders import RESULTS_CSV, load_results
+from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, load_results
 
 BIN = Path(sys.executable).parent
 
@@ -183,3 +186,39 @@ def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
     monkeypatch.setattr(processes.FreshProcess, "launch", refuse)
     if not in_process_jobs:
         monkeypatch.setattr(processes.InProcess, "launch", refuse)
+
+
+def history_run(
+    root: Path,
+    name: str,
+    commit: str | None,
+    date: str | None,
+    ran: str,
+    steady: float,
+    compile_s: float = 0.02,
+    compiles: Sequence[float] = (0.018, 0.019, 0.02, 0.021, 0.022, 0.03),
+    **extra,
+) -> Path:
+    """A run of two cases (matmul jit, and an error row) at one commit, its processes' compile times in `compiles`."""
+    code = {"code_commit": commit, "code_commit_date": date, "code_subject": f"commit {commit}", "code_dirty": False}
+    rows = [
+        ok("matmul", "jit", 64, steady, 0.05, compile_s=compile_s, trace_s=0.004, n_processes=6, timestamp=ran, **code)
+        | extra,
+        error("cond", "jit", 8, timestamp=ran, **code),
+    ]
+    folder = write_sweep(root / name, rows, gather=False)  # jitexp-history reads the job folders
+    procs = pd.DataFrame({"mode": "jit", "process": range(6), "compile_s": list(compiles), "replaced": False})
+    write_csv(procs, folder / "0" / PROCESSES_CSV)
+    return folder
+
+
+def history_commits(root: Path, steady: list[float], compile_s: list[float], seed: int = 0) -> list[Path]:
+    """One run per commit c1..cN of a matmul jit case, with this VM's between-run noise (steady sd 0.077, compile
+    0.12 in log) and each run's own CI (+-2%, and six processes' compile times for the compile CI)."""
+    rng = np.random.default_rng(seed)
+    folders = []
+    for i, (level, comp) in enumerate(zip(steady, compile_s), start=1):
+        value, comp = level * math.exp(rng.normal(0, 0.077)), comp * math.exp(rng.normal(0, 0.12))
+        when = (f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00")
+        folders.append(history_run(root, f"r{i:02d}", f"c{i}", *when, value, comp, comp * np.linspace(0.95, 1.05, 6)))
+    return folders

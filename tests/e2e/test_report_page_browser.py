@@ -13,7 +13,6 @@ import pytest
 
 from helpers import write_sweep
 from jitexp.report import build, history_cli
-from unit.test_history import commits
 from unit.test_report_page import page_rows
 
 CHECK = """<script>
@@ -79,8 +78,8 @@ window.addEventListener("load", () => {
 
 
 def test_the_history_page_draws_every_timeline_offline_and_one_row_per_step(tmp_path):
-    commits(tmp_path / "runs", [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
-    assert history_cli.main([str(tmp_path / "runs" / "r*"), "--out", str(tmp_path / "history")]) == 0
+    saved = Path(__file__).parents[1] / "data" / "histories" / "twelve_commits"  # steady x1.5 at c7, compile x2 at c10
+    assert history_cli.main([str(saved / "r*"), "--out", str(tmp_path / "history")]) == 0
     page = tmp_path / "history" / "index.html"
     assert "<script src=" not in page.read_text()  # nothing fetched: plotly.js is inlined
     checked = tmp_path / "checked.html"

@@ -3,44 +3,15 @@ their time outside git), one tidy row per run, case and metric with its CI, one 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import jitexp
-from helpers import error, ok, write_sweep
+from helpers import history_run as run
 from jitexp.report import history_cli
 from jitexp.report.history import HISTORY_COLUMNS, history, steps_table
-from jitexp.store.csvio import write_csv
-from jitexp.store.folders import PROCESSES_CSV
-
-
-def run(
-    root: Path,
-    name: str,
-    commit: str | None,
-    date: str | None,
-    ran: str,
-    steady: float,
-    compile_s: float = 0.02,
-    compiles: Sequence[float] = (0.018, 0.019, 0.02, 0.021, 0.022, 0.03),
-    **extra,
-) -> Path:
-    """A run of two cases (matmul jit, and an error row) at one commit, its processes' compile times in `compiles`."""
-    code = {"code_commit": commit, "code_commit_date": date, "code_subject": f"commit {commit}", "code_dirty": False}
-    rows = [
-        ok("matmul", "jit", 64, steady, 0.05, compile_s=compile_s, trace_s=0.004, n_processes=6, timestamp=ran, **code)
-        | extra,
-        error("cond", "jit", 8, timestamp=ran, **code),
-    ]
-    folder = write_sweep(root / name, rows, gather=False)  # jitexp-history reads the job folders
-    procs = pd.DataFrame({"mode": "jit", "process": range(6), "compile_s": list(compiles), "replaced": False})
-    write_csv(procs, folder / "0" / PROCESSES_CSV)
-    return folder
 
 
 @pytest.fixture
@@ -51,6 +22,9 @@ def runs(tmp_path: Path) -> Path:
     run(tmp_path, "c", "c2", "2026-01-02T10:00:00+00:00", "2026-02-02T10:00:00", 1.0e-3)
     run(tmp_path, "d", None, None, "2026-01-02T12:00:00+00:00", 1.0e-3)  # outside git: by its time, after c2
     return tmp_path
+
+
+SAVED = Path(__file__).parents[1] / "data" / "histories"  # made by make.py there
 
 
 def test_runs_are_ordered_by_commit_and_each_row_is_a_run_case_and_metric(runs):
@@ -97,22 +71,9 @@ def test_the_command_writes_history_csv_and_a_missing_run_is_one_line(runs, tmp_
     ]
 
 
-def commits(root: Path, steady: list[float], compile_s: list[float], seed: int = 0) -> list[Path]:
-    """One run per commit c1..cN of a matmul jit case, with this VM's between-run noise (steady sd 0.077, compile
-    0.12 in log) and each run's own CI (+-2%, and six processes' compile times for the compile CI)."""
-    rng = np.random.default_rng(seed)
-    folders = []
-    for i, (level, comp) in enumerate(zip(steady, compile_s), start=1):
-        value, comp = level * math.exp(rng.normal(0, 0.077)), comp * math.exp(rng.normal(0, 0.12))
-        when = (f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00")
-        folders.append(run(root, f"r{i:02d}", f"c{i}", *when, value, comp, comp * np.linspace(0.95, 1.05, 6)))
-    return folders
-
-
-def test_a_history_of_twelve_commits_has_exactly_its_two_steps(tmp_path):
+def test_a_history_of_twelve_commits_has_exactly_its_two_steps():
     """The issue's history: a 1.5x steady slowdown at commit 7, compile time doubled at commit 10."""
-    commits(tmp_path, [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
-    steps = steps_table(history(str(tmp_path / "r*")))
+    steps = steps_table(history(str(SAVED / "twelve_commits" / "r*")))
     got = steps[["metric", "commit_before", "commit_after", "direction", "newest"]].values.tolist()
     assert got == [["steady", "c6", "c7", "slower", True], ["compile", "c9", "c10", "slower", True]]
     steady = steps.iloc[0]
@@ -120,32 +81,30 @@ def test_a_history_of_twelve_commits_has_exactly_its_two_steps(tmp_path):
     assert (steady["n_before"], steady["n_after"]) == (6, 6)
 
 
-def test_twelve_runs_of_one_commit_have_no_step(tmp_path):
-    commits(tmp_path, [1e-3] * 12, [0.02] * 12, seed=1)
-    assert steps_table(history(str(tmp_path / "r*"))).empty
+def test_twelve_runs_of_one_commit_have_no_step():
+    tidy = history(str(SAVED / "unchanged" / "r*"))
+    assert tidy["order"].nunique() == 12 and steps_table(tidy).empty
 
 
 def test_fail_on_step_fails_only_on_a_slower_newest_level_in_a_fail_on_metric(tmp_path, capsys):
-    commits(tmp_path / "slower", [1e-3] * 9 + [1.5e-3] * 3, [0.02] * 12)
-    commits(tmp_path / "recovered", [1e-3] * 4 + [1.5e-3] * 4 + [1e-3] * 4, [0.02] * 12)
     out = str(tmp_path / "out")
-    assert history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out]) == 0  # without the flag: a report
+    assert history_cli.main([str(SAVED / "slower_newest" / "r*"), "--out", out]) == 0  # without the flag: a report
     printed = capsys.readouterr().out
     assert "1 step: " in printed and "mode=jit steady: 1." in printed and "x slower (95% CI" in printed
     assert 'between c9..c10 "commit c10"' in printed
-    assert history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out, "--fail-on-step"]) == 1
+    assert history_cli.main([str(SAVED / "slower_newest" / "r*"), "--out", out, "--fail-on-step"]) == 1
     assert "slower step(s) in the newest runs" in capsys.readouterr().err
     assert (
-        history_cli.main([str(tmp_path / "slower" / "r*"), "--out", out, "--fail-on-step", "--fail-on", "compile"]) == 0
+        history_cli.main([str(SAVED / "slower_newest" / "r*"), "--out", out, "--fail-on-step", "--fail-on", "compile"])
+        == 0
     )
-    assert history_cli.main([str(tmp_path / "recovered" / "r*"), "--out", out, "--fail-on-step"]) == 0
+    assert history_cli.main([str(SAVED / "recovered" / "r*"), "--out", out, "--fail-on-step"]) == 0
     steps = pd.read_csv(tmp_path / "out" / "steps.csv")
     assert steps["direction"].tolist() == ["slower", "faster"] and steps["newest"].tolist() == [False, True]
 
 
 def test_markdown_puts_the_newest_run_against_the_level_before_it(tmp_path, capsys):
-    commits(tmp_path, [1e-3] * 6 + [1.5e-3] * 6, [0.02] * 9 + [0.04] * 3)
-    assert history_cli.main([str(tmp_path / "r*"), "--out", str(tmp_path / "out"), "--markdown"]) == 0
+    assert history_cli.main([str(SAVED / "twelve_commits" / "r*"), "--out", str(tmp_path / "out"), "--markdown"]) == 0
     text = capsys.readouterr().out.strip().splitlines()
     assert text[0].startswith("**jitexp-history**: newest run c12 (commit c12), jax ")
     assert text[2:4] == ["| case | metric | newest | before | change | step |", "|---|---|---|---|---|---|"]
@@ -168,3 +127,19 @@ def test_the_progress_line_shows_only_past_two_seconds(capsys, monkeypatch):
     for done in (1, 2, 3):
         slow(done, 3)
     assert capsys.readouterr().err == "\rreading runs: 1/3\rreading runs: 2/3\rreading runs: 3/3\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--fail-on", "steady,speed"],
+            "--fail-on='speed' is invalid; valid choices: steady, first_call, compile, trace, peak_memory",
+        ),
+        (["--threshold", "1.5"], "--threshold=1.5 is invalid; must lie in [0, 1)"),
+    ],
+)
+def test_a_bad_option_is_one_line(args, said, tmp_path, capsys):
+    assert history_cli.main([str(SAVED / "unchanged" / "r*"), "--out", str(tmp_path), *args]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"jitexp-history: error: {said}"]
+    assert not (tmp_path / "history.csv").exists()

@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jitexp-history",
         description=__doc__.splitlines()[0],
         epilog="Exit status: 0; 1 with --fail-on-step when the newest runs are a slower step in a --fail-on metric; "
-        "2 on a usage mistake.",
+        "2 on a usage mistake. `jitexp-history bisect GOOD BAD -- jitexp ARGS...` finds the first slower commit "
+        "(jitexp-history bisect --help).",
     )
     parser.add_argument("runs", metavar="RUN", nargs="+", help="run or sweep folders, or glob patterns of them")
     parser.add_argument("--out", default="history", help="the folder the files are written to (default: history)")
@@ -157,14 +158,19 @@ def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     fail_on = [m.strip() for m in args.fail_on.split(",") if m.strip()]
     unknown = [m for m in fail_on if m not in METRICS]
-    if unknown:
-        parser.error(f"--fail-on={unknown[0]!r} is invalid; valid choices: {', '.join(METRICS)}")
-    if not 0 <= args.threshold < 1:
-        parser.error(f"--threshold={args.threshold} is invalid; must lie in [0, 1)")
+    what = (
+        f"--fail-on={unknown[0]!r} is invalid; valid choices: {', '.join(METRICS)}"
+        if unknown
+        else f"--threshold={args.threshold} is invalid; must lie in [0, 1)"
+        if not 0 <= args.threshold < 1
+        else ""
+    )
+    if what:
+        print(f"jitexp-history: error: {what}", file=sys.stderr)
+        return 2
     try:
         tidy, steps, out = write_history(args.runs, args.out, args.threshold)
     except FileNotFoundError as error:

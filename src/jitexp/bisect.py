@@ -387,6 +387,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuntimeError as error:
         print(f"jitexp-history bisect: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"jitexp-history bisect: interrupted (Ctrl-C); its worktrees are removed, the commits measured so far are "
+            f"in {Path(args.out) / STEPS_JSONL}",
+            file=sys.stderr,
+        )
+        return 130
     found = table[table["first_slower"]]
     if len(first_bad) == 1 and len(found):
         row = found.iloc[0]

@@ -22,9 +22,8 @@ def test_default_job_pairs_eager_and_jit():
     assert [r["mode"] for r in result.rows] == ["eager", "jit"]
     assert eager["status"] == jit["status"] == "ok"
     assert jit["n_processes"] == 2 and jit["ci_scope"] == "between_processes"
-    per_process = {
-        m: {p["process"]: p["median_s"] for p in result.processes if p["mode"] == m} for m in ("eager", "jit")
-    }
+    kept = [p for p in result.processes if not p["replaced"]]  # a process replaced under steal keeps its index
+    per_process = {m: {p["process"]: p["median_s"] for p in kept if p["mode"] == m} for m in ("eager", "jit")}
     ratios = [per_process["eager"][p] / per_process["jit"][p] for p in (0, 1)]
     # the Hodges-Lehmann estimate of two per-process ratios: the mean of their logs (their Walsh averages' median)
     assert jit["baseline_mode"] == "eager" and jit["speedup"] == pytest.approx(float(np.sqrt(ratios[0] * ratios[1])))
@@ -36,7 +35,7 @@ def test_default_job_pairs_eager_and_jit():
     assert {(s["process"], s["mode"]) for s in result.samples} == {(p, m) for p in (0, 1) for m in ("eager", "jit")}
     rounds = {p: sorted(s["round"] for s in result.samples if s["process"] == p and s["mode"] == "jit") for p in (0, 1)}
     assert all(r == list(range(len(r))) for r in rounds.values())
-    cold = {(p["process"], p["mode"]): p["cold_position"] for p in result.processes}
+    cold = {(p["process"], p["mode"]): p["cold_position"] for p in kept}
     assert cold == {(0, "eager"): 0, (0, "jit"): 1, (1, "jit"): 0, (1, "eager"): 1}  # rotated per process
     with pytest.raises(ValueError, match="by_mode"):
         _ = result.row

@@ -2,7 +2,8 @@
 
 Python API (mirrors the CLI): `measure(fn, *args, **options) -> Measurement` on a function object,
 `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`, `load_results(dir) -> DataFrame`,
-`speedup_table(df)`, `make_report(dir)`; `%load_ext jitexp` for the `%jitexp` IPython magic.
+`speedup_table(df)`, `make_report(dir)`, `compare(base, new)`, `history(runs)`, `bisect(good, bad, command)`;
+`%load_ext jitexp` for the `%jitexp` IPython magic.
 Importing jitexp does not import JAX, and neither do run() and measure(): JAX runs in their worker
 processes (and in this one with isolate="none"); a user's own module imported to check it may bring it in.
 """
@@ -30,6 +31,7 @@ _LAZY = {
     "format_sweep_summary": "report.terminal",
     "compare": "report.compare",
     "history": "report.history",
+    "bisect": "bisection",
     "measure": "api",
     "Measurement": "api",
     "load_ipython_extension": "ipython",
@@ -54,6 +56,7 @@ __all__ = [
     "format_sweep_summary",
     "compare",
     "history",
+    "bisect",
     "measure",
     "Measurement",
     "load_ipython_extension",
@@ -61,6 +64,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from jitexp.api import Measurement, measure
+    from jitexp.bisection import bisect
     from jitexp.engine.preflight import compose
     from jitexp.engine.runner import run
     from jitexp.ipython import load_ipython_extension

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from jitexp.bisect import (
+from jitexp.bisection import (
     EXIT_ABORT,
     EXIT_BAD,
     EXIT_GOOD,
@@ -123,3 +123,10 @@ def test_git_s_answer_is_read():
     ]
     assert _first_bad(skipped) == [sha, other]
     assert _first_bad(["bisect run failed"]) == []
+
+
+def test_bisect_is_jitexp_s_from_python():
+    import jitexp
+    from jitexp import bisection
+
+    assert jitexp.bisect is bisection.bisect and "bisect" in jitexp.__all__

@@ -316,7 +316,7 @@ def bisect(
                 "run",
                 sys.executable,
                 "-m",
-                "jitexp.bisect",
+                "jitexp.bisection",
                 "--step",
                 str(plan_file),
             ],

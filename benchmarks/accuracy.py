@@ -50,7 +50,11 @@ CASES: dict[str, list[str]] = {
     ],
 }
 # Beside the six: the flax step in a jit-only job, which tells the interleaving's cost from the process's.
-EXTRA = {"flax_cnn_jit_alone": [*CASES["flax_cnn_eager_jit"][:-1], "mode=jit"]}
+EXTRA = {
+    "flax_cnn_jit_alone": [*CASES["flax_cnn_eager_jit"][:-1], "mode=jit"],
+    # the same mode=[eager,jit] job with each mode in processes of its own: its jit processes run jit alone
+    "flax_cnn_separate": [*CASES["flax_cnn_eager_jit"], "timing.interleave=processes"],
+}
 TARGET_A, TARGET_B = 0.01, 0.02
 
 
@@ -189,7 +193,9 @@ def fresh_pairs(name: str, pairs: int) -> dict:
     for i in range(pairs):
         jobs = [("jitexp", runner.WORKER), ("plain", Target("accuracy", "plain_entry"))]
         for side, target in jobs if i % 2 == 0 else jobs[::-1]:
-            task = Task(cfg, i, cfg.mode.names, 1, extras=False)
+            # as the runner starts them: with timing.interleave=processes, jit's processes measure jit alone
+            modes = ("jit",) if cfg.timing.interleave == "processes" else cfg.mode.names
+            task = Task(cfg, i, modes, 1, extras=False)
             result = launch(target, task, 300.0)
             if result.failed:
                 raise SystemExit(f"{name} {side} process {i}: {result.error}")

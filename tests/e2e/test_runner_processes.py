@@ -41,6 +41,18 @@ def test_default_job_pairs_eager_and_jit():
         _ = result.row
 
 
+def test_modes_in_processes_of_their_own_are_paired_by_index():
+    result = job("size=32", "timing.processes=2", "timing.max_processes=2", "timing.interleave=processes")
+    eager, jit = result.by_mode("eager"), result.by_mode("jit")
+    assert eager["status"] == jit["status"] == "ok" and jit["interleave"] == "processes"
+    assert jit["n_processes"] == 2 and jit["baseline_mode"] == "eager" and jit["speedup"] > 0
+    kept = [p for p in result.processes if not p["replaced"]]
+    assert sorted((p["process"], p["mode"]) for p in kept) == [(0, "eager"), (0, "jit"), (1, "eager"), (1, "jit")]
+    # every mode's cold call was the first of its process: none followed another mode's (rounds gives {0, 1})
+    assert {p["cold_position"] for p in kept} == {0}
+    assert jit["max_abs_err_vs_eager"] is not None  # jit's first process computed eager's reference itself
+
+
 @pytest.mark.serial  # timing.timeout_s=1 must fire in the hang, not earlier on a loaded machine
 def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
     (tmp_path / "faulty.py").write_text(

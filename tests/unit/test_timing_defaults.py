@@ -29,6 +29,7 @@ DOCUMENTED = {
     "timeout_s": 600.0,
     "dispatch_probes": 10,
     "max_steal": 0.05,
+    "interleave": "rounds",
 }
 
 

@@ -467,6 +467,8 @@ def job_summary(rows: Sequence[Mapping]) -> str:
             )
     n = max((r.get("n_processes") or 0 for r in rows), default=0)
     per_env = " per env" if any(not is_missing(r.get("env")) for r in rows) else ""
+    separate = any(r.get("interleave") == "processes" for r in rows)
+    per_env = " per mode, each mode in processes of its own" if separate else per_env
     scope = f"{n} process{'es' if n != 1 else ''}{per_env}" if n else ""
     notes = [unstable_clause(rows)]
     text = f"{head}: {', '.join(parts)}"

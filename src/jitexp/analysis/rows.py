@@ -52,6 +52,7 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
         **raw.provenance,
         cpu_async_dispatch=first.cpu_async_dispatch,
         isolate=cfg.isolate,
+        interleave=cfg.timing.interleave,
         modes=",".join(cfg.mode.names),
         measure_s=sum(r.measure_s for r in processes),
         **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")),

@@ -11,7 +11,9 @@ import numpy as np
 
 from jitexp.analysis.stats import (
     CHANGE_METRICS,
+    Unpaired,
     break_even,
+    group_medians,
     hierarchical_medians,
     paired_change,
     percentile_ci,
@@ -22,15 +24,22 @@ from jitexp.analysis.stats import (
 from jitexp.records import ModeResult, ProcessResult
 
 
-def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple[list[str], list[np.ndarray]]:
-    """The modes every sampled process has, and per process a (rounds x modes) array of samples."""
+def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple[list[str], list[Any]]:
+    """The modes every sampled process has, and per process a (rounds x modes) array of samples (an Unpaired of
+    per-mode samples when its modes' rounds differ in number)."""
     sampled = [r for r in results if not r.failed]
 
     def has(r: ProcessResult, m: str) -> bool:
         return m in r.modes and r.modes[m].sampled
 
+    def group(r: ProcessResult) -> np.ndarray | Unpaired:
+        samples = [np.asarray(r.modes[m].samples_s) for m in live]
+        # modes sampled round by round in one process pair by round; modes from processes of their own
+        # (timing.interleave=processes) have rounds of their own
+        return np.column_stack(samples) if len({len(s) for s in samples}) == 1 else Unpaired(samples)
+
     live = [m for m in modes if sampled and all(has(r, m) for r in sampled)]
-    groups = [np.column_stack([np.asarray(r.modes[m].samples_s) for m in live]) for r in sampled] if live else []
+    groups = [group(r) for r in sampled] if live else []
     return live, groups
 
 
@@ -57,9 +66,9 @@ def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) 
     return True
 
 
-def process_medians(groups: list[np.ndarray]) -> np.ndarray:
+def process_medians(groups: list[Any]) -> np.ndarray:
     """Per process (rows) and mode (columns), the median of the process's samples."""
-    return np.stack([np.median(np.asarray(g, dtype=float).reshape(len(g), -1), axis=0) for g in groups])
+    return np.stack([group_medians(g) for g in groups])
 
 
 def speedup_interval(
@@ -82,7 +91,10 @@ def speedup_interval(
         est, lo, hi, _ = signed_rank_interval(logs)
         return math.exp(est), math.exp(lo), math.exp(hi)
     lo, hi = percentile_ci(ratio_replicates)
-    return float(math.exp(logs[0])) if logs.size else math.nan, lo, hi
+    # the ratio as its replicates compute it (exp(log(b / m)) can differ from b / m in the last bit, and an
+    # interval whose replicates all equal the estimate would then miss it)
+    ratio = float(np.asarray(base, dtype=float)[0] / np.asarray(mode, dtype=float)[0])
+    return ratio if logs.size and math.isfinite(ratio) else math.nan, lo, hi
 
 
 def _variants_ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:

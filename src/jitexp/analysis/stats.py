@@ -104,6 +104,26 @@ def robust_cv(values) -> float:
     return 1.4826 * float(np.median(np.abs(x - median))) / median
 
 
+class Unpaired(tuple):
+    """One process's samples per mode when its modes' rounds are not paired: one 1-D array per mode, of any
+    length (timing.interleave=processes, where pair i's modes were sampled in processes of their own)."""
+
+
+def mode_samples(group) -> list[np.ndarray]:
+    """A process's samples per mode, from a (rounds x modes) array or an Unpaired."""
+    if isinstance(group, Unpaired):
+        return [np.asarray(a, dtype=float) for a in group]
+    a = np.asarray(group, dtype=float).reshape(len(group), -1)
+    return [a[:, k] for k in range(a.shape[1])]
+
+
+def group_medians(group) -> np.ndarray:
+    """Per mode, the median of one process's samples."""
+    if isinstance(group, Unpaired):
+        return np.array([np.median(a) for a in mode_samples(group)])
+    return np.median(np.asarray(group, dtype=float).reshape(len(group), -1), axis=0)
+
+
 def hierarchical_medians(groups, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
     """Bootstrap replicates of the median of per-process medians, resampling at both levels.
 
@@ -111,15 +131,20 @@ def hierarchical_medians(groups, n_resamples: int = N_RESAMPLES, seed: int = 0) 
     samples. Each replicate draws processes with replacement, then rounds with replacement
     inside each drawn process (a round's samples stay together), takes every process's median
     per mode and the median of those. Returns an (n_resamples x modes) array. scipy.stats.bootstrap
-    resamples one level only; the spread between processes is the one that matters here.
+    resamples one level only; the spread between processes is the one that matters here. An Unpaired
+    group's modes are resampled each on its own (its rounds have no partner).
     """
-    arrays = [np.asarray(g, dtype=float).reshape(len(g), -1) for g in groups]
-    if not arrays or any(a.shape[0] == 0 for a in arrays):
+    if not groups or any(len(a) == 0 for g in groups for a in mode_samples(g)):
         raise ValueError("every process needs at least one round")
     rng = np.random.default_rng(seed)
-    n_proc, n_modes = len(arrays), arrays[0].shape[1]
+    n_proc, n_modes = len(groups), len(mode_samples(groups[0]))
     inner = np.empty((n_proc, n_resamples, n_modes))
-    for i, a in enumerate(arrays):
+    for i, g in enumerate(groups):
+        if isinstance(g, Unpaired):
+            for k, a in enumerate(mode_samples(g)):
+                inner[i, :, k] = np.median(a[rng.integers(0, len(a), size=(n_resamples, len(a)))], axis=1)
+            continue
+        a = np.asarray(g, dtype=float).reshape(len(g), -1)
         rows = rng.integers(0, a.shape[0], size=(n_resamples, a.shape[0]))
         inner[i] = np.median(a[rows], axis=1)
     picked = rng.integers(0, n_proc, size=(n_resamples, n_proc))
@@ -131,8 +156,7 @@ def hierarchical_medians(groups, n_resamples: int = N_RESAMPLES, seed: int = 0) 
 
 def point_medians(groups) -> np.ndarray:
     """The estimate the bootstrap replicates: per mode, the median of the process medians."""
-    arrays = [np.asarray(g, dtype=float).reshape(len(g), -1) for g in groups]
-    return np.median(np.stack([np.median(a, axis=0) for a in arrays]), axis=0)
+    return np.median(np.stack([group_medians(g) for g in groups]), axis=0)
 
 
 def percentile_ci(replicates, level: float = 0.95) -> tuple[float, float]:

@@ -16,6 +16,7 @@ CONFIG_MODULE = "jitexp.conf"  # where the packaged conf/ lives (pkg://jitexp.co
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot", "numpy")  # the order modes are reported and paired in (the first is the baseline)
 ISOLATES = ("process", "none")
+INTERLEAVES = ("rounds", "processes")  # timing.interleave: how a job's processes take its modes
 PLATFORMS = ("cpu", "gpu", "tpu", "auto")
 INITS = ("normal", "uniform", "zeros", "ones", "arange")
 ARG_DTYPES = DTYPES + ("int8", "int16", "int32", "int64", "uint8", "uint32", "bool", "complex64", "complex128")
@@ -102,6 +103,9 @@ class TimingConfig:
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
     max_steal: float = 0.05  # a round whose CPU steal share exceeds this is marked; mostly marked: replaced
+    # "rounds": every process samples every mode, round by round (pairs within a process); "processes": each
+    # process measures one mode, processes alternate between the modes, process i of each mode is pair i
+    interleave: str = "rounds"
 
 
 @dataclass

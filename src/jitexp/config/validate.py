@@ -12,7 +12,16 @@ import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
-from jitexp.config.schema import ARG_DTYPES, ARRAY_KEYS, DTYPES, INITS, ISOLATES, PLATFORMS, ExperimentConfig
+from jitexp.config.schema import (
+    ARG_DTYPES,
+    ARRAY_KEYS,
+    DTYPES,
+    INITS,
+    INTERLEAVES,
+    ISOLATES,
+    PLATFORMS,
+    ExperimentConfig,
+)
 from jitexp.errors import ConfigError
 
 log = logging.getLogger("jitexp")
@@ -64,6 +73,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
     if not 0 < t.max_steal <= 1:
         raise ConfigError("timing.max_steal", t.max_steal, "must lie in (0, 1]: a share of CPU time, e.g. 0.05")
+    _validate_interleave(cfg)
     _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
@@ -129,6 +139,25 @@ def _validate_affinity(cores: Any) -> None:
             list(cores),
             f"cores of this machine: a non-empty list from {usable}" + (f" ({bad[0]} is not one)" if bad else ""),
         )
+
+
+def _validate_interleave(cfg: ExperimentConfig) -> None:
+    """timing.interleave=processes: fresh worker processes, one mode each; not beside envs or variants, which
+    alternate processes (or pair within them) by their own rule."""
+    _choice("timing.interleave", cfg.timing.interleave, INTERLEAVES)
+    if cfg.timing.interleave == "rounds":
+        return
+    why = (
+        "needs isolate=process (each mode in fresh worker processes of its own)"
+        if cfg.isolate != "process"
+        else "cannot be combined with envs: use timing.interleave=rounds"
+        if cfg.envs
+        else "cannot be combined with variants: use timing.interleave=rounds"
+        if cfg.variants
+        else ""
+    )
+    if why:
+        raise ConfigError("timing.interleave", cfg.timing.interleave, why)
 
 
 def _validate_envs(cfg: ExperimentConfig) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from jitexp.analysis.rows import job_result
 from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
+from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
@@ -61,6 +62,8 @@ def run(
             for env, mine in pyenvs.split(processes, list(cfg.envs)).items()
         }
         return pyenvs.job_result(cfg, raws, job_num=job_num, overrides=overrides)
+    if cfg.timing.interleave == "processes":
+        processes = merged_pairs(processes, cfg.mode.names)
     cache = disk_cache_probe(cfg)
     load_end = load_avg()
     raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced, code)
@@ -110,7 +113,10 @@ def collect(
     With envs, each count and the budget are per env, processes alternate between the envs in
     whole rounds (`pyenvs.env_of`; a replacement runs in its env), and rounds are added until the
     A/B pairs could be significant; a failure ends the job after its round, so every env has rows,
-    and a mode that failed in an env is left out of that env's later processes only.
+    and a mode that failed in an env is left out of that env's later processes only. With
+    timing.interleave=processes, the modes take the envs' place: each process measures one mode, the
+    counts and the budget are per mode, a failure ends the job after its round, and the CI is judged
+    on the pairs (`mode_processes.merged_pairs`).
     """
     cfg = per_variant_budgets(cfg)
     t = cfg.timing
@@ -119,15 +125,20 @@ def collect(
         return [run_task(task, cfg)], "isolate=none", []
     results: list[ProcessResult] = []
     replaced: list[ProcessResult] = []
-    names: list[str | None] = list(cfg.envs or [None])
-    modes = dict.fromkeys(names, cfg.mode.names)  # each env's modes still measured
+    separate = cfg.timing.interleave == "processes"
+    names: list[str | None] = list(cfg.mode.names if separate else cfg.envs or [None])
+    # the modes each slot (an env, or with separate modes a mode) still measures
+    modes: dict[str | None, tuple[str, ...]] = {
+        name: (name,) if separate and name is not None else cfg.mode.names for name in names
+    }
     failed = False
     last_replaced = steal_persists = False
     start = time.perf_counter()
     while True:
         p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
-        env = pyenvs.env_of(len(results), names)
-        task = Task(cfg, p, modes[env], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
+        slot = pyenvs.env_of(len(results), names)
+        env = None if separate else slot
+        task = Task(cfg, p, modes[slot], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
         result = run_task(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
@@ -142,8 +153,8 @@ def collect(
         results.append(result)
         if result.config_error is not None:
             return results, "error", replaced  # a user's mistake: run() says it in one line, at once
-        modes[env] = tuple(m for m in modes[env] if not result.mode_failed(m))
-        failed = failed or result.failed or not modes[env]
+        modes[slot] = tuple(m for m in modes[slot] if not result.mode_failed(m))
+        failed = failed or result.failed or not modes[slot]
         if len(results) % len(names):
             continue  # with envs: whole rounds, one process of each env (after a failure too: every env gets rows)
         if failed:
@@ -155,7 +166,9 @@ def collect(
             return results, "max_processes", replaced
         if time.perf_counter() - start >= t.job_time_s * len(names):
             return results, "budget", replaced
-        if pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci):
+        if separate and pyenvs.enough(merged_pairs(results, cfg.mode.names), [None], cfg.mode.names, t.target_rel_ci):
+            return results, "ci", replaced
+        if not separate and pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci):
             return results, "ci", replaced
 
 

@@ -63,6 +63,7 @@ SPREAD = [
     "process_median_min_s",
     "process_median_max_s",
     "isolate",
+    "interleave",
     "modes",
     "measure_s",
 ]
@@ -306,6 +307,7 @@ TEXT_COLUMNS = [
     "stop_reason",
     "ci_scope",
     "isolate",
+    "interleave",
     "modes",
     "baseline_mode",
     "verdict",

@@ -1,0 +1,65 @@
+"""timing.interleave=processes: each mode measured in fresh processes of its own, paired by index.
+
+A jit step sampled between eager steps in one process reads slower than in a loop of jit steps alone (a flax
+train step: ~1.2x; docs/benchmarks.md): the eager step's Python and its hundreds of small executables change
+what the jit sample finds. With this policy no mode runs beside another: processes alternate between the modes
+in rounds, forward then backward (eager, jit, jit, eager, ...: `pyenvs.env_of`), so drift reaches every mode
+alike, and process i of each mode is pair i. Pair i becomes one record with every mode's results, so that the
+statistics and rows treat it as they treat a process that measured every mode (`analysis.rows`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TypeVar
+
+from jitexp.engine.pyenvs import split
+from jitexp.records import Noise, ProcessResult
+
+
+def merged_pairs(results: Sequence[ProcessResult], modes: Sequence[str]) -> list[ProcessResult]:
+    """The job's processes (one mode each, in running order) as pairs: pair i holds process i of every mode."""
+    sides = split(results, list(modes))
+    pairs = min(len(side) for side in sides.values())
+    return [merge([sides[mode][i] for mode in modes], i) for i in range(pairs)]
+
+
+def merge(pair: Sequence[ProcessResult], index: int) -> ProcessResult:
+    """One record of a pair's processes: their modes together; the first failure; the larger noise and memory."""
+    first = pair[0]
+    return dataclasses.replace(
+        first,
+        process=index,
+        modes={mode: result for process in pair for mode, result in process.modes.items()},
+        error=next((p.error for p in pair if p.error is not None), None),
+        config_error=next((p.config_error for p in pair if p.config_error is not None), None),
+        measure_s=sum(p.measure_s for p in pair),
+        setup_s=_largest([p.setup_s for p in pair]),
+        peak_rss_growth_bytes=_largest([p.peak_rss_growth_bytes for p in pair]),
+        device_peak_bytes=_largest([p.device_peak_bytes for p in pair]),
+        noise=_noise([p.noise for p in pair]),
+    )
+
+
+def _noise(noises: Sequence[Noise]) -> Noise:
+    """The pair's noise: the larger steal and run-queue share of its processes (either disturbs the pair's ratio)."""
+    return Noise(
+        steal_cold=_largest([n.steal_cold for n in noises]),
+        steal=_largest([n.steal for n in noises]),
+        run_queue_wait=_largest([n.run_queue_wait for n in noises]),
+        idle=_largest([n.idle for n in noises]),
+        iowait=_largest([n.iowait for n in noises]),
+        round_steal=[s for n in noises for s in n.round_steal],
+        rounds_under_steal=_largest([n.rounds_under_steal for n in noises]),
+        under_steal=any(n.under_steal for n in noises),
+        host_probe=noises[0].host_probe,
+    )
+
+
+T = TypeVar("T", int, float)
+
+
+def _largest(values: Sequence[T | None]) -> T | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None

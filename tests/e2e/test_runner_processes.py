@@ -53,6 +53,15 @@ def test_modes_in_processes_of_their_own_are_paired_by_index():
     assert jit["max_abs_err_vs_eager"] is not None  # jit's first process computed eager's reference itself
 
 
+def test_a_mode_that_fails_in_processes_of_its_own_leaves_the_others_theirs():
+    result = job(
+        "workload=conditional", "size=8", "timing.processes=3", "timing.max_processes=3", "timing.interleave=processes"
+    )
+    eager, jit = result.by_mode("eager"), result.by_mode("jit")
+    assert jit["status"] == "error" and jit["error_type"] == "jax.errors.TracerBoolConversionError"
+    assert eager["status"] == "ok" and eager["n_processes"] == 3  # jit failed in its first process; eager went on
+
+
 @pytest.mark.serial  # timing.timeout_s=1 must fire in the hang, not earlier on a loaded machine
 def test_a_crash_and_a_hang_are_error_rows(tmp_path, monkeypatch):
     (tmp_path / "faulty.py").write_text(

@@ -23,7 +23,7 @@ from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
 from jitexp.provenance import code_provenance
-from jitexp.records import JobRaw, JobResult, Payload, ProcessResult, Task
+from jitexp.records import JobRaw, JobResult, Noise, Payload, ProcessResult, Task
 
 WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
 
@@ -131,6 +131,7 @@ def collect(
     modes: dict[str | None, tuple[str, ...]] = {
         name: (name,) if separate and name is not None else cfg.mode.names for name in names
     }
+    stand_in: dict[str | None, ProcessResult] = {}
     failed = False
     last_replaced = steal_persists = False
     start = time.perf_counter()
@@ -139,7 +140,8 @@ def collect(
         slot = pyenvs.env_of(len(results), names)
         env = None if separate else slot
         task = Task(cfg, p, modes[slot], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
-        result = run_task(task, cfg)
+        # separate modes: a mode that failed starts no more processes; its failure stands in for them
+        result = stand_in[slot] if slot in stand_in else run_task(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
         # a replacement stolen from too: the steal persists, and replacing would only spend the budget
@@ -154,7 +156,9 @@ def collect(
         if result.config_error is not None:
             return results, "error", replaced  # a user's mistake: run() says it in one line, at once
         modes[slot] = tuple(m for m in modes[slot] if not result.mode_failed(m))
-        failed = failed or result.failed or not modes[slot]
+        if separate and not modes[slot] and not result.failed and slot not in stand_in:
+            stand_in[slot] = dataclasses.replace(result, measure_s=0.0, noise=Noise())  # ran nothing: no noise
+        failed = failed or result.failed or (not modes[slot] if not separate else not any(modes.values()))
         if len(results) % len(names):
             continue  # with envs: whole rounds, one process of each env (after a failure too: every env gets rows)
         if failed:

@@ -51,6 +51,7 @@ class Plan:
     metric: str
     threshold: float
     out: str
+    pythonpath: str = ""  # the user's PYTHONPATH, entries inside the repository moved into the tested worktree
     bad: dict[str, float] | None = None  # each slower mode's ratio at BAD, once BAD is measured
 
 
@@ -178,6 +179,8 @@ def measure(plan: Plan) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-m", "jitexp", *plan.args, envs, f"hydra.run.dir={folder}"],
         cwd=Path(plan.worktree) / plan.subdir,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        | ({"PYTHONPATH": plan.pythonpath} if plan.pythonpath else {}),
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -274,7 +277,7 @@ def bisect(
     if subprocess.run(["git", "-C", str(top), "merge-base", "--is-ancestor", good_sha, bad_sha]).returncode:
         raise ConfigError("GOOD", good, f"not an ancestor of BAD ({bad}); give GOOD first, then BAD")
     args = args + pairs_overrides(args)
-    out = Path(out).resolve()
+    out = (here / Path(out)).resolve()
     out.mkdir(parents=True, exist_ok=True)
     (out / STEPS_JSONL).unlink(missing_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="jitexp-bisect-"))
@@ -292,6 +295,7 @@ def bisect(
             metric=metric,
             threshold=threshold,
             out=str(out),
+            pythonpath=_mapped_pythonpath(top, test_tree),
         )
         plan_file = tmp / "plan.json"
         plan_file.write_text(json.dumps(asdict(plan)))

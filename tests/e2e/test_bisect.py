@@ -4,13 +4,14 @@ import, and leaves the user's checkout as it was. (Its judgement of one commit: 
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from helpers import run_cli
+from helpers import command, run_cli
 
 MODULE = """import jax.numpy as jnp
 
@@ -36,17 +37,21 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def repository(repo: Path, commits: int, slower_from: int, broken: int | None = None) -> list[str]:
-    """A repo of `commits` commits of wl.py: twelve times the work from `slower_from`, `broken` does not import."""
+def repository(
+    repo: Path, commits: int, slower_from: int, broken: int | None = None, where: str = "wl.py"
+) -> list[str]:
+    """A repo of `commits` commits of wl.py (at `where`): twelve times the work from `slower_from`, `broken` does not
+    import."""
     repo.mkdir()
+    (repo / where).parent.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q")
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
     (repo / ".gitignore").write_text("bisect/\n__pycache__/\n")
     for i in range(1, commits + 1):
         text = MODULE.format(work=12 if i >= slower_from else 1)
-        (repo / "wl.py").write_text(text + ("import not_a_module\n" if i == broken else ""))
-        git(repo, "add", "wl.py", ".gitignore")
+        (repo / where).write_text(text + ("import not_a_module\n" if i == broken else ""))
+        git(repo, "add", where, ".gitignore")
         git(repo, "commit", "-qm", f"commit {i}", "--allow-empty")
     return git(repo, "log", "--reverse", "--format=%H").split()
 
@@ -54,9 +59,18 @@ def repository(repo: Path, commits: int, slower_from: int, broken: int | None = 
 @pytest.mark.slow
 def test_bisect_finds_the_commit_that_made_it_slower_and_skips_one_that_does_not_import(tmp_path):
     repo = tmp_path / "repo"
-    commits = repository(repo, 6, slower_from=5, broken=3)  # git's first pick is commit 3: it must be skipped
-    (repo / "wl.py").write_text("# an uncommitted edit in the user's checkout\n")
-    proc = run_cli(["bisect", commits[0], commits[-1], "--", *JOB], cwd=repo, name="jitexp-history", timeout=600)
+    # a src layout on PYTHONPATH; git's first pick is commit 3: it must be skipped
+    commits = repository(repo, 6, slower_from=5, broken=3, where="src/wl.py")
+    (repo / "src" / "wl.py").write_text("# an uncommitted edit in the user's checkout: no step() here\n")
+    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "HYDRA_FULL_ERROR": "0"}  # moved to each commit's src/
+    proc = subprocess.run(
+        [command("jitexp-history"), "bisect", commits[0], commits[-1], "--", *JOB],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     table = pd.read_csv(repo / "bisect" / "bisect.csv")
     assert f"first slower commit: {commits[4]} 'commit 5'" in proc.stdout, (proc.stdout, table.to_string())
@@ -70,8 +84,11 @@ def test_bisect_finds_the_commit_that_made_it_slower_and_skips_one_that_does_not
         [pd.read_csv(Path(run) / "results.csv") for run in table["run"] if Path(run, "results.csv").exists()]
     )
     assert set(runs["env"]) == {"good", "test"} and (runs["n_processes"] >= 6).all()  # paired, 6 pairs at least
+    measured = {run: commit for run, commit in zip(table["run"], table["commit"]) if Path(run, "results.csv").exists()}
+    for run, commit in measured.items():  # each run's provenance is the commit it tested, found in its worktree
+        assert set(pd.read_csv(Path(run) / "results.csv")["code_commit"]) == {commit}, run
     # the user's checkout, branch and worktrees are as they were
-    assert (repo / "wl.py").read_text() == "# an uncommitted edit in the user's checkout\n"
+    assert (repo / "src" / "wl.py").read_text().startswith("# an uncommitted edit in the user's checkout")
     assert git(repo, "rev-parse", "HEAD") == commits[-1] and git(repo, "branch", "--show-current") == "master"
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
+from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.errors import ConfigError
 from jitexp.report import history_cli
 from jitexp.store.csvio import write_csv
@@ -141,20 +141,26 @@ def verdict(
     tested = rows[env == TEST_ENV]
     if tested.empty or (tested["status"].astype(str) != "ok").all():
         return EXIT_SKIP, f"cannot measure: {_error(tested.iloc[0]) if len(tested) else 'no rows'}", {}
-    seen, slower, positions = [], {}, []
+    seen, slower, positions, unknown = [], {}, [], []
     for _, row in tested[tested["status"].astype(str) == "ok"].iterrows():
         mode = str(row["mode"])
+        if bad is not None and mode not in bad:
+            continue  # only the modes that stepped at BAD are judged
         ratio = float(pd.to_numeric(row.get(f"ab_{metric}_ratio"), errors="coerce"))
+        p_value = float(pd.to_numeric(row.get(f"ab_{metric}_p_value"), errors="coerce"))
         said = str(row.get(f"ab_{metric}_verdict", ""))
         if math.isnan(ratio) or said.startswith("cannot tell"):
-            return EXIT_SKIP, f"{mode} {metric}: {said or 'no ratio'}", {}
+            unknown.append(f"{mode} {metric}: {said if said not in ('', 'nan') else 'no ratio'}")
+            continue
         low = pd.to_numeric(row.get(f"ab_{metric}_ratio_ci_low"), errors="coerce")
         high = pd.to_numeric(row.get(f"ab_{metric}_ratio_ci_high"), errors="coerce")
         seen.append(f"{mode} {metric} {ratio:.3g}x [{low:.3g}, {high:.3g}] {said}")
-        if said == "slower" and ratio > 1 + threshold:
+        if p_value < ALPHA and ratio > 1 + threshold:  # significant and beyond --threshold (not the verdict's 5%)
             slower[mode] = ratio
-        if bad is not None and mode in bad:
+        if bad is not None:
             positions.append(math.log(ratio) / math.log(bad[mode]))
+    if unknown and (bad is not None or not seen):
+        return EXIT_SKIP, "; ".join(unknown), {}
     if bad is None:
         return (EXIT_BAD if slower else EXIT_GOOD), "; ".join(seen), slower
     if not positions:
@@ -174,11 +180,25 @@ LABELS = {EXIT_GOOD: "good", EXIT_BAD: "slower", EXIT_SKIP: "skipped", EXIT_ABOR
 def measure(plan: Plan) -> tuple[int, dict[str, Any]]:
     """Run the job at the worktree's commit against GOOD and judge it: (exit code, the step's record)."""
     commit, subject = _git(plan.worktree, "log", "-1", "--format=%H%x00%s").split("\x00", 1)
+    record = {"commit": commit, "subject": subject, "verdict": "", "seen": "", "run": "", "slower_modes": {}}
+    try:
+        code, seen, slower, folder = _run_and_judge(plan, commit)
+    except Exception as exc:  # anything here is this commit's: skip it, never let git read a crash as "bad"
+        code, seen, slower, folder = EXIT_SKIP, f"cannot measure: {type(exc).__name__}: {exc}", {}, Path()
+    record.update(verdict=LABELS[code], seen=seen, run=str(folder) if folder.name else "", slower_modes=slower)
+    return code, record
+
+
+def _run_and_judge(plan: Plan, commit: str) -> tuple[int, str, dict[str, float], Path]:
+    where = Path(plan.worktree) / plan.subdir
+    if not where.is_dir():
+        return EXIT_SKIP, f"cannot measure: this commit has no {plan.subdir}/", {}, Path()
     folder = Path(plan.out) / "runs" / commit[:12]
-    envs = f"envs={{{GOOD_ENV}:'{plan.good_python}',{TEST_ENV}:'{plan.test_python}'}}"
+    shutil.rmtree(folder, ignore_errors=True)  # an earlier bisect's files are not this run's
+    envs = f"envs={{{GOOD_ENV}:{_quoted(plan.good_python)},{TEST_ENV}:{_quoted(plan.test_python)}}}"
     done = subprocess.run(
-        [sys.executable, "-m", "jitexp", *plan.args, envs, f"hydra.run.dir={folder}"],
-        cwd=Path(plan.worktree) / plan.subdir,
+        [sys.executable, "-m", "jitexp", *plan.args, envs, f"hydra.run.dir={_quoted(str(folder))}"],
+        cwd=where,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         | ({"PYTHONPATH": plan.pythonpath} if plan.pythonpath else {}),
         capture_output=True,
@@ -189,19 +209,29 @@ def measure(plan: Plan) -> tuple[int, dict[str, Any]]:
         rows = load_results(folder)
     except FileNotFoundError:
         rows = pd.DataFrame()
-    code, seen, slower = verdict(rows, plan.metric, plan.threshold, plan.bad)
     if rows.empty:
         said = [line for line in done.stderr.splitlines() if line.strip()]
-        seen = f"cannot measure: {said[-1][:160] if said else f'jitexp exited {done.returncode}'}"
-    record = {
-        "commit": commit,
-        "subject": subject,
-        "verdict": LABELS[code],
-        "seen": seen,
-        "run": str(folder),
-        "slower_modes": slower,
-    }
-    return code, record
+        return (
+            EXIT_SKIP,
+            f"cannot measure: {said[-1][:160] if said else f'jitexp exited {done.returncode}'}",
+            {},
+            folder,
+        )
+    measured = {str(c) for c in rows.get("code_commit", pd.Series(dtype=str)).dropna()}
+    if measured and measured != {commit}:
+        why = (
+            f"the job measured code of commit {', '.join(sorted(c[:8] for c in measured))}, not {commit[:8]}: the "
+            "workload's module is not imported from the checked-out commit (an installed or editable package?); "
+            "put its folder on PYTHONPATH instead"
+        )
+        return EXIT_ABORT, why, {}, folder
+    code, seen, slower = verdict(rows, plan.metric, plan.threshold, plan.bad)
+    return code, seen, slower, folder
+
+
+def _quoted(text: str) -> str:
+    """A Hydra override value in single quotes (paths may hold brackets, commas or parentheses)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def step(plan_file: str) -> int:
@@ -244,8 +274,8 @@ def _mapped_pythonpath(top: Path, worktree: Path) -> str:
     """The user's PYTHONPATH with each entry inside the repository moved to the same place in the worktree."""
     out = []
     for entry in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
-        real = Path(entry).resolve()
-        out.append(str(worktree / real.relative_to(top)) if real.is_relative_to(top) else entry)
+        real = Path(entry).resolve()  # relative entries are the user's cwd's; the jobs run in the worktree
+        out.append(str(worktree / real.relative_to(top)) if real.is_relative_to(top) else str(real))
     return os.pathsep.join(out)
 
 
@@ -310,6 +340,8 @@ def bisect(
             raise NotSlower(first)
         plan.bad = json.loads((out / STEPS_JSONL).read_text().splitlines()[-1])["slower_modes"]
         plan_file.write_text(json.dumps(asdict(plan)))
+        if _git(top, "rev-list", "--count", f"{good_sha}..{bad_sha}") == "1":
+            raise FirstIsBad([bad_sha])  # BAD is GOOD's child: nothing between them to test
         _git(test_tree, "bisect", "start", bad_sha, good_sha)
         run = subprocess.Popen(
             [
@@ -329,14 +361,20 @@ def bisect(
             text=True,
         )
         said = []
-        assert run.stdout is not None
-        for line in run.stdout:
-            said.append(line.rstrip("\n"))
-            if line.startswith("Bisecting:") or STEP_LINE.match(line):
-                print(line, end="", flush=True)
-        run.wait()
+        try:
+            assert run.stdout is not None
+            for line in run.stdout:
+                said.append(line.rstrip("\n"))
+                if line.startswith("Bisecting:") or STEP_LINE.match(line):
+                    print(line, end="", flush=True)
+            run.wait()
+        finally:
+            if run.poll() is None:  # interrupted here (a notebook's interrupt reaches only this process)
+                run.kill()
+                run.wait()
         first_bad = _first_bad(said)
-        _git(test_tree, "bisect", "reset", "--quiet", check=False)
+    except FirstIsBad as known:
+        first_bad = known.commits
     finally:
         for tree in (good_tree, test_tree):
             _git(top, "worktree", "remove", "--force", str(tree), check=False)
@@ -345,6 +383,13 @@ def bisect(
     table = _table(out, first_bad)
     write_csv(table, out / BISECT_CSV)
     return table, first_bad
+
+
+class FirstIsBad(Exception):
+    """The answer is known without bisecting."""
+
+    def __init__(self, commits: list[str]):
+        self.commits = commits
 
 
 class NotSlower(Exception):

@@ -28,12 +28,14 @@ def rows(*tested: dict, good_status: str = "ok") -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def change(ratio: float, said: str, low: float = 0.9, high: float = 1.1) -> dict:
+def change(ratio: float, said: str, low: float = 0.9, high: float = 1.1, p_value: float | None = None) -> dict:
+    significant = said in ("slower", "faster")
     return {
         "ab_steady_ratio": ratio,
         "ab_steady_verdict": said,
         "ab_steady_ratio_ci_low": low,
         "ab_steady_ratio_ci_high": high,
+        "ab_steady_p_value": p_value if p_value is not None else (0.01 if significant else 0.5),
     }
 
 
@@ -43,6 +45,9 @@ def test_bad_against_good_is_slower_when_significant_and_beyond_the_threshold():
     assert verdict(rows(change(1.01, "no significant change")), "steady", 0.05)[0] == EXIT_GOOD
     # significant, but under --threshold=0.2: not the step
     assert verdict(rows(change(1.1, "slower", 1.08, 1.12)), "steady", 0.2)[0] == EXIT_GOOD
+    # --threshold below the verdict's own 5%: a significant 3% is the step (the p-value decides, not the verdict)
+    assert verdict(rows(change(1.03, "no significant change", 1.02, 1.04, p_value=0.01)), "steady", 0.02)[0] == EXIT_BAD
+    assert verdict(rows(change(1.03, "no significant change", 0.98, 1.08, p_value=0.2)), "steady", 0.02)[0] == EXIT_GOOD
     assert verdict(rows(change(0.6, "faster")), "steady", 0.05)[0] == EXIT_GOOD
 
 
@@ -64,6 +69,14 @@ def test_the_position_is_averaged_over_the_modes_that_stepped_at_bad():
     assert verdict(rows(change(2.0, "slower")), "steady", 0.05, {"aot": 2.0})[0] == EXIT_SKIP
 
 
+def test_a_mode_without_a_ratio_skips_only_when_it_is_judged():
+    no_ratio = {"mode": "numpy", "ab_steady_ratio": float("nan"), "ab_steady_verdict": ""}  # e.g. numpy's compile
+    tested = rows(change(2.0, "slower", 1.9, 2.1), no_ratio)
+    assert verdict(tested, "steady", 0.05)[0] == EXIT_BAD  # BAD against GOOD: judged on the modes with a ratio
+    assert verdict(tested, "steady", 0.05, {"jit": 2.0})[0] == EXIT_BAD  # numpy did not step: not judged
+    assert verdict(rows(no_ratio), "steady", 0.05)[0] == EXIT_SKIP  # no mode has one
+
+
 def test_a_commit_that_cannot_be_measured_is_skipped():
     broken = {"status": "error", "error_type": "ImportError", "error_message": "No module named 'x'"}
     code, seen, _ = verdict(rows(broken), "steady", 0.05, {"jit": 2.0})
@@ -78,7 +91,14 @@ def test_good_failing_aborts_the_bisect():
 
 
 def test_the_judged_metric_is_the_one_asked_for():
-    tested = rows({**change(1.0, "no significant change"), "ab_compile_ratio": 2.0, "ab_compile_verdict": "slower"})
+    tested = rows(
+        {
+            **change(1.0, "no significant change"),
+            "ab_compile_ratio": 2.0,
+            "ab_compile_verdict": "slower",
+            "ab_compile_p_value": 0.01,
+        }
+    )
     assert verdict(tested, "steady", 0.05)[0] == EXIT_GOOD
     assert verdict(tested, "compile", 0.05)[0] == EXIT_BAD
     assert verdict(tested, "compile", 0.05, {"jit": 2.0})[0] == EXIT_BAD

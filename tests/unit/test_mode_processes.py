@@ -50,10 +50,12 @@ def test_processes_alternate_and_pair_by_index():
     assert pairs[1].measure_s == 2.0
 
 
-def test_a_pair_keeps_the_first_failure():
+def test_a_process_that_crashed_is_its_own_mode_s_failure_not_the_pair_s():
     results = [alone(k) for k in range(2)]
-    results[1] = dataclasses.replace(results[1], error=Failure("execute", "Crash", "died", ""))
-    assert merged_pairs(results, MODES)[0].error.error_type == "Crash"
+    results[1] = dataclasses.replace(results[1], modes={}, error=Failure("execute", "Crash", "died", ""))
+    (pair,) = merged_pairs(results, MODES)
+    assert pair.error is None and pair.modes["jit"].error.error_type == "Crash"
+    assert pair.modes["eager"] is results[0].modes["eager"]  # eager's own process was fine
 
 
 def test_pairs_with_rounds_of_their_own_give_the_paired_speedup_and_each_mode_its_own_figures():

@@ -115,7 +115,7 @@ def variant_rows(
 
 def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict) -> list[dict]:
     """One results.csv row per mode: steady state, cold first call, paired speedup, extras."""
-    live, groups = paired_groups(results, cfg.mode.names)
+    live, groups = paired_groups(results, cfg.mode.names, unpaired=cfg.timing.interleave == "processes")
     boot = hierarchical_medians(groups) if groups else None
     point = point_medians(groups) if groups else None
     n_proc = len(groups)

@@ -24,9 +24,11 @@ from jitexp.analysis.stats import (
 from jitexp.records import ModeResult, ProcessResult
 
 
-def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple[list[str], list[Any]]:
-    """The modes every sampled process has, and per process a (rounds x modes) array of samples (an Unpaired of
-    per-mode samples when its modes' rounds differ in number)."""
+def paired_groups(
+    results: list[ProcessResult], modes: tuple[str, ...], unpaired: bool = False
+) -> tuple[list[str], list[Any]]:
+    """The modes every sampled process has, and per process a (rounds x modes) array of samples; with `unpaired`
+    (each mode sampled in a process of its own: timing.interleave=processes) an Unpaired of per-mode samples."""
     sampled = [r for r in results if not r.failed]
 
     def has(r: ProcessResult, m: str) -> bool:
@@ -34,21 +36,19 @@ def paired_groups(results: list[ProcessResult], modes: tuple[str, ...]) -> tuple
 
     def group(r: ProcessResult) -> np.ndarray | Unpaired:
         samples = [np.asarray(r.modes[m].samples_s) for m in live]
-        # modes sampled round by round in one process pair by round; modes from processes of their own
-        # (timing.interleave=processes) have rounds of their own
-        return np.column_stack(samples) if len({len(s) for s in samples}) == 1 else Unpaired(samples)
+        return Unpaired(samples) if unpaired else np.column_stack(samples)
 
     live = [m for m in modes if sampled and all(has(r, m) for r in sampled)]
     groups = [group(r) for r in sampled] if live else []
     return live, groups
 
 
-def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:
+def ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float, unpaired: bool = False) -> bool:
     """Whether the figures a job reports are within target: the speedups when modes are paired, else the medians
     (with variants: each variant's, and each variant's steady-state ratio to the baseline)."""
     if any(r.variants for r in results):
         return _variants_ci_met(results, modes, target)
-    live, groups = paired_groups(results, modes)
+    live, groups = paired_groups(results, modes, unpaired)
     if not groups:
         return True
     if len(live) == 1:

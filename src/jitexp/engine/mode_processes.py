@@ -11,34 +11,38 @@ statistics and rows treat it as they treat a process that measured every mode (`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from jitexp.engine.pyenvs import split
-from jitexp.records import Noise, ProcessResult
+from jitexp.records import ModeResult, Noise, ProcessResult
 
 
 def merged_pairs(results: Sequence[ProcessResult], modes: Sequence[str]) -> list[ProcessResult]:
     """The job's processes (one mode each, in running order) as pairs: pair i holds process i of every mode."""
     sides = split(results, list(modes))
     pairs = min(len(side) for side in sides.values())
-    return [merge([sides[mode][i] for mode in modes], i) for i in range(pairs)]
+    return [merge({mode: sides[mode][i] for mode in modes}, i) for i in range(pairs)]
 
 
-def merge(pair: Sequence[ProcessResult], index: int) -> ProcessResult:
-    """One record of a pair's processes: their modes together; the first failure; the larger noise and memory."""
-    first = pair[0]
+def merge(pair: Mapping[str, ProcessResult], index: int) -> ProcessResult:
+    """One record of a pair's processes (by the mode each measured): their modes together, a process that crashed
+    or timed out as its own mode's failure (the other modes keep their results); the larger noise and memory."""
+    first = next((p for p in pair.values() if p.error is None), next(iter(pair.values())))  # its platform, environment
+    modes: dict[str, ModeResult] = {}
+    for mode, process in pair.items():
+        modes.update({mode: ModeResult(process.error)} if process.error is not None else process.modes)
     return dataclasses.replace(
         first,
         process=index,
-        modes={mode: result for process in pair for mode, result in process.modes.items()},
-        error=next((p.error for p in pair if p.error is not None), None),
-        config_error=next((p.config_error for p in pair if p.config_error is not None), None),
-        measure_s=sum(p.measure_s for p in pair),
-        setup_s=_largest([p.setup_s for p in pair]),
-        peak_rss_growth_bytes=_largest([p.peak_rss_growth_bytes for p in pair]),
-        device_peak_bytes=_largest([p.device_peak_bytes for p in pair]),
-        noise=_noise([p.noise for p in pair]),
+        modes=modes,
+        error=None,
+        config_error=next((p.config_error for p in pair.values() if p.config_error is not None), None),
+        measure_s=sum(p.measure_s for p in pair.values()),
+        setup_s=_largest([p.setup_s for p in pair.values()]),
+        peak_rss_growth_bytes=_largest([p.peak_rss_growth_bytes for p in pair.values()]),
+        device_peak_bytes=_largest([p.device_peak_bytes for p in pair.values()]),
+        noise=_noise([p.noise for p in pair.values()]),
     )
 
 
@@ -50,7 +54,7 @@ def _noise(noises: Sequence[Noise]) -> Noise:
         run_queue_wait=_largest([n.run_queue_wait for n in noises]),
         idle=_largest([n.idle for n in noises]),
         iowait=_largest([n.iowait for n in noises]),
-        round_steal=[s for n in noises for s in n.round_steal],
+        round_steal=[],  # per round of one process: a pair's modes have rounds of their own
         rounds_under_steal=_largest([n.rounds_under_steal for n in noises]),
         under_steal=any(n.under_steal for n in noises),
         host_probe=noises[0].host_probe,

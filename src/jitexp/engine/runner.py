@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from jitexp.analysis.rows import job_result
+from jitexp.analysis.speedups import ci_met
 from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
 from jitexp.engine.mode_processes import merged_pairs
@@ -23,7 +24,7 @@ from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
 from jitexp.provenance import code_provenance
-from jitexp.records import JobRaw, JobResult, Noise, Payload, ProcessResult, Task
+from jitexp.records import JobRaw, JobResult, ModeResult, Noise, Payload, ProcessResult, Task
 
 WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
 
@@ -157,7 +158,8 @@ def collect(
             return results, "error", replaced  # a user's mistake: run() says it in one line, at once
         modes[slot] = tuple(m for m in modes[slot] if not result.mode_failed(m))
         if separate and not modes[slot] and not result.failed and slot not in stand_in:
-            stand_in[slot] = dataclasses.replace(result, measure_s=0.0, noise=Noise())  # ran nothing: no noise
+            failure = {m: ModeResult(r.error) for m, r in result.modes.items()}  # the failure alone, no cold call
+            stand_in[slot] = dataclasses.replace(result, modes=failure, measure_s=0.0, noise=Noise())  # ran nothing
         failed = failed or result.failed or (not modes[slot] if not separate else not any(modes.values()))
         if len(results) % len(names):
             continue  # with envs: whole rounds, one process of each env (after a failure too: every env gets rows)
@@ -170,7 +172,7 @@ def collect(
             return results, "max_processes", replaced
         if time.perf_counter() - start >= t.job_time_s * len(names):
             return results, "budget", replaced
-        if separate and pyenvs.enough(merged_pairs(results, cfg.mode.names), [None], cfg.mode.names, t.target_rel_ci):
+        if separate and ci_met(merged_pairs(results, cfg.mode.names), cfg.mode.names, t.target_rel_ci, unpaired=True):
             return results, "ci", replaced
         if not separate and pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci):
             return results, "ci", replaced

@@ -222,3 +222,30 @@ def history_commits(root: Path, steady: list[float], compile_s: list[float], see
         when = (f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00")
         folders.append(history_run(root, f"r{i:02d}", f"c{i}", *when, value, comp, comp * np.linspace(0.95, 1.05, 6)))
     return folders
+
+
+# a workload module whose step does WORK matmuls: a commit changes its cost (the history and bisect repositories)
+WORK_MODULE = """import jax.numpy as jnp
+
+WORK = {work}
+
+
+def step(x):
+    for _ in range(WORK):
+        x = jnp.tanh(x @ x)
+    return x
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    """`git -C repo ARGS`'s output; a failing git command fails the test."""
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def git_init(repo: Path) -> Path:
+    """A new git repository at repo, with a committer set."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "dev")
+    return repo

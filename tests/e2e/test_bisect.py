@@ -11,18 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from helpers import command, run_cli
+from helpers import WORK_MODULE, command, git, git_init, run_cli
 
-MODULE = """import jax.numpy as jnp
-
-WORK = {work}
-
-
-def step(x):
-    for _ in range(WORK):
-        x = jnp.tanh(x @ x)
-    return x
-"""
 JOB = [
     "jitexp",
     "workload=custom",
@@ -33,23 +23,16 @@ JOB = [
 ]
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
 def repository(
     repo: Path, commits: int, slower_from: int, broken: int | None = None, where: str = "wl.py"
 ) -> list[str]:
     """A repo of `commits` commits of wl.py (at `where`): twelve times the work from `slower_from`, `broken` does not
     import."""
-    repo.mkdir()
+    git_init(repo)
     (repo / where).parent.mkdir(parents=True, exist_ok=True)
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "dev")
     (repo / ".gitignore").write_text("bisect/\n__pycache__/\n")
     for i in range(1, commits + 1):
-        text = MODULE.format(work=12 if i >= slower_from else 1)
+        text = WORK_MODULE.format(work=12 if i >= slower_from else 1)
         (repo / where).write_text(text + ("import not_a_module\n" if i == broken else ""))
         git(repo, "add", where, ".gitignore")
         git(repo, "commit", "-qm", f"commit {i}", "--allow-empty")

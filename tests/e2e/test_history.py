@@ -4,37 +4,15 @@ simulated and hand-made histories: tests/unit/test_steps.py and test_history.py.
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-from helpers import run_cli
-
-MODULE = """import jax.numpy as jnp
-
-WORK = {work}
-
-
-def step(x):
-    for _ in range(WORK):
-        x = jnp.tanh(x @ x)
-    return x
-"""
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+from helpers import WORK_MODULE, git, git_init, run_cli
 
 
 @pytest.mark.slow
 def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "dev")
+    repo = git_init(tmp_path / "repo")
     (repo / ".gitignore").write_text("runs/\nhistory/\n")
     args = [
         "workload=custom",
@@ -45,7 +23,7 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
         "isolate=none",
     ]
     for i in range(1, 9):
-        (repo / "wl.py").write_text(MODULE.format(work=1 if i < 5 else 12))  # twelve times the work from commit 5
+        (repo / "wl.py").write_text(WORK_MODULE.format(work=1 if i < 5 else 12))  # twelve times the work from commit 5
         git(repo, "add", "wl.py", ".gitignore")
         git(repo, "commit", "-qm", f"commit {i}", "--allow-empty", f"--date=2026-01-{i:02d}T10:00:00")
         proc = run_cli([*args, f"hydra.run.dir=runs/{i}"], cwd=repo)

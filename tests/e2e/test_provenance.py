@@ -4,24 +4,17 @@ git in temporary repositories."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import jitexp
+from helpers import git, git_init
 from jitexp.provenance import CODE_COLUMNS, code_provenance, module_file
 
 MODULE = "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sin(x) * 2\n"
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
 def repository(path: Path, name: str, subject: str) -> Path:
-    path.mkdir()
-    git(path, "init", "-q")
-    git(path, "config", "user.email", "dev@example.com")
-    git(path, "config", "user.name", "dev")
+    git_init(path)
     (path / f"{name}.py").write_text(MODULE)
     git(path, "add", f"{name}.py")
     git(path, "commit", "-qm", subject)

@@ -85,16 +85,17 @@ def speedup_interval(
     rounds resampled: it describes that process only, ci_scope within_process).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log(np.asarray(base, dtype=float) / np.asarray(mode, dtype=float))
-    logs = logs[np.isfinite(logs)]
+        ratios = np.asarray(base, dtype=float) / np.asarray(mode, dtype=float)
+        logs = np.log(ratios)
+    finite = np.isfinite(logs)
+    logs = logs[finite]
     if logs.size >= 2 or ratio_replicates is None:
         est, lo, hi, _ = signed_rank_interval(logs)
         return math.exp(est), math.exp(lo), math.exp(hi)
     lo, hi = percentile_ci(ratio_replicates)
     # the ratio as its replicates compute it (exp(log(b / m)) can differ from b / m in the last bit, and an
     # interval whose replicates all equal the estimate would then miss it)
-    ratio = float(np.asarray(base, dtype=float)[0] / np.asarray(mode, dtype=float)[0])
-    return ratio if logs.size and math.isfinite(ratio) else math.nan, lo, hi
+    return float(ratios[finite][0]) if logs.size else math.nan, lo, hi
 
 
 def _variants_ci_met(results: list[ProcessResult], modes: tuple[str, ...], target: float) -> bool:

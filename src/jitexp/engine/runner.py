@@ -172,9 +172,11 @@ def collect(
             return results, "max_processes", replaced
         if time.perf_counter() - start >= t.job_time_s * len(names):
             return results, "budget", replaced
-        if separate and ci_met(merged_pairs(results, cfg.mode.names), cfg.mode.names, t.target_rel_ci, unpaired=True):
-            return results, "ci", replaced
-        if not separate and pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci):
+        if (
+            ci_met(merged_pairs(results, cfg.mode.names), cfg.mode.names, t.target_rel_ci, unpaired=True)
+            if separate
+            else pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci)
+        ):
             return results, "ci", replaced
 
 

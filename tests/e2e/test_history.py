@@ -39,5 +39,9 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
     assert len(steady) == 1, (steps, seen)
     assert (steady["commit_before"].iloc[0], steady["commit_after"].iloc[0]) == (commits[3], commits[4])
     assert steady["direction"].iloc[0] == "slower" and steady["ci_low"].iloc[0] > 2
-    assert (steps["commit_after"] == commits[4]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
+    # first call, compile and trace are one sample per run here (isolate=none is one process: no CI), so a
+    # change in the other test worker's load can shift them for good mid-history (CI did, once); steady
+    # (many samples, a CI) and peak memory (exact) step at commit 5 alone.
+    measured = steps[steps["metric"].isin(["steady", "peak_memory"])]
+    assert (measured["commit_after"] == commits[4]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
     assert "between " + commits[3][:8] + ".." + commits[4][:8] + ' "commit 5"' in history.stdout

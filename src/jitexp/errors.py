@@ -47,7 +47,8 @@ class phase:
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         if exc is not None and interrupted(exc):
             raise KeyboardInterrupt from exc
-        if exc is not None and isinstance(exc, Exception) and not isinstance(exc, PhaseError):
+        # a config mistake found inside a phase (a sharding that does not fit the arrays setup made) stays one
+        if exc is not None and isinstance(exc, Exception) and not isinstance(exc, (PhaseError, ConfigError)):
             raise PhaseError(self.name, exc) from exc
         return False
 

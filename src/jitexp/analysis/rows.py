@@ -35,6 +35,7 @@ from jitexp.analysis.stats import (
     tukey_outliers,
 )
 from jitexp.config import MODES, ExperimentConfig, variant_configs
+from jitexp.config.mesh import mesh_columns
 from jitexp.errors import ConfigError, Failure, qualified_name
 from jitexp.records import COLD_PHASES, JobRaw, JobResult, ProcessResult
 
@@ -248,6 +249,7 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
         )
     )
     row.update(labels.inputs_columns(cfg.workload.setup))
+    row.update(mesh_columns(cfg))
     return row
 
 

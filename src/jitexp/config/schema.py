@@ -17,6 +17,10 @@ DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot", "numpy")  # the order modes are reported and paired in (the first is the baseline)
 ISOLATES = ("process", "none")
 INTERLEAVES = ("rounds", "processes")  # timing.interleave: how a job's processes take its modes
+AXIS_TYPES = (
+    "auto",
+    "explicit",
+)  # mesh.axis_types: JAX's AxisType.Auto (XLA propagates) or Explicit (sharding in types)
 PLATFORMS = ("cpu", "gpu", "tpu", "auto")
 INITS = ("normal", "uniform", "zeros", "ones", "arange")
 ARG_DTYPES = DTYPES + ("int8", "int16", "int32", "int64", "uint8", "uint32", "bool", "complex64", "complex128")
@@ -47,6 +51,10 @@ class WorkloadConfig:
     checks: Dict[str, str] = field(default_factory=dict)
     description: str = ""
     numpy_fn: Optional[str] = None  # import path of a NumPy twin taking the same arguments (mode numpy)
+    # with a mesh: {argument position or keyword name: PartitionSpec as a list}, e.g. {0: [data, null]}; a spec
+    # applies to every array leaf of that argument; arguments not named are replicated. Unused without a mesh.
+    # Typed Any (as envs): `workload.shardings={0: [data]}` then replaces null on the command line
+    shardings: Any = None
 
 
 @dataclass
@@ -80,6 +88,15 @@ class ModeConfig:
 class DeviceConfig:
     platform: str = "cpu"
     index: int = 0
+    count: int = 1  # devices each worker has: on CPU, jax_num_cpu_devices before the backend starts
+
+
+@dataclass
+class MeshConfig:
+    """A device mesh the inputs are sharded over: {axis name: size} (empty: no mesh, one device) and JAX's axis type."""
+
+    shape: Any = None  # {axis name: size}; typed Any so that `mesh.shape={data: 4}` replaces null on the command line
+    axis_types: str = "auto"
 
 
 @dataclass
@@ -115,6 +132,7 @@ class ExperimentConfig:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     mode: ModeConfig = field(default_factory=ModeConfig)
     device: DeviceConfig = field(default_factory=DeviceConfig)
+    mesh: MeshConfig = field(default_factory=MeshConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
     size: int = 1000
     dtype: str = "float32"
@@ -143,6 +161,16 @@ class ExperimentConfig:
     @property
     def workload_name(self) -> str:
         return self.workload.name or self.workload.fn.rsplit(".", 1)[-1]
+
+    @property
+    def mesh_shape(self) -> dict[str, int]:
+        """The mesh's {axis name: size} in order (empty: no mesh)."""
+        return dict(self.mesh.shape or {})
+
+    @property
+    def shardings(self) -> dict[Any, Any]:
+        """workload.shardings as a mapping (empty when it names none)."""
+        return dict(self.workload.shardings or {})
 
     @property
     def static_argnums(self) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
+from jitexp.config.mesh import validate_mesh
 from jitexp.config.schema import (
     ARG_DTYPES,
     ARRAY_KEYS,
@@ -74,6 +75,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if not 0 < t.max_steal <= 1:
         raise ConfigError("timing.max_steal", t.max_steal, "must lie in (0, 1]: a share of CPU time, e.g. 0.05")
     _validate_interleave(cfg)
+    validate_mesh(cfg)
     _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")

@@ -28,7 +28,7 @@ VARIANT_MODE_KEYS = (
 VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options")  # mappings whose entries are the user's
 VARIANT_NODES = ("workload", "mode", "device", "timing", "workload.params")  # written nested or dotted alike
 # set once per worker process (the device, JAX's clients and flags): two values need two processes
-PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
+PROCESS_KEYS = ("device", "mesh", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
 JOB_KEYS = (
     "timing",
     "calls",

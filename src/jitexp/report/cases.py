@@ -15,7 +15,17 @@ from jitexp.config import MODES
 MODE_ORDER = list(MODES)
 STATIC_ARGNUMS = "static_argnums"
 # a job's own jit settings (and the Python environment, with envs): a case of its own when they vary
-KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "env"]
+KNOBS = [
+    "static_argnames",
+    "jit_fn",
+    "donate_argnums",
+    "donate_argnames",
+    "compiler_options",
+    "mesh",
+    "mesh_axis_types",
+    "shardings",
+    "env",
+]
 AB_VARIANT = (
     "variant"  # a job's `variants` name: a case key of its own (not a knob: calls.csv has a `variant` of its own)
 )
@@ -28,7 +38,17 @@ def param_columns(df: pd.DataFrame) -> list[str]:
 
 def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
     """Columns that identify one measured case across modes: workload, variant, params, jit's knobs, size, dtype, device."""
-    keys = ["workload", AB_VARIANT, *param_columns(df), *KNOBS, "size", "dtype", "platform", "device_kind"]
+    keys = [
+        "workload",
+        AB_VARIANT,
+        *param_columns(df),
+        *KNOBS,
+        "size",
+        "dtype",
+        "platform",
+        "device_kind",
+        "device_count",
+    ]
     return [k for k in keys if k in df.columns and (size or k != "size")]
 
 

@@ -179,7 +179,18 @@ def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
 
 
 # what a case is, beyond the matched columns: a change in any of them is a different case, not a slower one
-IDENTITY = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "platform"]
+IDENTITY = [
+    "static_argnames",
+    "jit_fn",
+    "donate_argnums",
+    "donate_argnames",
+    "compiler_options",
+    "platform",
+    "device_count",
+    "mesh",
+    "mesh_axis_types",
+    "shardings",
+]
 
 
 def row_changes(base: Side, new: Side) -> list[str]:

@@ -29,6 +29,10 @@ IDENTITY = [
     "seed",
     "platform",
     "device_kind",
+    "device_count",
+    "mesh",
+    "mesh_axis_types",
+    "shardings",
     "job_num",
     "overrides",
     "config_hash",
@@ -113,6 +117,13 @@ ATTRIBUTION = [
     "op_dispatch_s",
     "attribution_error",
 ]
+# the collectives XLA inserted for a sharded job (worker.attribution.collective_counts): totals, then per kind
+COLLECTIVE_KINDS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute"]
+COLLECTIVES = [
+    "collectives",
+    "collective_bytes",
+    *(f"{kind}_{part}" for kind in COLLECTIVE_KINDS for part in ("count", "bytes")),
+]
 WORK = [
     "flops",
     "transcendentals",
@@ -185,6 +196,7 @@ COLUMNS = (
     + COMPILATION
     + DISK_CACHE
     + ATTRIBUTION
+    + COLLECTIVES
     + WORK
     + CHECKS
     + [c for c in ENVIRONMENT_COLUMNS if c not in IDENTITY]
@@ -262,6 +274,8 @@ INT_COLUMNS = [
     "xla_fusions",
     "jaxpr_eqns",
     "eager_bytes",
+    "device_count",
+    *COLLECTIVES,
     "peak_rss_growth_bytes",
     "device_peak_bytes",
     "n_steal_replaced",
@@ -293,6 +307,9 @@ TEXT_COLUMNS = [
     "donate_argnums",
     "donate_argnames",
     "compiler_options",
+    "mesh",
+    "mesh_axis_types",
+    "shardings",
     "donation",
     "attribution_error",
     "platform",

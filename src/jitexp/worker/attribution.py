@@ -8,6 +8,7 @@ leaves its column empty.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -40,7 +41,8 @@ _SUBCOMPUTATIONS = re.compile(
     r"\b(?:body|condition|to_apply|true_computation|false_computation)=%([\w.-]+)"
     r"|branch_computations=\{([^}]*)\}"
 )
-_OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([a-z][a-z0-9-]*)\(")
+# `%name = TYPE opcode(`: TYPE a shape or a tuple of them (nested tuples; `/*index=5*/` comments in long ones)
+_OPCODE = re.compile(r"=\s*(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+)\s+([a-z][a-z0-9-]*)\(")
 
 
 def trace(
@@ -117,12 +119,51 @@ def _nbytes(aval: Any) -> int:
 
 def hlo_counts(hlo_text: str) -> dict:
     """xla_kernels and xla_fusions in the entry computation and the loop/branch bodies it calls (each counted once)."""
+    kernels = fusions = 0
+    found = False
+    for opcode, _ in _reachable_ops(hlo_text):
+        found = True
+        if opcode not in NOT_KERNELS:
+            kernels += 1
+            fusions += opcode == "fusion"
+    return {"xla_kernels": kernels, "xla_fusions": fusions} if found else {}
+
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+_ARRAY_TYPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128|f8\w*)\[([\d,]*)\]")
+_BITS = {"pred": 8, "bf16": 16, "c64": 64, "c128": 128}
+
+
+def collective_counts(hlo_text: str) -> dict:
+    """Collectives XLA inserted, by kind: `<kind>_count` ops (an async pair as one, by its -start) and `<kind>_bytes`
+    of their results, with `collectives` and `collective_bytes` the totals; every count 0 on one device."""
+    row: dict = {}
+    for kind in COLLECTIVES:
+        row[f"{kind.replace('-', '_')}_count"] = row[f"{kind.replace('-', '_')}_bytes"] = 0
+    for opcode, line in _reachable_ops(hlo_text):
+        kind = opcode.removesuffix("-start")
+        if kind not in COLLECTIVES:
+            continue
+        sizes = [_array_bytes(dtype, dims) for dtype, dims in _ARRAY_TYPE.findall(line.split(opcode + "(", 1)[0])]
+        # an async all-gather / collective-permute returns (operands, results, ...): its result is the largest
+        moved = max(sizes, default=0) if opcode != kind and kind != "all-reduce" else sum(sizes)
+        row[f"{kind.replace('-', '_')}_count"] += 1
+        row[f"{kind.replace('-', '_')}_bytes"] += moved
+    row["collectives"] = sum(row[f"{k.replace('-', '_')}_count"] for k in COLLECTIVES)
+    row["collective_bytes"] = sum(row[f"{k.replace('-', '_')}_bytes"] for k in COLLECTIVES)
+    return row
+
+
+def _array_bytes(dtype: str, dims: str) -> int:
+    bits = _BITS.get(dtype) or int(re.sub(r"\D", "", dtype.split("e")[0]) or 8)
+    return math.prod(int(d) for d in dims.split(",") if d) * bits // 8
+
+
+def _reachable_ops(hlo_text: str) -> Iterator[tuple[str, str]]:
+    """(opcode, line) of each instruction in the entry computation and the computations it calls, each once."""
     computations = _computations(hlo_text)
     entry = next((name for name, (is_entry, _) in computations.items() if is_entry), None)
-    if entry is None:
-        return {}
-    kernels = fusions = 0
-    seen, todo = set(), [entry]
+    seen, todo = set(), [entry] if entry is not None else []
     while todo:
         name = todo.pop()
         if name in seen or name not in computations:
@@ -132,13 +173,9 @@ def hlo_counts(hlo_text: str) -> dict:
             match = _OPCODE.search(line)
             if not match:
                 continue
-            opcode = match.group(1)
-            if opcode not in NOT_KERNELS:
-                kernels += 1
-                fusions += opcode == "fusion"
+            yield match.group(1), line
             for single, many in _SUBCOMPUTATIONS.findall(line):
                 todo.extend([single] if single else [n.strip().lstrip("%") for n in many.split(",")])
-    return {"xla_kernels": kernels, "xla_fusions": fusions}
 
 
 def _computations(text: str) -> dict[str, tuple[bool, list[str]]]:

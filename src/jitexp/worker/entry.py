@@ -17,7 +17,7 @@ from typing import Any
 from jitexp.config import variant_configs
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import ConfigProblem, ProcessResult, Task
-from jitexp.worker import channel, memory, payload, probes, workload
+from jitexp.worker import channel, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import jax_settings, pinning, resolve_device, start_backends, warm_backend
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.inputs import (
@@ -62,8 +62,10 @@ def measure_process(task: Task) -> ProcessResult:
     try:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
         loaded = {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
+        sharding.request_devices(cfg.device)
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
+        sharding.check_count(cfg.device, device)
     except ConfigError as error:
         result.config_error = ConfigProblem(error.key, error.value, error.expected)
         return result

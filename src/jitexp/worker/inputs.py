@@ -13,7 +13,7 @@ import jax
 from jitexp.config import ExperimentConfig, sizing
 from jitexp.errors import ConfigError, phase
 from jitexp.records import ProcessResult
-from jitexp.worker import workload
+from jitexp.worker import sharding, workload
 
 
 @dataclasses.dataclass
@@ -52,12 +52,15 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
     are other configs (a sequence's variants).
     """
     held: list[workload.Workload] = []
+    mesh = sharding.make_mesh(cfg, device)
 
     def inputs(job: ExperimentConfig = cfg) -> workload.Workload:
         with phase("inputs"), workload.on_device(device):
             if held and job is cfg:
                 return workload.copied(held[0])
             args, kwargs, seconds = workload.build_inputs(job, workload.placement(device), f.setup)
+            if mesh is not None:
+                args, kwargs = sharding.shard_inputs(job, mesh, args, kwargs)
             built = _workload(job, f, args, kwargs)
             if job is cfg and f.setup is not None and workload.copyable(built):
                 held.append(workload.copied(built))

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from jitexp.errors import PhaseError, interrupted, phase
 from jitexp.worker import compiles
-from jitexp.worker.attribution import hlo_counts, quietly
+from jitexp.worker.attribution import collective_counts, hlo_counts, quietly
 from jitexp.worker.compiles import CompileCounter
 from jitexp.worker.timing import Block, Call, Loop, plain_loop
 from jitexp.worker.workload import Workload, copy_leaf, static_positions
@@ -401,7 +401,7 @@ def cost_of(w: Workload) -> dict:
         text = compiled.as_text()
     except Exception:
         text = ""
-    row: dict = quietly(hlo_counts, text)
+    row: dict = {**quietly(hlo_counts, text), **quietly(collective_counts, text)} if text else {}
     try:
         cost = compiled.cost_analysis()
     except Exception:  # some backends do not implement it

@@ -118,6 +118,11 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+def tp_mlp_layer(x: Any, w_up: Any, w_down: Any) -> np.ndarray:
+    """Twin of sharded.tp_mlp_layer (one host, no split)."""
+    return _gelu(host(x) @ host(w_up)) @ host(w_down)
+
+
 def mlp(
     x: Any, w_in: Any, b_in: Any, w_hidden: Any, b_hidden: Any, w_out: Any, b_out: Any, activation: str
 ) -> np.ndarray:

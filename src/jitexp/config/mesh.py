@@ -1,0 +1,125 @@
+"""Devices, the mesh and the arguments' shardings as config: checked before anything runs, and as row text.
+
+Pure (no JAX): the worker builds the `jax.sharding.Mesh` and the NamedShardings from what this module accepts
+(jitexp.worker.sharding).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from jitexp.config.schema import AXIS_TYPES, ExperimentConfig
+from jitexp.errors import ConfigError
+
+SPEC_FORM = "a PartitionSpec as a list, one entry per dimension: an axis name, a list of axis names or null"
+
+
+def mesh_size(cfg: ExperimentConfig) -> int:
+    """Devices the job's mesh takes (1 without a mesh)."""
+    return math.prod(cfg.mesh_shape.values()) if cfg.mesh_shape else 1
+
+
+def spec_entries(key: str, spec: Any) -> list[tuple[str, ...]]:
+    """A sharding's entries as tuples of axis names (empty: that dimension is not sharded); ConfigError on a bad form."""
+    if spec is None:
+        return []
+    if not isinstance(spec, (list, tuple)):
+        raise ConfigError(key, spec, SPEC_FORM)
+    out = []
+    for entry in spec:
+        names = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(key, spec, SPEC_FORM)
+        out.append(tuple(names))
+    return out
+
+
+def validate_mesh(cfg: ExperimentConfig) -> None:
+    """device.count, mesh and workload.shardings against each other and the arguments' shapes; one ConfigError."""
+    count = cfg.device.count
+    if not isinstance(count, int) or count < 1:
+        raise ConfigError("device.count", count, "must be an int >= 1")
+    if not isinstance(cfg.mesh.shape, (dict, type(None))):
+        raise ConfigError("mesh.shape", cfg.mesh.shape, "{axis name: size >= 1, ...}, e.g. {data: 4}")
+    if not isinstance(cfg.workload.shardings, (dict, type(None))):
+        raise ConfigError("workload.shardings", cfg.workload.shardings, "{argument position: " + SPEC_FORM + "}")
+    if cfg.mesh.axis_types not in AXIS_TYPES:
+        raise ConfigError("mesh.axis_types", cfg.mesh.axis_types, AXIS_TYPES)
+    shape = cfg.mesh_shape
+    for name, size in shape.items():
+        if not str(name).isidentifier() or not isinstance(size, int) or size < 1:
+            raise ConfigError("mesh.shape", shape, "{axis name: size >= 1, ...}, e.g. {data: 4}")
+    if not shape:
+        return
+    if mesh_size(cfg) > count:
+        raise ConfigError(
+            "mesh.shape",
+            shape,
+            f"needs {mesh_size(cfg)} devices and device.count is {count}: set device.count={mesh_size(cfg)}",
+        )
+    if cfg.device.index != 0:
+        raise ConfigError("device.index", cfg.device.index, "must be 0 with a mesh: the mesh takes the first devices")
+    for where, spec in cfg.shardings.items():
+        key = f"workload.shardings.{where}"
+        entries = spec_entries(key, spec)
+        used = [name for names in entries for name in names]
+        for name in used:
+            if name not in shape:
+                raise ConfigError(key, spec, f"axis {name!r} is not in mesh.shape; its axes: {', '.join(shape)}")
+        if len(set(used)) < len(used):
+            raise ConfigError(key, spec, "each mesh axis at most once in a spec")
+        arg = _argument(cfg, where, key, spec)
+        if arg is None:  # setup builds the arguments: the worker checks their shapes
+            continue
+        dims = arg.get("shape")
+        if dims is None:
+            raise ConfigError(key, spec, f"argument {where} is a literal {{value: ...}}: only arrays are sharded")
+        if len(entries) > len(dims):
+            raise ConfigError(key, spec, f"argument {where} has {len(dims)} dimension(s) ({list(dims)})")
+        for d, names in enumerate(entries):
+            parts = math.prod(shape[n] for n in names)
+            if dims[d] % parts:
+                raise ConfigError(
+                    key,
+                    spec,
+                    f"dimension {d} of argument {where} ({dims[d]}) is not divisible by {'x'.join(names)} ({parts})",
+                )
+
+
+def _argument(cfg: ExperimentConfig, where: Any, key: str, spec: Any) -> dict | None:
+    """The array spec a sharding names (None under setup, whose arguments the worker sees)."""
+    if isinstance(where, str) and not where.lstrip("-").isdigit():
+        if where in cfg.workload.kwargs:
+            value = cfg.workload.kwargs[where]
+            return value if isinstance(value, dict) else {"value": value}
+        if cfg.workload.setup is not None:
+            return None
+        raise ConfigError(key, spec, f"names no keyword argument; workload.kwargs: {', '.join(cfg.workload.kwargs)}")
+    position = int(where)
+    if cfg.workload.args is None:
+        return None
+    n = len(cfg.workload.args)
+    if not 0 <= position < n:
+        raise ConfigError(key, spec, f"positions lie in [0, {n}) for {n} argument(s)")
+    return cfg.workload.args[position]
+
+
+def mesh_columns(cfg: ExperimentConfig) -> dict[str, Any]:
+    """The rows' device columns: device_count, and the mesh, its axis types and the shardings in force (empty without)."""
+    if not cfg.mesh_shape:
+        return {"device_count": cfg.device.count, "mesh": "", "mesh_axis_types": "", "shardings": ""}
+    return {
+        "device_count": cfg.device.count,
+        "mesh": ",".join(f"{name}={size}" for name, size in cfg.mesh_shape.items()),
+        "mesh_axis_types": cfg.mesh.axis_types,
+        "shardings": " ".join(
+            f"{where}:{spec_text(spec_entries(str(where), spec))}" for where, spec in cfg.shardings.items()
+        ),
+    }
+
+
+def spec_text(entries: list[tuple[str, ...]]) -> str:
+    """The entries as PartitionSpec writes them: P('data', None), P(('data', 'model')), P() for replicated."""
+    parts = ["None" if not names else repr(names[0]) if len(names) == 1 else repr(names) for names in entries]
+    return f"P({', '.join(parts)})"

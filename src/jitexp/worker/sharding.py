@@ -1,0 +1,92 @@
+"""The job's devices and mesh inside the worker: the CPU device count before the backend starts, the Mesh, and the
+inputs placed on it by their PartitionSpecs (jit follows the inputs: no mesh context around the timed calls)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+from jitexp.config import DeviceConfig, ExperimentConfig
+from jitexp.config.mesh import mesh_size, spec_entries
+from jitexp.errors import ConfigError
+
+
+def request_devices(device: DeviceConfig) -> None:
+    """Ask for device.count CPU devices before JAX starts its backend (jax_num_cpu_devices).
+
+    A process whose backend has started keeps its devices (isolate=none after an earlier job): enough of them is
+    fine, fewer is a ConfigError. Other platforms have the devices they have (checked in `check_count`).
+    """
+    if device.count == 1 or device.platform not in ("cpu", "auto"):
+        return
+    try:
+        jax.config.update("jax_num_cpu_devices", device.count)
+    except RuntimeError:  # the backend has started in this process
+        have = len(jax.devices("cpu"))
+        if have < device.count:
+            raise ConfigError(
+                "device.count",
+                device.count,
+                f"this process's CPU backend started with {have} device(s) and keeps them; "
+                "use isolate=process (the default) for another count",
+            ) from None
+
+
+def check_count(device: DeviceConfig, first: Any) -> None:
+    """device.count against the devices of the platform the job runs on (its first device `first`)."""
+    have = len(jax.devices(first.platform))
+    if have < device.count:
+        raise ConfigError("device.count", device.count, f"this machine has {have} {first.platform} device(s)")
+
+
+def make_mesh(cfg: ExperimentConfig, first: Any) -> Mesh | None:
+    """The job's Mesh over the first devices of the job's platform, with its axis types; None without mesh.shape."""
+    shape = cfg.mesh_shape
+    if not shape:
+        return None
+    devices = jax.devices(first.platform)[: mesh_size(cfg)]
+    kind = AxisType.Auto if cfg.mesh.axis_types == "auto" else AxisType.Explicit
+    return Mesh(np.array(devices).reshape(tuple(shape.values())), tuple(shape), axis_types=(kind,) * len(shape))
+
+
+def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """args and kwargs with every array leaf placed by its argument's spec (replicated where none is named), blocked on."""
+    specs = {_where(k): v for k, v in cfg.shardings.items()}
+    placed_args = tuple(_place(cfg, mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
+    placed_kwargs = {name: _place(cfg, mesh, name, specs.get(name), value) for name, value in kwargs.items()}
+    return jax.block_until_ready((placed_args, placed_kwargs))
+
+
+def _where(key: Any) -> Any:
+    text = str(key)
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _place(cfg: ExperimentConfig, mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
+    key = f"workload.shardings.{where}"
+    entries = spec_entries(key, spec)
+    sharding = NamedSharding(
+        mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries])
+    )
+
+    def put(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.Array):
+            return leaf
+        if len(entries) > leaf.ndim:
+            raise ConfigError(key, spec, f"an array of argument {where} has shape {list(leaf.shape)}")
+        for d, names in enumerate(entries):
+            parts = math.prod(mesh.shape[n] for n in names)
+            if leaf.shape[d] % parts:
+                raise ConfigError(
+                    key,
+                    spec,
+                    f"dimension {d} of an array of argument {where} ({list(leaf.shape)}) is not divisible "
+                    f"by {'x'.join(names)} ({parts})",
+                )
+        return jax.device_put(leaf, sharding)
+
+    return jax.tree.map(put, tree)

@@ -259,3 +259,37 @@ def test_readme_history_commands_run_verbatim(tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("**jitexp-history**: newest run ") and "| case | metric | newest | before |" in summary
     assert (tmp_path / "history" / "index.html").stat().st_size > 100_000  # plotly inlined
+
+
+@pytest.mark.slow
+def test_readme_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_path):
+    # each jitexp command as printed plus timing=quick (jitexp-report as printed); needs the models extra
+    pytest.importorskip("optax")
+    from e2e.test_report_page_browser import CHECK, headless
+
+    block = re.search(r"<!-- devices-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
+    lines = [line for line in block.splitlines() if line.strip()]
+    for line in lines:
+        argv = shlex.split(line)
+        args = [*argv[1:], "timing=quick"] if argv[0] == "jitexp" else argv[1:]
+        proc = run_cli(args, cwd=tmp_path, name=argv[0])
+        assert proc.returncode == 0, (line, proc.stderr[-3000:])
+    dp, tp = (read(p / "results.csv") for p in sorted((tmp_path / "outputs" / "run").iterdir()))
+    assert (dp["status"] == "ok").all() and (dp["mesh"] == "data=4").all() and (dp["device_count"] == 4).all()
+    assert dp.loc[dp["mode"] == "jit", "all_reduce_count"].iloc[0] >= 1  # the gradients
+    assert (tp["shardings"] == "1:P(None, 'model') 2:P('model', None)").all()
+    assert tp[["all_reduce_count", "collectives"]].values.tolist() == [[1, 1]]  # Megatron's one all-reduce
+    scaling = read(tmp_path / "outputs" / "mesh_scaling" / "results.csv")
+    assert sorted(scaling["device_count"]) == [1, 2, 4, 8] and (scaling["status"] == "ok").all()
+    assert scaling["mesh"].tolist() == [f"data={n}" for n in scaling["device_count"]]
+    assert (scaling.loc[scaling["device_count"] > 1, "all_reduce_count"] >= 1).all()
+    assert scaling.loc[scaling["device_count"] == 1, "collectives"].tolist() == [0]
+    report = tmp_path / "outputs" / "mesh_scaling" / "report"
+    assert len(list(report.glob("devices_dp_train_step_*.png"))) == 1
+    page = (report / "index.html").read_text()
+    assert "speedup against one device over the device counts a sweep measured" in page  # its caption
+    checked = report / "checked.html"
+    checked.write_text(page.replace("</body>", CHECK + "</body>"))
+    dom = headless(["--dump-dom", checked.as_uri()], tmp_path / "profile").stdout
+    match = re.search(r'data-check="images=(\d+) loaded=(\d+) rows=(\d+)"', dom)
+    assert match and match[1] == match[2] and int(match[1]) == page.count("<img "), dom[-2000:]

@@ -179,6 +179,25 @@ MISTAKES = [
         ["workload=apply_n_times", "mode.static_argnums=[5]"],
         "mode.static_argnums=[5] is invalid; indices must lie in [0, 2)",
     ),
+    (
+        ["workload=matmul", "device.count=4", "mesh.shape={data:8}"],
+        "mesh.shape={'data': 8} is invalid; needs 8 devices and device.count is 4: set device.count=8",
+    ),
+    (
+        ["workload=matmul", "device.count=4", "mesh.shape={data:4}", "workload.shardings={0:[model]}"],
+        "workload.shardings.0=['model'] is invalid; axis 'model' is not in mesh.shape; its axes: data",
+    ),
+    (
+        ["workload=matmul", "size=130", "device.count=4", "mesh.shape={data:4}", "workload.shardings={0:[data]}"],
+        "workload.shardings.0=['data'] is invalid; dimension 0 of argument 0 (130) is not divisible by data (4)",
+    ),
+    (
+        ["workload=matmul", "device.count=4", "mesh.shape={data:4}", "workload.shardings={2:[data]}"],
+        "workload.shardings.2=['data'] is invalid; positions lie in [0, 2) for 2 argument(s)",
+    ),
+    (["mesh.axis_types=manual"], "mesh.axis_types='manual' is invalid; valid choices: auto, explicit"),
+    (["device.count=0"], "device.count=0 is invalid; must be an int >= 1"),
+    (["mesh.shape=[4]"], "mesh.shape=[4] is invalid; {axis name: size >= 1, ...}, e.g. {data: 4}"),
     (["workload.args.0.init=gaussian"], "workload.args[0].init='gaussian' is invalid; valid choices: normal,"),
     (["hydra/launcher=nope"], "hydra/launcher='nope' is invalid; valid choices: basic"),
     (["--config-dir", "/no/such/dir", "workload=x"], "--config-dir='/no/such/dir' is invalid; no such directory"),

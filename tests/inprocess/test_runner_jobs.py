@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jitexp import ConfigError, compose, run
-from jitexp.store.schema import COLUMNS, DISK_CACHE, OUTCOME, PAIRED
+from jitexp.store.schema import COLLECTIVES, COLUMNS, DISK_CACHE, OUTCOME, PAIRED
 from jitexp.worker.jaxinfo import jax_flag
 
 QUICK = ["timing=quick", "isolate=none"]
@@ -61,6 +61,7 @@ def test_each_mode_measures_compute_heavy(mode):
         "max_abs_err_vs_eager",
         "max_rel_err_vs_eager",
         "matches_eager",
+        *COLLECTIVES,  # counted in the compiled HLO: 0 on one device
     }
     # empty when a process's rounds lasted under 10 jiffies (timing=quick), present when they lasted longer (a
     # loaded machine); kept_vs_all_processes only when a process was replaced under steal

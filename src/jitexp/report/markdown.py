@@ -33,6 +33,7 @@ PLOT_KINDS = {
     "coldstart": "Cold start: trace, lower, compile, execute",
     "scaling": "Growth: time vs size",
     "compile": "Compile cost vs size",
+    "devices": "Scaling over devices",
     "calls": "Per-call latency: first calls and the retrace probe",
 }
 SPEEDUP_NOTE = (

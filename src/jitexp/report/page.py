@@ -49,6 +49,8 @@ CAPTIONS = {
     "coldstart": "the cold first call in a fresh process, split into trace, lower, compile and execute",
     "scaling": "median time over size (log-log); the growth exponent and its dashed fit from three sizes on",
     "compile": "compile time (circles) and cold first call (squares) over size",
+    "devices": "time per call and speedup against one device over the device counts a sweep measured; dotted: "
+    "the ideal (speedup = devices). CPU devices share the machine's cores",
     "calls": "per-call latency of the first calls and of the retrace probe; red ring: the call compiled",
 }
 STYLE = """

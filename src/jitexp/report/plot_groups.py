@@ -26,7 +26,16 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """
     rows = cases.with_variant_columns(rows)
     params = cases.param_columns(rows)
-    keys = [cases.AB_VARIANT, *params, cases.STATIC_ARGNUMS, *cases.KNOBS, "size", "inputs", "input_shapes"]
+    keys = [
+        cases.AB_VARIANT,
+        *params,
+        cases.STATIC_ARGNUMS,
+        *cases.KNOBS,
+        "device_count",
+        "size",
+        "inputs",
+        "input_shapes",
+    ]
     keys = [k for k in keys if k in rows.columns]
     varying = {k for k in keys if rows[k].astype("string").nunique(dropna=False) > 1}
     static_varies = cases.STATIC_ARGNUMS in varying
@@ -40,7 +49,7 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
             parts.append(text)
         elif static_varies:
             parts.append(f"static_argnums={ident.get(cases.STATIC_ARGNUMS)}")
-        for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options")):
+        for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options"), ("mesh", "mesh")):
             if knob in varying:
                 parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
         if "size" in ident and size_text(ident, " "):

@@ -54,7 +54,8 @@ class Task:
     calls: int = 1  # calls from cold to time one by one (>= 1: the cold first call)
     extras: bool = True  # check against eager, cost analysis, dispatch probes (the first process)
     fresh: bool = True  # a fresh process: the first mode's first call needs no clear_caches
-    kind: str = "measure"  # what the worker does: "measure" the modes, call a "sequence", probe the disk "cache"
+    # what the worker does: "measure" the modes, call a "sequence", probe the disk "cache", "profile" steady calls
+    kind: str = "measure"
     sys_path: list[str] = field(default_factory=list)
     cwd: str = ""
     stderr_path: str = ""
@@ -147,6 +148,17 @@ EXTRA_FIELDS = field_names(Extras)
 
 
 @dataclass
+class Profile:
+    """A compiled mode's steady calls run under jax.profiler.trace in a worker of their own (profile=true), untimed."""
+
+    calls: int  # steady calls in the profiled loop
+    wall_s: float  # the loop's seconds, profiler on
+    execute_s: float | None  # the outermost execution events per call (jitexp.analysis.profile)
+    events: list[dict[str, Any]] = field(default_factory=list)  # profile.csv rows of this mode
+    files: dict[str, bytes] = field(default_factory=dict)  # the trace files by name (gzipped JSON, XPlane)
+
+
+@dataclass
 class ModeResult:
     """What one process measured of one mode: its cold call, its samples, its extras, or why it failed."""
 
@@ -161,6 +173,7 @@ class ModeResult:
     extras: Extras = field(default_factory=Extras)
     cache_hits: int | None = None  # the disk-cache probe's persistent-cache events
     cache_misses: int | None = None
+    profile: Profile | None = None  # the profile worker's (profile=true)
 
     @property
     def sampled(self) -> bool:
@@ -241,6 +254,7 @@ class JobRaw:
     load_avg_end: float | None = None
     replaced: list[ProcessResult] = field(default_factory=list)  # measured mostly under steal, replaced by others
     provenance: dict = field(default_factory=dict)  # jitexp's version and the git commit of the user's code
+    profile: ProcessResult | None = None  # the profile worker (profile=true)
 
 
 @dataclass
@@ -251,6 +265,8 @@ class JobResult:
     samples: list[dict] = field(default_factory=list)
     processes: list[dict] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
+    profile: list[dict] = field(default_factory=list)  # profile.csv rows (profile=true)
+    files: dict[str, bytes] = field(default_factory=dict)  # other files of the job folder by relative path (traces)
 
     @property
     def row(self) -> dict:

@@ -195,6 +195,10 @@ MISTAKES = [
         ["workload=matmul", "device.count=4", "mesh.shape={data:4}", "workload.shardings={2:[data]}"],
         "workload.shardings.2=['data'] is invalid; positions lie in [0, 2) for 2 argument(s)",
     ),
+    (
+        ["profile=true", "variants={a: {size: 8}, b: {size: 16}}"],
+        "profile=True is invalid; profiles one version of a job: run it in a job without envs or variants",
+    ),
     (["mesh.axis_types=manual"], "mesh.axis_types='manual' is invalid; valid choices: auto, explicit"),
     (["device.count=0"], "device.count=0 is invalid; must be an int >= 1"),
     (["mesh.shape=[4]"], "mesh.shape=[4] is invalid; {axis name: size >= 1, ...}, e.g. {data: 4}"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jitexp import ConfigError, compose, run
-from jitexp.store.schema import COLLECTIVES, COLUMNS, DISK_CACHE, OUTCOME, PAIRED
+from jitexp.store.schema import COLLECTIVES, COLUMNS, DISK_CACHE, OUTCOME, PAIRED, PROFILE
 from jitexp.worker.jaxinfo import jax_flag
 
 QUICK = ["timing=quick", "isolate=none"]
@@ -28,6 +28,7 @@ def test_each_mode_measures_compute_heavy(mode):
         set(OUTCOME)
         | set(PAIRED)
         | set(DISK_CACHE)
+        | set(PROFILE)  # profile=true only
         | {
             "config_hash",
             "explanation",

@@ -79,7 +79,30 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
         for row in rows:
             row.update(kept_against_all(procs, row.get("variant"), row["mode"]))
     calls.extend(sequence_rows(raw.sequence, {k: rows[0][k] for k in KEY_COLUMNS}))
-    return JobResult(rows, samples, procs, calls)
+    profile, files = profile_outputs(raw.profile, rows)
+    return JobResult(rows, samples, procs, calls, profile, files)
+
+
+def profile_outputs(result: ProcessResult | None, rows: list[dict]) -> tuple[list[dict], dict[str, bytes]]:
+    """profile=true: each compiled mode's row gets profile_calls, profile_step_s and profile_execute_s (or
+    profile_error); profile.csv's rows and the trace files under profile/<mode>/."""
+    if result is None:
+        return [], {}
+    events, files = [], {}
+    for row in rows:
+        mode = row["mode"]
+        if mode not in ("jit", "aot"):
+            continue
+        m = result.modes.get(mode)
+        failure = result.error or (m.error if m is not None else None)
+        if m is None or m.profile is None:
+            row["profile_error"] = failure.error_message if failure is not None else "not profiled"
+            continue
+        p = m.profile
+        row.update(profile_calls=p.calls, profile_step_s=p.wall_s / p.calls, profile_execute_s=p.execute_s)
+        events.extend({**{k: row[k] for k in KEY_COLUMNS}, "mode": mode, **e} for e in p.events)
+        files.update({f"profile/{mode}/{name}": data for name, data in p.files.items()})
+    return events, files
 
 
 def _median_of(processes: list[ProcessResult], keys: tuple[str, ...]) -> dict:

@@ -139,6 +139,7 @@ class ExperimentConfig:
     seed: int = 0
     calls: int = 0  # > 0: also record the first `calls` calls from cold in calls.csv
     check: bool = True  # compare jit/aot outputs with eager
+    profile: bool = False  # one more worker, untimed, runs each compiled mode's steady calls under jax.profiler.trace
     compilation_cache_dir: Optional[str] = None  # null: persistent cache off
     cpu_async_dispatch: Optional[bool] = None  # null: JAX's default
     isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)

@@ -93,6 +93,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         )
     _choice("isolate", cfg.isolate, ISOLATES)
     _validate_envs(cfg)
+    if cfg.profile and (cfg.envs or cfg.variants):
+        raise ConfigError("profile", True, "profiles one version of a job: run it in a job without envs or variants")
     if cfg.compilation_cache_dir is not None:
         writable_dir("compilation_cache_dir", cfg.compilation_cache_dir)
     for name, rule in cfg.workload.checks.items():

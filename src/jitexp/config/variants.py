@@ -33,6 +33,7 @@ JOB_KEYS = (
     "timing",
     "calls",
     "check",
+    "profile",
     "resume",
     "fail_on_error",
     "sequence",

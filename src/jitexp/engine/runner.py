@@ -68,6 +68,7 @@ def run(
     cache = disk_cache_probe(cfg)
     load_end = load_avg()
     raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced, code)
+    raw.profile = profile_probe(cfg)
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 
 
@@ -209,6 +210,15 @@ def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[Pro
     finally:
         shutil.rmtree(probe_dir, ignore_errors=True)
     return cold, warm
+
+
+def profile_probe(cfg: ExperimentConfig) -> ProcessResult | None:
+    """With profile=true: one more worker, after the timed ones, runs each compiled mode's steady calls under
+    jax.profiler.trace (jitexp.worker.profiling)."""
+    modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
+    if not cfg.profile or not modes:
+        return None
+    return run_task(Task(cfg, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="profile"), cfg)
 
 
 def retrace_probe(cfg: ExperimentConfig, env: str | None = None) -> dict[str, ProcessResult]:

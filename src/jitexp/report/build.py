@@ -19,6 +19,7 @@ from jitexp.report.caveats import caveat_summary
 from jitexp.report.detail_tables import attribution_table, cache_table, memory_table, sequence_table
 from jitexp.report.markdown import PLOT_KINDS, environment_table, summary_markdown
 from jitexp.report.page import PAGE, page_html
+from jitexp.report.profile_view import load_profile, profile_table
 from jitexp.report.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
 from jitexp.report.terminal import format_terminal_report
 from jitexp.report.text_parts import headline
@@ -86,6 +87,7 @@ def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, p
         source=path,
         state=sweep_state(path),
         calls=load_calls(path),
+        profile=load_profile(path, out if out is not None else default_out(path)),
     )
 
 
@@ -106,7 +108,9 @@ def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True, sort=False) if frames else None
 
 
-def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+def report_tables(
+    df: pd.DataFrame, calls: pd.DataFrame | None = None, profile: pd.DataFrame | None = None
+) -> dict[str, pd.DataFrame]:
     """The report's CSV tables by file stem (the optional ones only when they have rows)."""
     frames = {
         "speedup": speedup_table(df),
@@ -120,11 +124,12 @@ def report_tables(df: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[s
         "memory": memory_table(df),
         "cache": cache_table(df),
         "sequence": sequence_table(calls, df),
+        "profile": profile_table(profile),
     }
     return {**frames, **{k: v for k, v in optional.items() if not v.empty}}
 
 
-OPTIONAL_TABLES = ("ab", "attribution", "memory", "cache", "sequence")
+OPTIONAL_TABLES = ("ab", "attribution", "memory", "cache", "sequence", "profile")
 
 
 def write_report(
@@ -136,9 +141,12 @@ def write_report(
     frames: dict[str, pd.DataFrame] | None = None,
     state: SweepState | None = None,
     calls: pd.DataFrame | None = None,
+    profile: pd.DataFrame | None = None,
 ) -> Path:
     """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
-    return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls)[0]
+    return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls, profile=profile)[
+        0
+    ]
 
 
 def _write_report(
@@ -150,11 +158,12 @@ def _write_report(
     frames: dict[str, pd.DataFrame] | None = None,
     state: SweepState | None = None,
     calls: pd.DataFrame | None = None,
+    profile: pd.DataFrame | None = None,
 ) -> tuple[Path, list[Path]]:
     """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    frames = report_tables(df, calls) if frames is None else frames
+    frames = report_tables(df, calls, profile) if frames is None else frames
     written = [write_csv(frame, out / f"{stem}.csv") for stem, frame in frames.items()]
     for stem in OPTIONAL_TABLES:  # an optional table this data lacks must not survive from an earlier report
         if stem not in frames:
@@ -176,6 +185,7 @@ def _write_report(
         title=title,
         headline=headline(df, state),
         caveats=caveat_summary(df),
+        profile=frames.get("profile"),
     )
     _write_text(out / PAGE, page)
     return out, [out / PAGE, out / "summary.md", *written, *images]
@@ -238,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         state = sweep_state(path)
         out = Path(args.out) if args.out else default_out(path)
         calls = load_calls(path)
-        frames = report_tables(df, calls)
+        frames = report_tables(df, calls, load_profile(path, out))
         _, written = _write_report(
             df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls
         )

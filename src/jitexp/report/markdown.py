@@ -11,6 +11,7 @@ import pandas as pd
 
 from jitexp.analysis.formatting import markdown_table
 from jitexp.report.caveats import caveat_summary
+from jitexp.report.profile_view import profile_markdown
 from jitexp.report.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
 from jitexp.report.views import (
     ATTRIBUTION_VIEW,
@@ -137,6 +138,7 @@ def summary_markdown(
             "Full table: [sequence.csv](sequence.csv)",
             "",
         ]
+    lines += profile_markdown(frames.get("profile", pd.DataFrame()))
     if not frames["scaling"].empty:
         lines += [
             "## Scaling",

@@ -26,6 +26,7 @@ from jitexp.analysis.formatting import (
     speedup_as_time_ratio,
 )
 from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, case_keys, error_rows, get_column, ok_rows
+from jitexp.report.profile_view import profile_html
 from jitexp.report.tables import ab_table
 from jitexp.report.views import ab_view
 
@@ -131,8 +132,9 @@ def page_html(
     title: str,
     headline: str,
     caveats: Sequence[str] = (),
+    profile: pd.DataFrame | None = None,
 ) -> str:
-    """The whole page as one string: verdict table, caveats, every picture with a caption, environment."""
+    """The whole page as one string: verdict table, caveats, every picture with a caption, the profile, environment."""
     parts = [
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
         f"<style>{STYLE}</style></head><body>",
@@ -155,6 +157,7 @@ def page_html(
     if images:
         parts.append("<h2>Pictures</h2>")
         parts += [_figure_html(path) for path in images]
+    parts += profile_html(profile if profile is not None else pd.DataFrame())
     parts += [
         "<h2>Environment</h2>",
         _table_html(environment),

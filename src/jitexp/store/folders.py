@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +18,7 @@ from jitexp.store.schema import (
     COLUMNS,
     JOB_LIST_COLUMNS,
     PROCESS_COLUMNS,
+    PROFILE_COLUMNS,
     SAMPLE_COLUMNS,
     ordered_columns,
     with_variant,
@@ -25,6 +27,7 @@ from jitexp.store.schema import (
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
 CALLS_CSV = "calls.csv"
+PROFILE_CSV = "profile.csv"  # profile=true: per compiled mode, its profiled events; the traces under profile/<mode>/
 PROCESSES_CSV = "processes.csv"
 JOBS_CSV = "jobs.csv"
 REPORT_DIR = "report"
@@ -204,13 +207,14 @@ def load_results(path: str | os.PathLike) -> pd.DataFrame:
     raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
 
 
-JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV)
+JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV, PROFILE_CSV)
 
 
 def clear_job(folder: str | os.PathLike) -> None:
-    """Remove the CSVs an earlier run left in a job folder, so they cannot pass for this run's."""
+    """Remove the CSVs (and traces) an earlier run left in a job folder, so they cannot pass for this run's."""
     for name in JOB_FILES:
         (Path(folder) / name).unlink(missing_ok=True)
+    shutil.rmtree(Path(folder) / "profile", ignore_errors=True)
 
 
 def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides: str) -> bool:
@@ -232,13 +236,18 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
 
 
 def write_job(result: JobResult, folder: str | os.PathLike) -> None:
-    """A job's files: results.csv always; samples.csv, processes.csv, calls.csv when they have rows."""
+    """A job's files: results.csv always; samples.csv, processes.csv, calls.csv, profile.csv when they have rows; the
+    traces (profile/<mode>/...)."""
     folder = Path(folder)
     for rows, columns, name in (
         (result.samples, SAMPLE_COLUMNS, SAMPLES_CSV),
         (result.processes, PROCESS_COLUMNS, PROCESSES_CSV),
         (result.calls, CALL_COLUMNS, CALLS_CSV),
+        (result.profile, PROFILE_COLUMNS, PROFILE_CSV),
     ):
         if rows:
             write_csv(to_frame(rows, with_variant(columns, rows)), folder / name)
+    for name, data in result.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / name, data)
     write_csv(to_frame(result.rows), folder / RESULTS_CSV)  # last: its presence marks the job complete

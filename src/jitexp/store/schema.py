@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from jitexp.analysis.profile import PROFILE_EVENT_COLUMNS
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.provenance import CODE_COLUMNS
@@ -117,6 +118,8 @@ ATTRIBUTION = [
     "op_dispatch_s",
     "attribution_error",
 ]
+# profile=true: the profile worker's loop per compiled mode (its events: profile.csv)
+PROFILE = ["profile_calls", "profile_step_s", "profile_execute_s", "profile_error"]
 # the collectives XLA inserted for a sharded job (worker.attribution.collective_counts): totals, then per kind
 COLLECTIVE_KINDS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute"]
 COLLECTIVES = [
@@ -197,6 +200,7 @@ COLUMNS = (
     + DISK_CACHE
     + ATTRIBUTION
     + COLLECTIVES
+    + PROFILE
     + WORK
     + CHECKS
     + [c for c in ENVIRONMENT_COLUMNS if c not in IDENTITY]
@@ -230,6 +234,7 @@ PROCESS_COLUMNS = [
     *NOISE_COLUMNS,
     *PROBE_COLUMNS,
 ]
+PROFILE_COLUMNS = ["job_num", "workload", "mode", "size", *PROFILE_EVENT_COLUMNS]  # profile.csv
 JOB_LIST_COLUMNS = ["job_num", "overrides"]  # a sweep's jobs.csv
 CALL_COLUMNS = [
     "job_num",
@@ -276,6 +281,8 @@ INT_COLUMNS = [
     "eager_bytes",
     "device_count",
     *COLLECTIVES,
+    "profile_calls",
+    "count",
     "peak_rss_growth_bytes",
     "device_peak_bytes",
     "n_steal_replaced",
@@ -284,6 +291,7 @@ INT_COLUMNS = [
     *(f"ab_{metric}_n_pairs" for metric in CHANGE_METRICS),
 ]
 BOOL_COLUMNS = [
+    "outermost",
     "unstable",
     "replaced",
     "ci_target_met",
@@ -310,6 +318,9 @@ TEXT_COLUMNS = [
     "mesh",
     "mesh_axis_types",
     "shardings",
+    "profile_error",
+    "thread",
+    "event",
     "donation",
     "attribution_error",
     "platform",
@@ -354,7 +365,14 @@ TEXT_COLUMNS = [
 
 
 KNOWN_NUMERIC = (
-    (set(COLUMNS) | set(OPTIONAL_COLUMNS) | set(SAMPLE_COLUMNS) | set(CALL_COLUMNS) | set(PROCESS_COLUMNS))
+    (
+        set(COLUMNS)
+        | set(OPTIONAL_COLUMNS)
+        | set(SAMPLE_COLUMNS)
+        | set(CALL_COLUMNS)
+        | set(PROCESS_COLUMNS)
+        | set(PROFILE_COLUMNS)
+    )
     - set(TEXT_COLUMNS)
     - set(BOOL_COLUMNS)
 )

@@ -105,7 +105,8 @@ def measure_process(task: Task) -> ProcessResult:
                     result.error.hint = result.error.hint or raised_at(exc.cause, "workload.setup")
                 return result
             # The steady state runs outside any device context (the inputs carry the device); the probes inside.
-            with workload.on_device(device) if task.kind != "measure" else contextlib.nullcontext():
+            timed = task.kind in ("measure", "profile")  # the steady loop as measured: no device context around it
+            with workload.on_device(device) if not timed else contextlib.nullcontext():
                 sampled = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
         if sampled is not None:
             result.noise = dataclasses.replace(sampled, host_probe=result.noise.host_probe)

@@ -21,6 +21,7 @@ from jitexp.worker.checks import extras
 from jitexp.worker.compiles import CompileCounter
 from jitexp.worker.inputs import Functions, Inputs, check_setup_memory, donor, input_builder, raised_at, variant_cfg
 from jitexp.worker.modes import Carry, ColdCall, cold_call
+from jitexp.worker.profiling import profile_calls
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
@@ -256,4 +257,4 @@ def cache_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         )
 
 
-KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls}
+KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls, "profile": profile_calls}

@@ -1,0 +1,97 @@
+"""A profiled run's trace as rows: per thread kind and event name, how often, how long, what share of a call.
+
+The trace is the Chrome/Perfetto trace JSON that `jax.profiler.trace` writes (`<host>.trace.json.gz`): `ph: "X"`
+complete events with `ts` and `dur` in microseconds, named threads and processes (`ph: "M"`). Pure: a dict in, rows
+out (the worker profiles, jitexp.worker.measure.profile_calls).
+
+Nesting: an event is *outermost* when no earlier event on its own thread is still open when it starts. The
+execution time of a call is the sum of the outermost events on the threads that run the compiled program (XLA's
+PjRt client thread on a CPU, the device's streams on a GPU), divided by the calls profiled: work that XLA spreads
+over its intra-op threads runs inside those events, so it is not added again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+EXECUTION = ("execute", "device")  # the thread kinds whose outermost events are the program's execution
+PROFILE_EVENT_COLUMNS = [
+    "thread",
+    "event",
+    "count",
+    "per_call",
+    "total_s",
+    "mean_s",
+    "per_call_s",
+    "share",
+    "outermost",
+]
+
+
+def thread_kind(process: str, thread: str) -> str:
+    """`device` (a device's streams), `execute` (XLA's client thread that runs the program on a CPU), `host` (the
+    Python thread: dispatch), `intra-op` (XLA's worker threads) or `other`."""
+    if process.startswith("/device:"):
+        return "device"
+    if "PjRt" in thread and "Client" in thread:
+        return "execute"
+    if thread.startswith("python"):
+        return "host"
+    if "Eigen" in thread or "ThreadPool" in thread or thread.startswith("tf_XLA"):
+        return "intra-op"
+    return "other"
+
+
+def profile_rows(trace: Mapping[str, Any], calls: int, wall_s: float) -> tuple[list[dict], float | None]:
+    """(rows, execution seconds per call): one row per thread kind and event name, the largest total first, and
+    the outermost execution events' time per call (None when the trace has no execution thread)."""
+    events = [e for e in trace.get("traceEvents", []) if isinstance(e, dict)]
+    processes = {
+        e.get("pid"): e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
+    threads = {
+        (e.get("pid"), e.get("tid")): e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
+    by_thread: dict[tuple, list[dict]] = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float)):
+            by_thread[(e.get("pid"), e.get("tid"))].append(e)
+    stats: dict[tuple[str, str], dict] = {}
+    execute_us = 0.0
+    seen_execution = False
+    for key, mine in by_thread.items():
+        kind = thread_kind(str(processes.get(key[0], "")), str(threads.get(key, "")))
+        seen_execution = seen_execution or kind in EXECUTION
+        open_until = float("-inf")
+        for e in sorted(mine, key=lambda e: (e.get("ts", 0.0), -e["dur"])):
+            start, dur = float(e.get("ts", 0.0)), float(e["dur"])
+            outermost = start >= open_until
+            if outermost:
+                open_until = start + dur
+                if kind in EXECUTION:
+                    execute_us += dur
+            s = stats.setdefault((kind, str(e.get("name"))), {"count": 0, "total_us": 0.0, "outermost": True})
+            s["count"] += 1
+            s["total_us"] += dur
+            s["outermost"] = s["outermost"] and outermost
+    step = wall_s / calls if calls else float("nan")
+    rows = [
+        {
+            "thread": kind,
+            "event": name,
+            "count": s["count"],
+            "per_call": s["count"] / calls,
+            "total_s": s["total_us"] / 1e6,
+            "mean_s": s["total_us"] / 1e6 / s["count"],
+            "per_call_s": s["total_us"] / 1e6 / calls,
+            "share": s["total_us"] / 1e6 / calls / step if step > 0 else float("nan"),
+            "outermost": s["outermost"],
+        }
+        for (kind, name), s in stats.items()
+    ]
+    rows.sort(key=lambda r: -r["total_s"])
+    return rows, (execute_us / 1e6 / calls if seen_execution and calls else None)

@@ -88,7 +88,8 @@ def profile_outputs(result: ProcessResult | None, rows: list[dict]) -> tuple[lis
     profile_error); profile.csv's rows and the trace files under profile/<mode>/."""
     if result is None:
         return [], {}
-    events, files = [], {}
+    events: list[dict] = []
+    files: dict[str, bytes] = {}
     for row in rows:
         mode = row["mode"]
         if mode not in ("jit", "aot"):

@@ -32,11 +32,11 @@ def load_profile(path: str | os.PathLike, out: str | os.PathLike) -> pd.DataFram
             frame = job.read(PROFILE_CSV)
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
             continue
-        traces = {
-            m: next(iter(sorted((job.path / "profile" / str(m)).glob("*.trace.json.gz"))), None)
-            for m in frame["mode"].unique()
-        }
-        frame["trace"] = [os.path.relpath(traces[m], out) if traces.get(m) else "" for m in frame["mode"]]
+        traces: dict[str, str] = {}
+        for m in frame["mode"].unique():
+            found = sorted((job.path / "profile" / str(m)).glob("*.trace.json.gz"))
+            traces[str(m)] = os.path.relpath(found[0], Path(out)) if found else ""
+        frame["trace"] = [traces[str(m)] for m in frame["mode"]]
         frames.append(frame)
     return pd.concat(frames, ignore_index=True, sort=False) if frames else None
 

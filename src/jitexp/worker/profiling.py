@@ -18,13 +18,13 @@ from jitexp.worker import workload
 from jitexp.worker.inputs import Inputs, donor
 from jitexp.worker.modes import cold_call
 
-PROFILE_SECONDS = 0.2  # the profiled loop lasts about this long (at least MIN_CALLS calls)
+PROFILE_SECONDS = 0.5  # the profiled loop lasts about this long (at least MIN_CALLS calls), after as long a warm-up
 MIN_CALLS, MAX_CALLS = 10, 10_000
 KEPT = (".trace.json.gz", ".xplane.pb")  # Perfetto / chrome://tracing reads the first, TensorBoard's XProf the second
 
 
 def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
-    """Each mode's cold call and warm-up, then about PROFILE_SECONDS of its steady loop (the timed region's own
+    """Each mode's cold call and PROFILE_SECONDS of warm-up, then about PROFILE_SECONDS of its steady loop (the timed region's own
     calls) inside jax.profiler.trace, Python tracing off; the trace's rows and files in out[mode].profile."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0  # the host's own events (dispatch), not every Python function
@@ -34,11 +34,12 @@ def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], 
             jax.clear_caches()
         try:
             c = cold_call(donor(own) if task.cfg.workload.setup is None else own, mode)
-            seconds, _ = c.loop(MIN_CALLS)  # warm: caches, allocator, the carried state's first shapes
+            seconds, _ = c.loop(MIN_CALLS)
+            calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
+            c.loop(calls)  # warm: caches, the allocator, thread pools, the carried state, as the timed rounds are
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(own)))
             continue
-        calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
         with tempfile.TemporaryDirectory(prefix="jitexp-profile-") as folder:
             try:
                 with jax.profiler.trace(folder, profiler_options=options):

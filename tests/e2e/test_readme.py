@@ -274,11 +274,17 @@ def test_readme_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_p
         args = [*argv[1:], "timing=quick"] if argv[0] == "jitexp" else argv[1:]
         proc = run_cli(args, cwd=tmp_path, name=argv[0])
         assert proc.returncode == 0, (line, proc.stderr[-3000:])
-    dp, tp = (read(p / "results.csv") for p in sorted((tmp_path / "outputs" / "run").iterdir()))
+    dp, tp, paired = (read(p / "results.csv") for p in sorted((tmp_path / "outputs" / "run").iterdir()))
     assert (dp["status"] == "ok").all() and (dp["mesh"] == "data=4").all() and (dp["device_count"] == 4).all()
     assert dp.loc[dp["mode"] == "jit", "all_reduce_count"].iloc[0] >= 1  # the gradients
     assert (tp["shardings"] == "1:P(None, 'model') 2:P('model', None)").all()
     assert tp[["all_reduce_count", "collectives"]].values.tolist() == [[1, 1]]  # Megatron's one all-reduce
+    # one device against four in the same processes: each variant its own mesh, four paired against one
+    assert paired[["variant", "mesh", "all_reduce_count"]].values.tolist() == [
+        ["one", "model=1", 0],
+        ["four", "model=4", 1],
+    ]
+    assert paired["ab_baseline"].iloc[1] == "one" and paired["ab_steady_ratio"].iloc[1] > 0
     scaling = read(tmp_path / "outputs" / "mesh_scaling" / "results.csv")
     assert sorted(scaling["device_count"]) == [1, 2, 4, 8] and (scaling["status"] == "ok").all()
     assert scaling["mesh"].tolist() == [f"data={n}" for n in scaling["device_count"]]

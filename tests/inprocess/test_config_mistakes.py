@@ -199,6 +199,14 @@ MISTAKES = [
         ["profile=true", "variants={a: {size: 8}, b: {size: 16}}"],
         "profile=True is invalid; profiles one version of a job: run it in a job without envs or variants",
     ),
+    (
+        [
+            "workload=tp_mlp",
+            "device.count=2",
+            "variants={one: {mesh.shape: {model: 1}}, four: {mesh.shape: {model: 4}}}",
+        ],
+        "variants.four.mesh.shape={'model': 4} is invalid; needs 4 devices and device.count is 2: set device.count=4",
+    ),
     (["mesh.axis_types=manual"], "mesh.axis_types='manual' is invalid; valid choices: auto, explicit"),
     (["device.count=0"], "device.count=0 is invalid; must be an int >= 1"),
     (["mesh.shape=[4]"], "mesh.shape=[4] is invalid; {axis name: size >= 1, ...}, e.g. {data: 4}"),

@@ -113,7 +113,7 @@ def resolve_sequence(node: DictConfig, exp: ExperimentConfig) -> list[dict]:
 
 
 def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping[str, dict]) -> dict[str, dict] | None:
-    """Each variant's overrides with `_resolved`: its workload, mode, size, dtype and seed, resolved
+    """Each variant's overrides with `_resolved`: its workload, mode, mesh, size, dtype and seed, resolved
     and validated like a job of its own (a changed size or param reaches every argument that
     interpolates it); None when the job has none."""
     if not overrides:
@@ -146,6 +146,7 @@ def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping
             "_resolved": {
                 "workload": dataclasses.asdict(variant.workload),
                 "mode": dataclasses.asdict(variant.mode),
+                "mesh": dataclasses.asdict(variant.mesh),
                 "size": variant.size,
                 "dtype": variant.dtype,
                 "seed": variant.seed,

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-from jitexp.config.schema import MODES, ExperimentConfig, ModeConfig, WorkloadConfig
+from jitexp.config.schema import MODES, ExperimentConfig, MeshConfig, ModeConfig, WorkloadConfig
 from jitexp.config.validate import unknown_key
 from jitexp.errors import ConfigError
 
@@ -25,10 +25,11 @@ VARIANT_MODE_KEYS = (
     "compiler_options",
     "jit_fn",
 )
-VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options")  # mappings whose entries are the user's
-VARIANT_NODES = ("workload", "mode", "device", "timing", "workload.params")  # written nested or dotted alike
+# mappings whose entries are the user's (or a mapping that is one value: a mesh's shape, the shardings)
+VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options", "mesh.shape", "workload.shardings")
+VARIANT_NODES = ("workload", "mode", "device", "mesh", "timing", "workload.params")  # written nested or dotted alike
 # set once per worker process (the device, JAX's clients and flags): two values need two processes
-PROCESS_KEYS = ("device", "mesh", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
+PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
 JOB_KEYS = (
     "timing",
     "calls",
@@ -110,8 +111,12 @@ def _check_variant_key(where: str, key: str, value: Any, params: list[str]) -> N
         known = [f.name for f in dataclasses.fields(WorkloadConfig)]
     elif head == "mode":
         known = list(VARIANT_MODE_KEYS)
+    elif head == "mesh":  # one process's devices, laid out per variant: one device against four, paired
+        known = ["shape", "axis_types"]
     else:
-        raise unknown_key(f"{where}.{key}", value, [*VARIANT_TOP_KEYS, "workload", "mode", *PROCESS_KEYS, *JOB_KEYS])
+        raise unknown_key(
+            f"{where}.{key}", value, [*VARIANT_TOP_KEYS, "workload", "mode", "mesh", *PROCESS_KEYS, *JOB_KEYS]
+        )
     if field_name not in known:
         raise unknown_key(f"{where}.{head}.{field_name}", value, known)
     if not sub or f"{head}.{field_name}" in VARIANT_OPEN:
@@ -157,6 +162,7 @@ def variant_configs(cfg: ExperimentConfig) -> dict[str, ExperimentConfig]:
             cfg,
             workload=WorkloadConfig(**r["workload"]),
             mode=ModeConfig(**r["mode"]),
+            mesh=MeshConfig(**r["mesh"]) if "mesh" in r else cfg.mesh,
             size=r["size"],
             dtype=r["dtype"],
             seed=r["seed"],

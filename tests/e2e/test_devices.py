@@ -26,3 +26,12 @@ def test_a_sharding_that_does_not_fit_setups_arrays_is_one_line_from_the_worker(
         "jitexp: error: workload.shardings.2=['data'] is invalid; dimension 0 of an array of argument 2 ([6, 32]) "
         "is not divisible by data (4)"
     ]
+
+
+def test_shard_map_matmul_psums_by_hand_over_the_mesh_its_arguments_carry(tmp_path):
+    argv = ["workload=shard_map_matmul", "size=32", "device.count=2", "mesh.shape={model:2}", "mode=[eager,jit]"]
+    proc = run_cli([*argv, "timing=quick", "hydra.run.dir=sm"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jit = pd.read_csv(tmp_path / "sm" / "results.csv").set_index("mode").loc["jit"]
+    assert (jit["status"], jit["all_reduce_count"], jit["collectives"]) == ("ok", 1, 1)  # the psum
+    assert bool(jit["matches_eager"])

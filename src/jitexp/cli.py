@@ -118,7 +118,9 @@ def main() -> None:
     # The current directory is importable for workload.fn, as it is for `python -m` and pytest.
     if os.getcwd() not in sys.path[:1]:
         sys.path.insert(0, os.getcwd())
-    argv = sys.argv[1:]
+    from jitexp.engine.compose import replacing
+
+    argv = sys.argv[1:] = replacing(sys.argv[1:])  # Hydra reads sys.argv itself
     if "--version" in argv:
         from jitexp.helptext import version_text
 

@@ -65,8 +65,56 @@ def test_a_long_tuple_type_is_one_instruction_for_the_kernel_count_too():
     assert hlo_counts(HLO) == {"xla_kernels": 7, "xla_fusions": 0}
 
 
+ASYNC = """HloModule jit_async
+
+%wrapped_all_gather (p: f32[2,16]) -> f32[8,16] {
+  %p = f32[2,16]{1,0} parameter(0)
+  ROOT %ag = f32[8,16]{1,0} all-gather(%p), channel_id=7, dimensions={0}
+}
+
+ENTRY %main (x: f32[8,16], y: f32[4]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0)
+  %y = f32[4]{0} parameter(1)
+  %rs = (f32[8,16]{1,0}, f32[2,16]{1,0}) reduce-scatter-start(%x), channel_id=5, dimensions={0}, to_apply=%add
+  %rsd = f32[2,16]{1,0} reduce-scatter-done(%rs)
+  %cps = (f32[4]{0}, f32[4]{0}, u32[], u32[]) collective-permute-start(%y), channel_id=6, source_target_pairs={{0,1}}
+  %cpd = f32[4]{0} collective-permute-done(%cps)
+  %as = ((f32[2,16]{1,0}), f32[8,16]{1,0}) async-start(%rsd), calls=%wrapped_all_gather
+  ROOT %ad = f32[8,16]{1,0} async-done(%as)
+}
+"""
+
+
+def test_async_forms_count_their_results_and_a_wrapped_collective_is_found_through_calls():
+    row = collective_counts(ASYNC)
+    assert (row["reduce_scatter_count"], row["reduce_scatter_bytes"]) == (1, 2 * 16 * 4)  # the shard, not the operand
+    assert (row["collective_permute_count"], row["collective_permute_bytes"]) == (1, 4 * 4)  # not the u32 contexts
+    assert (row["all_gather_count"], row["all_gather_bytes"]) == (1, 8 * 16 * 4)  # inside async-start's calls=
+    assert row["collectives"] == 3
+
+
 def test_one_device_has_none_and_unreadable_text_has_no_columns():
     single = "ENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%x)\n}\n"
     row = collective_counts(single)
     assert row["collectives"] == 0 and row["collective_bytes"] == 0
-    assert collective_counts("not HLO")["collectives"] == 0
+    assert collective_counts("not HLO") == {} and hlo_counts("not HLO") == {}  # empty columns, as hlo_counts
+
+
+def test_shard_map_matmul_is_a_shard_map_with_a_psum_over_the_model_axis():
+    # one device here (a one-device mesh): the e2e test counts its all-reduce on two; this shows the all-reduce
+    # is the hand-written psum, not one XLA would add for a matmul sharded on its contraction
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jitexp.workloads.sharded import shard_map_matmul
+
+    mesh = Mesh(np.array(jax.devices()[:1]), ("model",))
+    x = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(mesh, P(None, "model")))
+    w = jax.device_put(np.ones((8, 2), np.float32), NamedSharding(mesh, P("model", None)))
+    text = str(jax.make_jaxpr(jax.jit(shard_map_matmul))(x, w))
+    assert "shard_map" in text and "psum" in text
+    np.testing.assert_allclose(np.asarray(shard_map_matmul(x, w)), np.full((4, 2), 8.0))
+    plain = str(jax.make_jaxpr(shard_map_matmul)(np.ones((4, 8), np.float32), np.ones((8, 2), np.float32)))
+    assert "shard_map" not in plain  # no mesh: the plain matmul

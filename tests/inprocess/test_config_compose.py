@@ -133,3 +133,17 @@ def test_a_built_ins_old_import_path_still_names_it():
     assert import_fn("jitexp.library.softmax") is library.softmax is import_fn("jitexp.workloads.library.softmax")
     with pytest.raises(ConfigError, match="has no callable 'nope'"):
         import_fn("jitexp.library.nope")
+
+
+def test_a_mesh_or_shardings_given_as_a_mapping_replace_the_configs_own():
+    # tp_mlp's YAML shards arguments 1 and 2 over `model`; a mapping on the command line (or in a variant) is the
+    # whole of it, not merged into the YAML's (which would keep 1 and 2 and refuse the `data` mesh)
+    job = compose(["workload=tp_mlp", "device.count=4", "mesh.shape={data:4}", "workload.shardings={0:[data,null]}"])
+    assert (job.workload.shardings, job.mesh.shape) == ({0: ["data", None]}, {"data": 4})
+    variants = "variants={one: {mesh.shape: {model: 1}}, two: {mesh.shape: {data: 2}, workload.shardings: {0: [data]}}}"
+    job = compose(["workload=tp_mlp", "device.count=2", "mesh.shape={model:2}", variants])
+    one, two = jitexp.config.variant_configs(job).values()
+    assert (one.mesh.shape, one.workload.shardings) == ({"model": 1}, {1: [None, "model"], 2: ["model", None]})
+    assert (two.mesh.shape, two.workload.shardings) == ({"data": 2}, {0: ["data"]})  # not {model: 2, data: 2}
+    with pytest.raises(ConfigError, match=r"variants\.two\.workload\.shardings\.1=.*axis 'model' is not in mesh"):
+        compose(["workload=tp_mlp", "device.count=2", "variants={one: {size: 8}, two: {mesh.shape: {x: 2}}}"])

@@ -207,6 +207,16 @@ MISTAKES = [
         ],
         "variants.four.mesh.shape={'model': 4} is invalid; needs 4 devices and device.count is 2: set device.count=4",
     ),
+    (
+        [
+            "workload=matmul",
+            "device.count=2",
+            "mesh.shape={data:2}",
+            "workload.shardings={0:[data]}",
+            "workload.args=[5]",
+        ],
+        "workload.args[0]=5 is invalid; a mapping",  # the argument's own mistake, before the mesh reads its shape
+    ),
     (["mesh.axis_types=manual"], "mesh.axis_types='manual' is invalid; valid choices: auto, explicit"),
     (["device.count=0"], "device.count=0 is invalid; must be an int >= 1"),
     (["mesh.shape=[4]"], "mesh.shape=[4] is invalid; {axis name: size >= 1, ...}, e.g. {data: 4}"),

@@ -51,6 +51,21 @@ def test_rows_per_thread_kind_and_event_with_outermost_and_the_execution_per_cal
     assert [r["event"] for r in rows][:2] == ["fusion", "fusion"]  # the largest totals first (execute, intra-op)
 
 
+def test_devices_that_run_at_once_count_their_time_once():
+    # two CPU devices, each with its client thread: the same 600 us at once, then one alone for 200 us more
+    two = {
+        "traceEvents": [
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            meta(1, 21, "tf_XLAPjRtCpuClient/2"),
+            event(20, "fusion", 0, 600),
+            event(21, "fusion", 0, 800),
+        ]
+    }
+    rows, execute_s = profile_rows(two, calls=1, wall_s=0.001)
+    assert execute_s == pytest.approx(800e-6)  # the union, not 1400 us
+    assert rows[0]["count"] == 2 and rows[0]["total_s"] == pytest.approx(1400e-6)  # the event's own sum stays
+
+
 def test_a_trace_without_an_execution_thread_has_no_execution_time():
     rows, execute_s = profile_rows({"traceEvents": [meta(1, 10, "python"), event(10, "x", 0, 5)]}, 1, 1e-5)
     assert execute_s is None and [r["thread"] for r in rows] == ["host"]

@@ -5,9 +5,11 @@ complete events with `ts` and `dur` in microseconds, named threads and processes
 out (the worker profiles, jitexp.worker.measure.profile_calls).
 
 Nesting: an event is *outermost* when no earlier event on its own thread is still open when it starts. The
-execution time of a call is the sum of the outermost events on the threads that run the compiled program (XLA's
-PjRt client thread on a CPU, the device's streams on a GPU), divided by the calls profiled: work that XLA spreads
-over its intra-op threads runs inside those events, so it is not added again.
+execution time of a call is the time covered by the outermost events on the threads that run the compiled program
+(XLA's PjRt client threads on a CPU, one per device; the device's streams on a GPU), as a union over those threads
+(several devices run at once: their time is not added up), divided by the calls profiled. Work that XLA spreads
+over its intra-op threads runs inside those events, so it is not added again. A program small enough to run inline
+on the Python thread has no execution events: its execution time is None.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def profile_rows(trace: Mapping[str, Any], calls: int, wall_s: float) -> tuple[l
         if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float)):
             by_thread[(e.get("pid"), e.get("tid"))].append(e)
     stats: dict[tuple[str, str], dict] = {}
-    execute_us = 0.0
+    executing: list[tuple[float, float]] = []  # outermost intervals on the execution threads
     seen_execution = False
     for key, mine in by_thread.items():
         kind = thread_kind(str(processes.get(key[0], "")), str(threads.get(key, "")))
@@ -73,7 +75,7 @@ def profile_rows(trace: Mapping[str, Any], calls: int, wall_s: float) -> tuple[l
             if outermost:
                 open_until = start + dur
                 if kind in EXECUTION:
-                    execute_us += dur
+                    executing.append((start, start + dur))
             s = stats.setdefault((kind, str(e.get("name"))), {"count": 0, "total_us": 0.0, "outermost": True})
             s["count"] += 1
             s["total_us"] += dur
@@ -94,4 +96,14 @@ def profile_rows(trace: Mapping[str, Any], calls: int, wall_s: float) -> tuple[l
         for (kind, name), s in stats.items()
     ]
     rows.sort(key=lambda r: -r["total_s"])
-    return rows, (execute_us / 1e6 / calls if seen_execution and calls else None)
+    return rows, (_covered_us(executing) / 1e6 / calls if seen_execution and calls else None)
+
+
+def _covered_us(intervals: list[tuple[float, float]]) -> float:
+    """The length of the union of the intervals (overlapping ones counted once)."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total

@@ -62,6 +62,7 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
 
 
 SEQUENCE_KEYS = ("size", "dtype", "python_scalars")
+REPLACED_IN_VARIANTS = ("mesh.shape", "workload.shardings")
 _SEQUENCE_FORM = (
     "a mapping of changes, e.g. {n: 3}, {size: 64}, {dtype: float64}, {python_scalars: [1]} or {} (as configured)"
 )
@@ -126,8 +127,12 @@ def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping
         changes: dict[str, Any] = {"variants": None, "sequence": []}
         for key, value in flat.items():
             set_dotted(changes, key, value)
+        merged = cast(DictConfig, OmegaConf.merge(base, changes))
+        for key in REPLACED_IN_VARIANTS:  # a variant's mesh or shardings replace the job's, as on the command line
+            if key in flat:
+                OmegaConf.update(merged, key, flat[key], merge=False)
         try:
-            variant = from_dict(cast(DictConfig, OmegaConf.merge(base, changes)))
+            variant = from_dict(merged)
         except ConfigError as error:
             if not any(error.key == k or error.key.startswith(k + ".") for k in flat):
                 validate(exp)  # a mistake of the job itself is named as the job's

@@ -75,7 +75,6 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if not 0 < t.max_steal <= 1:
         raise ConfigError("timing.max_steal", t.max_steal, "must lie in (0, 1]: a share of CPU time, e.g. 0.05")
     _validate_interleave(cfg)
-    validate_mesh(cfg)
     _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")
@@ -101,6 +100,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         _check_param(name, cfg.workload.params, rule)
     for i, arg in enumerate(cfg.workload.args or []):
         _validate_arg(f"workload.args[{i}]", arg, cfg)
+    validate_mesh(cfg)  # after the arguments: it reads their shapes
     if cfg.variants:
         _validate_with_variants(cfg)
     for i, item in enumerate(cfg.sequence):

@@ -284,6 +284,22 @@ def _file_of(hydra: Any, path: str) -> str | None:
     return None
 
 
+REPLACED = ("mesh.shape", "workload.shardings")  # a mapping given for these replaces the config's, not merges
+
+
+def replacing(overrides: Sequence[str]) -> list[str]:
+    """The overrides with `KEY=null` before each `KEY={...}` of REPLACED: Hydra merges a mapping into a mapping
+    (tp_mlp's own shardings would stay beside the command line's, or an unknown key would be refused), and a
+    mapping given on the command line means that mapping."""
+    out: list[str] = []
+    for text in overrides:
+        key, sep, value = text.partition("=")
+        if sep and key in REPLACED and value.lstrip().startswith("{"):
+            out.append(f"{key}=null")
+        out.append(text)
+    return out
+
+
 OPEN_MAPPINGS = (
     "mode.compiler_options.",
     "workload.kwargs.",

@@ -32,6 +32,7 @@ from jitexp.engine.compose import (
     parse_args,
     parse_overrides,
     parse_with,
+    replacing,
     sweep_jobs,
 )
 from jitexp.errors import ConfigError
@@ -69,9 +70,10 @@ def check_envs(jobs: Sequence[ExperimentConfig]) -> None:
 
 def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> ExperimentConfig:
     """The validated ExperimentConfig of one job, `jitexp OVERRIDES...` (no sweep), for use from Python."""
-    parsed = parse_overrides(list(overrides))
+    overrides = replacing(overrides)
+    parsed = parse_overrides(overrides)
     with hydra_session(config_dir) as hydra:
-        return _job(hydra, list(overrides), parsed, arity=False)
+        return _job(hydra, overrides, parsed, arity=False)
 
 
 def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) -> list[ExperimentConfig]:

@@ -14,7 +14,20 @@ from jitexp.noise import PROBE_COLUMNS
 from jitexp.store.folders import RESULTS_CSV, iter_jobs
 from jitexp.store.schema import SETUP_COLUMNS
 
-CASE = ["workload", "size", "dtype", "mode", "variant", "env", "static_argnums", "device_kind"]
+# a run without device columns (before issue 25) matches on the others: matched_columns takes what both runs have
+CASE = [
+    "workload",
+    "size",
+    "dtype",
+    "mode",
+    "variant",
+    "env",
+    "static_argnums",
+    "device_kind",
+    "device_count",
+    "mesh",
+    "shardings",
+]
 COLUMNS = [
     "metric",
     "base_s",
@@ -109,7 +122,7 @@ def _of(frame: pd.DataFrame, variant: str, env: str, mode: str) -> pd.Series:
 
 
 def case_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
-    """The identity columns a case is matched on: workload, params, size, dtype, mode, variant, statics, device."""
+    """The identity columns a case is matched on: workload, params, size, dtype, mode, variant, statics, device(s)."""
     params = sorted(c for c in rows.columns if c.startswith("param_"))
     keys = CASE[:1] + params + CASE[1:]
     return [k for k in keys if k in rows.columns and k not in ignore]

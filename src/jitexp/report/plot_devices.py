@@ -10,7 +10,12 @@ import pandas as pd
 
 from jitexp.report import cases, plot_style
 
-SPREAD = ("device_count", "mesh", "shardings")  # what a device sweep changes from job to job: one figure over them
+SPREAD = (
+    "device_count",
+    "mesh",
+    "mesh_axis_types",
+    "shardings",
+)  # what a device sweep changes from job to job: one figure over them
 
 
 def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:

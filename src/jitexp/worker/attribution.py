@@ -130,6 +130,7 @@ def hlo_counts(hlo_text: str) -> dict:
 
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+_CALLS = re.compile(r"\bcalls=%([\w.-]+)")
 _ARRAY_TYPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128|f8\w*)\[([\d,]*)\]")
 _BITS = {"pred": 8, "bf16": 16, "c64": 64, "c128": 128}
 
@@ -140,18 +141,31 @@ def collective_counts(hlo_text: str) -> dict:
     row: dict = {}
     for kind in COLLECTIVES:
         row[f"{kind.replace('-', '_')}_count"] = row[f"{kind.replace('-', '_')}_bytes"] = 0
-    for opcode, line in _reachable_ops(hlo_text):
+    parsed = False
+    for opcode, line in _reachable_ops(hlo_text, follow_calls=True):
+        parsed = True
         kind = opcode.removesuffix("-start")
         if kind not in COLLECTIVES:
             continue
         sizes = [_array_bytes(dtype, dims) for dtype, dims in _ARRAY_TYPE.findall(line.split(opcode + "(", 1)[0])]
-        # an async all-gather / collective-permute returns (operands, results, ...): its result is the largest
-        moved = max(sizes, default=0) if opcode != kind and kind != "all-reduce" else sum(sizes)
         row[f"{kind.replace('-', '_')}_count"] += 1
-        row[f"{kind.replace('-', '_')}_bytes"] += moved
+        row[f"{kind.replace('-', '_')}_bytes"] += _result_bytes(opcode, kind, sizes)
+    if not parsed:  # no HLO this parser can read: no columns, as hlo_counts
+        return {}
     row["collectives"] = sum(row[f"{k.replace('-', '_')}_count"] for k in COLLECTIVES)
     row["collective_bytes"] = sum(row[f"{k.replace('-', '_')}_bytes"] for k in COLLECTIVES)
     return row
+
+
+def _result_bytes(opcode: str, kind: str, sizes: list[int]) -> int:
+    """The bytes of a collective's results: every array of a sync op's (tuple) type; of an async -start's tuple
+    (operands, results[, context]) the results: the second half for all-gather and reduce-scatter, the second
+    array for collective-permute (its two u32 contexts aside); all-reduce-start's type is its results."""
+    if opcode == kind or kind == "all-reduce" or len(sizes) < 2:
+        return sum(sizes)
+    if kind == "collective-permute":
+        return sizes[1]
+    return sum(sizes[len(sizes) // 2 :])
 
 
 def _array_bytes(dtype: str, dims: str) -> int:
@@ -159,8 +173,9 @@ def _array_bytes(dtype: str, dims: str) -> int:
     return math.prod(int(d) for d in dims.split(",") if d) * bits // 8
 
 
-def _reachable_ops(hlo_text: str) -> Iterator[tuple[str, str]]:
-    """(opcode, line) of each instruction in the entry computation and the computations it calls, each once."""
+def _reachable_ops(hlo_text: str, follow_calls: bool = False) -> Iterator[tuple[str, str]]:
+    """(opcode, line) of each instruction in the entry computation and the computations it calls, each once; with
+    follow_calls, also those a `calls=` names (fusions, and the wrapped computation of an `async-start`)."""
     computations = _computations(hlo_text)
     entry = next((name for name, (is_entry, _) in computations.items() if is_entry), None)
     seen, todo = set(), [entry] if entry is not None else []
@@ -176,6 +191,8 @@ def _reachable_ops(hlo_text: str) -> Iterator[tuple[str, str]]:
             yield match.group(1), line
             for single, many in _SUBCOMPUTATIONS.findall(line):
                 todo.extend([single] if single else [n.strip().lstrip("%") for n in many.split(",")])
+            if follow_calls:
+                todo.extend(_CALLS.findall(line))
 
 
 def _computations(text: str) -> dict[str, tuple[bool, list[str]]]:

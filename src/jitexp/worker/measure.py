@@ -14,7 +14,7 @@ from jitexp import noise
 from jitexp.config import ExperimentConfig
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
-from jitexp.worker import channel, compiles, misses, workload
+from jitexp.worker import channel, compiles, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
@@ -179,6 +179,7 @@ def sequence_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult],
     device = None  # device_put's default: the job's device (jax.default_device)
     callable_ = {"eager": lambda: w.fn, "jit": w.jitted}.get(mode)
     target: Any = callable_() if callable_ else None
+    mesh = sharding.make_mesh(cfg, resolve_device(cfg.device))  # the probe's arguments sharded as the job's are
     calls = []
     for i, variant in enumerate(cfg.sequence, start=1):
         record: dict[str, Any] = {"call": i, "variant": variant["_label"], "status": "ok"}
@@ -195,6 +196,8 @@ def sequence_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult],
                         for j, a in enumerate(args)
                     )
                     kwargs = workload.build_kwargs(job, device)
+                    if mesh is not None:
+                        args, kwargs = sharding.shard_inputs(job, mesh, args, kwargs)
             with misses.captured() as reasons, CompileCounter() as counter:
                 start = time.perf_counter_ns()
                 try:
@@ -217,6 +220,8 @@ def sequence_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult],
             record.update(misses.reason(reasons, w.fn) if mode == "jit" else {})
         except PhaseError as exc:
             record.update(failure_of(exc.phase, exc.cause, workload.call_of(w)).as_row())
+        except ConfigError as exc:  # a variant's shape the mesh cannot split: that call's error, the probe goes on
+            record.update(failure_of("inputs", exc, workload.call_of(w)).as_row())
         calls.append(record)
     out[mode] = ModeResult(calls=calls)
 

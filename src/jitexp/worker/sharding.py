@@ -54,10 +54,19 @@ def make_mesh(cfg: ExperimentConfig, first: Any) -> Mesh | None:
 
 
 def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """args and kwargs with every array leaf placed by its argument's spec (replicated where none is named), blocked on."""
+    """args and kwargs with every array leaf placed by its argument's spec, blocked on. An argument without a spec
+    is replicated, except arrays setup already spread over several devices (its own sharding stands). A spec that
+    names no argument (setup's arguments are seen only here) is a ConfigError."""
     specs = {_where(k): v for k, v in cfg.shardings.items()}
-    placed_args = tuple(_place(cfg, mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
-    placed_kwargs = {name: _place(cfg, mesh, name, specs.get(name), value) for name, value in kwargs.items()}
+    for where, spec in specs.items():
+        if not (isinstance(where, int) and 0 <= where < len(args)) and where not in kwargs:
+            raise ConfigError(
+                f"workload.shardings.{where}",
+                spec,
+                f"names no argument: positions [0, {len(args)}), keywords {', '.join(kwargs) or '(none)'}",
+            )
+    placed_args = tuple(_place(mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
+    placed_kwargs = {name: _place(mesh, name, specs.get(name), value) for name, value in kwargs.items()}
     return jax.block_until_ready((placed_args, placed_kwargs))
 
 
@@ -66,7 +75,7 @@ def _where(key: Any) -> Any:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _place(cfg: ExperimentConfig, mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
+def _place(mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
     key = f"workload.shardings.{where}"
     entries = spec_entries(key, spec)
     sharding = NamedSharding(
@@ -74,8 +83,12 @@ def _place(cfg: ExperimentConfig, mesh: Mesh, where: Any, spec: Any, tree: Any) 
     )
 
     def put(leaf: Any) -> Any:
+        if isinstance(leaf, np.ndarray) and spec is not None:
+            leaf = jax.numpy.asarray(leaf)  # setup's NumPy array: the spec names it, so it is placed too
         if not isinstance(leaf, jax.Array):
             return leaf
+        if spec is None and len(leaf.sharding.device_set) > 1:
+            return leaf  # setup placed it over several devices itself
         if len(entries) > leaf.ndim:
             raise ConfigError(key, spec, f"an array of argument {where} has shape {list(leaf.shape)}")
         for d, names in enumerate(entries):

@@ -392,3 +392,12 @@ def test_processes_replaced_under_steal_are_on_record_but_not_compared(tmp_path)
     )
     table = compare(base, new).set_index("metric")
     assert table.loc["compile", "verdict"] == "no significant change"  # ten times slower replaced ones: not seen
+
+
+def test_another_device_count_or_mesh_is_another_case_and_a_run_without_those_columns_still_matches(tmp_path):
+    one = fake_run(tmp_path / "one", {"w": 1e-3}, seed=0, work={"device_count": 1, "mesh": ""})
+    four = fake_run(tmp_path / "four", {"w": 2e-3}, seed=1, work={"device_count": 4, "mesh": "data=4"})
+    table = compare(one, four)
+    assert set(table["verdict"]) == {"missing"}, table  # 4 devices are not 1 device slower: BASE's case is not in NEW
+    old = fake_run(tmp_path / "old", {"w": 1e-3}, seed=2)  # written before device columns existed
+    assert verdicts(old, one)[("w", "steady")] == "no significant change"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -136,7 +137,7 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     else:
         name = exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name))
+        error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name, line))
     return ProcessResult(task.process, error=error)
 
 
@@ -220,6 +221,9 @@ def _read_and_remove(path: str) -> str:
 def last_meaningful_line(text: str) -> str:
     """What a dying worker said last: a fatal error, else an exception line, else the last line."""
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for line in lines:  # XLA's own fatal check (glog's `F1204 18:40:13.73 123 file.cc:161] why`) says why it aborted
+        if _XLA_FATAL.match(line):
+            return line.split("] ", 1)[-1]
     for line in reversed(lines):
         if line.startswith("Fatal Python error"):
             return line
@@ -240,7 +244,15 @@ def exit_name(code: int | None) -> str:
     return f"exit {code}"
 
 
-def _crash_hint(name: str) -> str:
+_XLA_FATAL = re.compile(r"F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
+
+
+def _crash_hint(name: str, line: str = "") -> str:
+    if "Termination timeout" in line and "rendezvous" in line:
+        return (
+            "XLA's CPU collectives waited 40 s for a device that never joined: more CPU devices than cores can "
+            "starve XLA's thread pool (seen with async dispatch on and off); use a device.count up to the cores"
+        )
     if name == "SIGKILL":
         return "killed from outside, often by the out-of-memory killer: use a smaller size"
     if name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):

@@ -7,6 +7,7 @@ Pure (no JAX): the worker builds the `jax.sharding.Mesh` and the NamedShardings 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jitexp.config.schema import AXIS_TYPES, ExperimentConfig
@@ -77,32 +78,48 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
             raise ConfigError(key, spec, f"argument {where} is a literal {{value: ...}}: only arrays are sharded")
         if len(entries) > len(dims):
             raise ConfigError(key, spec, f"argument {where} has {len(dims)} dimension(s) ({list(dims)})")
-        for d, names in enumerate(entries):
-            parts = math.prod(shape[n] for n in names)
-            if dims[d] % parts:
-                raise ConfigError(
-                    key,
-                    spec,
-                    f"dimension {d} of argument {where} ({dims[d]}) is not divisible by {'x'.join(names)} ({parts})",
-                )
+        bad = unsplit(entries, shape, dims)
+        if bad is not None:
+            d, axes, parts = bad
+            raise ConfigError(
+                key, spec, f"dimension {d} of argument {where} ({dims[d]}) is not divisible by {axes} ({parts})"
+            )
+
+
+def argument_key(key: Any) -> int | str:
+    """A workload.shardings key as the argument it names: a position (an int, or digits as text) or a keyword."""
+    text = str(key)
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def unsplit(
+    entries: list[tuple[str, ...]], axes: Mapping[str, int], dims: Sequence[int]
+) -> tuple[int, str, int] | None:
+    """The first dimension of an array (`dims`, at least as many as entries) that its spec's axes do not divide:
+    (dimension, the axes as text, their product); None when every one divides."""
+    for d, names in enumerate(entries):
+        parts = math.prod(axes[n] for n in names)
+        if dims[d] % parts:
+            return d, "x".join(names), parts
+    return None
 
 
 def _argument(cfg: ExperimentConfig, where: Any, key: str, spec: Any) -> dict | None:
     """The array spec a sharding names (None under setup, whose arguments the worker sees)."""
-    if isinstance(where, str) and not where.lstrip("-").isdigit():
+    where = argument_key(where)
+    if isinstance(where, str):
         if where in cfg.workload.kwargs:
             value = cfg.workload.kwargs[where]
             return value if isinstance(value, dict) else {"value": value}
         if cfg.workload.setup is not None:
             return None
         raise ConfigError(key, spec, f"names no keyword argument; workload.kwargs: {', '.join(cfg.workload.kwargs)}")
-    position = int(where)
     if cfg.workload.args is None:
         return None
     n = len(cfg.workload.args)
-    if not 0 <= position < n:
+    if not 0 <= where < n:
         raise ConfigError(key, spec, f"positions lie in [0, {n}) for {n} argument(s)")
-    return cfg.workload.args[position]
+    return cfg.workload.args[where]
 
 
 def mesh_columns(cfg: ExperimentConfig) -> dict[str, Any]:

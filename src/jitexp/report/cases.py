@@ -11,21 +11,12 @@ import pandas as pd
 
 from jitexp.analysis.formatting import is_missing, plain
 from jitexp.config import MODES
+from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS
 
 MODE_ORDER = list(MODES)
 STATIC_ARGNUMS = "static_argnums"
 # a job's own jit settings (and the Python environment, with envs): a case of its own when they vary
-KNOBS = [
-    "static_argnames",
-    "jit_fn",
-    "donate_argnums",
-    "donate_argnames",
-    "compiler_options",
-    "mesh",
-    "mesh_axis_types",
-    "shardings",
-    "env",
-]
+KNOBS = [*JIT_KNOBS, *MESH_COLUMNS, "env"]
 AB_VARIANT = (
     "variant"  # a job's `variants` name: a case key of its own (not a knob: calls.csv has a `variant` of its own)
 )

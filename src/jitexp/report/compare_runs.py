@@ -12,7 +12,7 @@ import pandas as pd
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.store.folders import RESULTS_CSV, iter_jobs
-from jitexp.store.schema import SETUP_COLUMNS
+from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
 # a run without device columns (before issue 25) matches on the others: matched_columns takes what both runs have
 CASE = [
@@ -192,18 +192,7 @@ def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
 
 
 # what a case is, beyond the matched columns: a change in any of them is a different case, not a slower one
-IDENTITY = [
-    "static_argnames",
-    "jit_fn",
-    "donate_argnums",
-    "donate_argnames",
-    "compiler_options",
-    "platform",
-    "device_count",
-    "mesh",
-    "mesh_axis_types",
-    "shardings",
-]
+IDENTITY = [*JIT_KNOBS, "platform", "device_count", *MESH_COLUMNS]
 
 
 def row_changes(base: Side, new: Side) -> list[str]:

@@ -13,6 +13,10 @@ from jitexp.noise import PROBE_COLUMNS
 from jitexp.provenance import CODE_COLUMNS
 from jitexp.records import COLD_FIELDS, NOISE_COLUMNS
 
+# jit's own settings beside static_argnums, and the mesh and argument shardings beside device_count: each a case's
+# identity (the reports' knobs, jitexp-compare's "what changed")
+JIT_KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
+MESH_COLUMNS = ["mesh", "mesh_axis_types", "shardings"]
 IDENTITY = [
     "workload",
     "mode",
@@ -22,18 +26,12 @@ IDENTITY = [
     "dtype",
     "static_argnums",
     # param_<name> columns are inserted here, one per workload param
-    "static_argnames",
-    "jit_fn",
-    "donate_argnums",
-    "donate_argnames",
-    "compiler_options",
+    *JIT_KNOBS,
     "seed",
     "platform",
     "device_kind",
     "device_count",
-    "mesh",
-    "mesh_axis_types",
-    "shardings",
+    *MESH_COLUMNS,
     "job_num",
     "overrides",
     "config_hash",
@@ -309,15 +307,9 @@ TEXT_COLUMNS = [
     "mode",
     "dtype",
     "static_argnums",
-    "static_argnames",
-    "jit_fn",
+    *JIT_KNOBS,
     "env",
-    "donate_argnums",
-    "donate_argnames",
-    "compiler_options",
-    "mesh",
-    "mesh_axis_types",
-    "shardings",
+    *MESH_COLUMNS,
     "profile_error",
     "thread",
     "event",

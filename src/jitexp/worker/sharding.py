@@ -3,7 +3,6 @@ inputs placed on it by their PartitionSpecs (jit follows the inputs: no mesh con
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import jax
@@ -11,7 +10,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from jitexp.config import DeviceConfig, ExperimentConfig
-from jitexp.config.mesh import mesh_size, spec_entries
+from jitexp.config.mesh import argument_key, mesh_size, spec_entries, unsplit
 from jitexp.errors import ConfigError
 
 
@@ -57,7 +56,7 @@ def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -
     """args and kwargs with every array leaf placed by its argument's spec, blocked on. An argument without a spec
     is replicated, except arrays setup already spread over several devices (its own sharding stands). A spec that
     names no argument (setup's arguments are seen only here) is a ConfigError."""
-    specs = {_where(k): v for k, v in cfg.shardings.items()}
+    specs = {argument_key(k): v for k, v in cfg.shardings.items()}
     for where, spec in specs.items():
         if not (isinstance(where, int) and 0 <= where < len(args)) and where not in kwargs:
             raise ConfigError(
@@ -68,11 +67,6 @@ def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -
     placed_args = tuple(_place(mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
     placed_kwargs = {name: _place(mesh, name, specs.get(name), value) for name, value in kwargs.items()}
     return jax.block_until_ready((placed_args, placed_kwargs))
-
-
-def _where(key: Any) -> Any:
-    text = str(key)
-    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def _place(mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
@@ -91,15 +85,14 @@ def _place(mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
             return leaf  # setup placed it over several devices itself
         if len(entries) > leaf.ndim:
             raise ConfigError(key, spec, f"an array of argument {where} has shape {list(leaf.shape)}")
-        for d, names in enumerate(entries):
-            parts = math.prod(mesh.shape[n] for n in names)
-            if leaf.shape[d] % parts:
-                raise ConfigError(
-                    key,
-                    spec,
-                    f"dimension {d} of an array of argument {where} ({list(leaf.shape)}) is not divisible "
-                    f"by {'x'.join(names)} ({parts})",
-                )
+        bad = unsplit(entries, mesh.shape, leaf.shape)
+        if bad is not None:
+            d, axes, parts = bad
+            raise ConfigError(
+                key,
+                spec,
+                f"dimension {d} of an array of argument {where} ({list(leaf.shape)}) is not divisible by {axes} ({parts})",
+            )
         return jax.device_put(leaf, sharding)
 
     return jax.tree.map(put, tree)

@@ -249,3 +249,14 @@ def git_init(repo: Path) -> Path:
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
     return repo
+
+
+def slurm_answers() -> bool:
+    """A SLURM cluster with a node up answers here (scripts/slurm_cluster.sh starts one; .ci/run does)."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return False
+    try:
+        states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(s in states for s in ("idle", "mix", "alloc"))

@@ -44,6 +44,10 @@ class Payload:
     x64: bool = False  # the caller's jax_enable_x64, so 64-bit values keep their width in the worker
 
 
+# a distributed.processes job's step folder: the task the driver writes, rank 0's result and the phase it is in
+STEP_TASK, STEP_RESULT, STEP_PHASE = "task.pkl", "result.pkl", "phase"
+
+
 @dataclass
 class Task:
     """One process's share of a job: the config, which process it is, and what it records."""

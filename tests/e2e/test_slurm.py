@@ -5,24 +5,11 @@ Start one on a Debian machine with `sudo bash scripts/slurm_cluster.sh` (.ci/run
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
 
-from helpers import read, run_cli
+from helpers import read, run_cli, slurm_answers
 
 pytestmark = [pytest.mark.slurm, pytest.mark.serial]  # a cluster's jobs time things
-
-
-def slurm_answers() -> bool:
-    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return False
-    try:
-        states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return any(s in states for s in ("idle", "mix", "alloc"))
 
 
 def submitit_installed() -> bool:

@@ -217,6 +217,27 @@ MISTAKES = [
         ],
         "workload.args[0]=5 is invalid; a mapping",  # the argument's own mistake, before the mesh reads its shape
     ),
+    (["distributed.processes=0"], "distributed.processes=0 is invalid; must be an int >= 1 (1: one process, no SLURM)"),
+    (
+        ["workload=dp_train_step", "mode=jit", "distributed.processes=2"],
+        "mesh.shape is invalid; distributed.processes=2 needs a mesh over every process's devices, e.g. mesh.shape=",
+    ),
+    (
+        ["workload=dp_train_step", "distributed.processes=2", "mesh.shape={data:2}"],
+        "mode='eager' is invalid; with distributed.processes=2 the modes are jit and aot",
+    ),
+    (
+        ["workload=dp_train_step", "mode=jit", "distributed.processes=2", "mesh.shape={data:4}"],
+        "needs 4 devices and device.count is 1 in each of distributed.processes=2: set device.count=2",
+    ),
+    (
+        ["workload=dp_train_step", "mode=jit", "distributed.processes=2", "mesh.shape={data:2}", "isolate=none"],
+        "isolate='none' is invalid; not with distributed.processes=2: each measuring process is 2 SLURM tasks",
+    ),
+    (
+        ["variants={a: {distributed.processes: 1}, b: {distributed.processes: 2}}"],
+        "variants.a.distributed.processes=1 is invalid; is set once per worker process",
+    ),
     (["mesh.axis_types=manual"], "mesh.axis_types='manual' is invalid; valid choices: auto, explicit"),
     (["device.count=0"], "device.count=0 is invalid; must be an int >= 1"),
     (["mesh.shape=[4]"], "mesh.shape=[4] is invalid; {axis name: size >= 1, ...}, e.g. {data: 4}"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jitexp.engine.processes import _crash_hint, last_meaningful_line
+from jitexp.engine.processes import crash_hint, last_meaningful_line
 
 # the tail of a worker's stderr when XLA's CPU collectives gave up (seen on 4 CPU devices on 2 cores, 2026-12-04)
 XLA_ABORT = """E1204 18:40:13.731323   19826 rendezvous.cc:41] All thread stack traces (if supported on this platform):
@@ -19,12 +19,12 @@ Thread 0x00007f3453259b80 (most recent call first):
 def test_xlas_fatal_check_is_the_message_and_a_collective_timeout_gets_its_hint():
     line = last_meaningful_line(XLA_ABORT)
     assert line.startswith("[id=0] Termination timeout for `all reduce") and line.endswith("arrived on time.")
-    assert "use a device.count up to the cores" in _crash_hint("SIGABRT", line)
+    assert "use a device.count up to the cores" in crash_hint("SIGABRT", line)
 
 
 def test_without_an_xla_check_the_python_fatal_error_and_the_native_crash_hint():
     text = "Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n  File x\n"
     line = last_meaningful_line(text)
     assert line == "Fatal Python error: Segmentation fault"
-    assert _crash_hint("SIGSEGV", line).startswith("the process crashed in native code")
+    assert crash_hint("SIGSEGV", line).startswith("the process crashed in native code")
     assert last_meaningful_line("Traceback (most recent call last):\n  File y\nValueError: bad\n") == "ValueError: bad"

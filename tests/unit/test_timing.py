@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import time
 
+import numpy as np
 import pytest
 
 from jitexp.config import TimingConfig as Policy
@@ -188,3 +189,21 @@ def test_with_three_keys_each_follows_both_neighbours_equally():
             follows[(before, after)] = follows.get((before, after), 0) + 1
     assert len(follows) == 6 and len(set(follows.values())) == 1  # every ordered pair, equally often
     assert [round_order(["a", "b"], r) for r in range(4)] == [rotation(["a", "b"], r) for r in range(4)]
+
+
+def test_every_rank_takes_rank_zeros_calls_per_sample_and_stops_at_its_round():
+    """A jax.distributed job: each call is a collective, so every rank must run rank 0's calls (`agree`)."""
+    sent = []
+
+    def rank_zero(values):  # what the broadcast would bring back: 7 calls per sample, then "budget" in round 3
+        sent.append([int(v) for v in values])
+        if len(sent) == 1:
+            return np.array([7])
+        return np.array([2 if len(sent) == 4 else 0])
+
+    rec = Recorder()
+    policy = Policy(warmup=0, min_samples=1, max_samples=50, min_sample_time_s=1e-4, target_rel_ci=0.99)
+    m = measure(rec, policy, rec.block, agree=rank_zero)
+    assert m.number == 7 and m.number != sent[0][0]  # rank 0's count, not this rank's calibration
+    assert len(m.samples_s) == 3 and m.stop_reason == "budget"  # its local "ci" verdicts did not stop it
+    assert len(sent) == 4 and all(len(v) == 1 for v in sent[1:])

@@ -21,6 +21,45 @@ def mesh_size(cfg: ExperimentConfig) -> int:
     return math.prod(cfg.mesh_shape.values()) if cfg.mesh_shape else 1
 
 
+DISTRIBUTED_MODES = ("jit", "aot")  # every rank runs the same calls; eager's and NumPy's checks are one process's
+
+
+def validate_distributed(cfg: ExperimentConfig) -> int:
+    """distributed.processes against the rest of the job (one global mesh, every rank the same calls); the count."""
+    n = cfg.distributed.processes
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ConfigError("distributed.processes", n, "must be an int >= 1 (1: one process, no SLURM)")
+    if n == 1:
+        return 1
+    key = f"distributed.processes={n}"
+    if cfg.isolate == "none":
+        raise ConfigError("isolate", "none", f"not with {key}: each measuring process is {n} SLURM tasks of its own")
+    refused = {
+        "envs": cfg.envs and "set",
+        "variants": cfg.variants and "set",
+        "sequence": cfg.sequence and "set",
+        "profile": cfg.profile and True,
+        "compilation_cache_dir": cfg.compilation_cache_dir,
+        "cpu_affinity": cfg.cpu_affinity,
+        "timing.interleave": cfg.timing.interleave == "processes" and "processes",
+    }
+    for name, value in refused.items():
+        if value:
+            raise ConfigError(
+                name, value, f"not with {key}: a job over SLURM tasks measures one version of the job, in rounds"
+            )
+    other = [m for m in cfg.mode.names if m not in DISTRIBUTED_MODES]
+    if other:
+        raise ConfigError("mode", other[0], f"with {key} the modes are jit and aot (compiled across the processes)")
+    if not cfg.mesh_shape:
+        raise ConfigError(
+            "mesh.shape", None, f"{key} needs a mesh over every process's devices, e.g. mesh.shape={{data: {n}}}"
+        )
+    if cfg.device.platform not in ("cpu", "gpu"):
+        raise ConfigError("device.platform", cfg.device.platform, f"with {key}: cpu (gloo) or gpu")
+    return n
+
+
 def spec_entries(key: str, spec: Any) -> list[tuple[str, ...]]:
     """A sharding's entries as tuples of axis names (empty: that dimension is not sharded); ConfigError on a bad form."""
     if spec is None:
@@ -51,14 +90,13 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
     for name, size in shape.items():
         if not str(name).isidentifier() or not isinstance(size, int) or size < 1:
             raise ConfigError("mesh.shape", shape, "{axis name: size >= 1, ...}, e.g. {data: 4}")
+    processes = validate_distributed(cfg)
     if not shape:
         return
-    if mesh_size(cfg) > count:
-        raise ConfigError(
-            "mesh.shape",
-            shape,
-            f"needs {mesh_size(cfg)} devices and device.count is {count}: set device.count={mesh_size(cfg)}",
-        )
+    if mesh_size(cfg) > count * processes:
+        per = f"device.count is {count}" + (f" in each of distributed.processes={processes}" if processes > 1 else "")
+        fix = -(-mesh_size(cfg) // processes)
+        raise ConfigError("mesh.shape", shape, f"needs {mesh_size(cfg)} devices and {per}: set device.count={fix}")
     if cfg.device.index != 0:
         raise ConfigError("device.index", cfg.device.index, "must be 0 with a mesh: the mesh takes the first devices")
     for where, spec in cfg.shardings.items():
@@ -123,11 +161,12 @@ def _argument(cfg: ExperimentConfig, where: Any, key: str, spec: Any) -> dict | 
 
 
 def mesh_columns(cfg: ExperimentConfig) -> dict[str, Any]:
-    """The rows' device columns: device_count, and the mesh, its axis types and the shardings in force (empty without)."""
+    """The rows' device columns: device_count, distributed_processes, and the mesh, its axis types and the shardings in force (empty without)."""
+    counts = {"device_count": cfg.device.count, "distributed_processes": cfg.distributed.processes}
     if not cfg.mesh_shape:
-        return {"device_count": cfg.device.count, "mesh": "", "mesh_axis_types": "", "shardings": ""}
+        return {**counts, "mesh": "", "mesh_axis_types": "", "shardings": ""}
     return {
-        "device_count": cfg.device.count,
+        **counts,
         "mesh": ",".join(f"{name}={size}" for name, size in cfg.mesh_shape.items()),
         "mesh_axis_types": cfg.mesh.axis_types,
         "shardings": " ".join(

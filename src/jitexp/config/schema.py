@@ -100,6 +100,13 @@ class MeshConfig:
 
 
 @dataclass
+class DistributedConfig:
+    """One measuring process as several SLURM tasks (jax.distributed): 1 is a plain process."""
+
+    processes: int = 1  # > 1: each measuring process is an `srun` step of this many tasks, one global mesh
+
+
+@dataclass
 class TimingConfig:
     """The sampling policy; docs/measurement.md explains each knob.
 
@@ -133,6 +140,7 @@ class ExperimentConfig:
     mode: ModeConfig = field(default_factory=ModeConfig)
     device: DeviceConfig = field(default_factory=DeviceConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
     size: int = 1000
     dtype: str = "float32"

@@ -29,7 +29,7 @@ VARIANT_MODE_KEYS = (
 VARIANT_OPEN = ("workload.kwargs", "workload.carry", "mode.compiler_options", "mesh.shape", "workload.shardings")
 VARIANT_NODES = ("workload", "mode", "device", "mesh", "timing", "workload.params")  # written nested or dotted alike
 # set once per worker process (the device, JAX's clients and flags): two values need two processes
-PROCESS_KEYS = ("device", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
+PROCESS_KEYS = ("device", "distributed", "isolate", "cpu_async_dispatch", "compilation_cache_dir", "cpu_affinity")
 JOB_KEYS = (
     "timing",
     "calls",

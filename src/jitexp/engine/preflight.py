@@ -35,6 +35,7 @@ from jitexp.engine.compose import (
     replacing,
     sweep_jobs,
 )
+from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
 
@@ -53,6 +54,8 @@ def check(argv: Sequence[str]) -> list[ExperimentConfig]:
     with hydra_session(args.config_dir) as hydra:
         jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
     check_envs(jobs)
+    for job in jobs:
+        check_srun(job.distributed.processes)
     return jobs
 
 

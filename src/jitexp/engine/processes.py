@@ -137,7 +137,7 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     else:
         name = exit_name(proc.exitcode)
         line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = Failure(phase if phase != "start" else "crash", name, line, _crash_hint(name, line))
+        error = Failure(phase if phase != "start" else "crash", name, line, crash_hint(name, line))
     return ProcessResult(task.process, error=error)
 
 
@@ -247,7 +247,7 @@ def exit_name(code: int | None) -> str:
 _XLA_FATAL = re.compile(r"F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 
 
-def _crash_hint(name: str, line: str = "") -> str:
+def crash_hint(name: str, line: str = "") -> str:
     if "Termination timeout" in line and "rendezvous" in line:
         return (
             "XLA's CPU collectives waited 40 s for a device that never joined: more CPU devices than cores can "

@@ -21,6 +21,7 @@ from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
 from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
+from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
 from jitexp.provenance import code_provenance
@@ -40,6 +41,7 @@ def run(
     if not isinstance(cfg, ExperimentConfig):
         cfg = from_dict(cfg)
     check_memory(cfg, payload)
+    check_srun(cfg.distributed.processes)
     for name, path in (cfg.envs or {}).items():
         envserver.server(f"envs.{name}", path)  # each env's server, before anything runs (one line if it cannot)
     load_start = load_avg()
@@ -86,7 +88,10 @@ def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
 
 
 def launcher(task: Task, cfg: ExperimentConfig) -> Launcher:
-    """Where a task runs: in this process (isolate=none), in its env's server (envs), else a fresh worker."""
+    """Where a task runs: in this process (isolate=none), in its env's server (envs), as SLURM tasks
+    (distributed.processes > 1), else a fresh worker."""
+    if cfg.distributed.processes > 1:
+        return SlurmTasks(cfg.distributed.processes)
     if cfg.isolate == "none":
         return InProcess()
     if task.env is not None and cfg.envs:

@@ -39,6 +39,7 @@ def case_keys(df: pd.DataFrame, *, size: bool = True) -> list[str]:
         "platform",
         "device_kind",
         "device_count",
+        "distributed_processes",
     ]
     return [k for k in keys if k in df.columns and (size or k != "size")]
 

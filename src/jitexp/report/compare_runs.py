@@ -25,6 +25,7 @@ CASE = [
     "static_argnums",
     "device_kind",
     "device_count",
+    "distributed_processes",
     "mesh",
     "shardings",
 ]
@@ -192,7 +193,7 @@ def unmatched(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
 
 
 # what a case is, beyond the matched columns: a change in any of them is a different case, not a slower one
-IDENTITY = [*JIT_KNOBS, "platform", "device_count", *MESH_COLUMNS]
+IDENTITY = [*JIT_KNOBS, "platform", "device_count", "distributed_processes", *MESH_COLUMNS]
 
 
 def row_changes(base: Side, new: Side) -> list[str]:

@@ -11,7 +11,11 @@ import pandas as pd
 from jitexp.report import cases, plot_style
 from jitexp.store.schema import MESH_COLUMNS
 
-SPREAD = ("device_count", *MESH_COLUMNS)  # what a device sweep changes from job to job: one figure over them
+SPREAD = (
+    "device_count",
+    "distributed_processes",
+    *MESH_COLUMNS,
+)  # what a device sweep changes from job to job: one figure over them
 
 
 def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:

@@ -32,6 +32,7 @@ def case_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
         cases.STATIC_ARGNUMS,
         *cases.KNOBS,
         "device_count",
+        "distributed_processes",
         "size",
         "inputs",
         "input_shapes",

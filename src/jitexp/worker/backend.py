@@ -19,7 +19,8 @@ from jitexp.worker.jaxinfo import jax_flag
 def resolve_device(dc: DeviceConfig):
     """The jax.Device the config names, or a ConfigError listing what this machine has."""
     try:
-        devices = jax.devices() if dc.platform == "auto" else jax.devices(dc.platform)
+        # this process's own (a jax.distributed job's other processes' devices are in the mesh, not here)
+        devices = jax.local_devices(backend=None if dc.platform == "auto" else dc.platform)
     except RuntimeError:
         raise ConfigError(
             "device.platform",

@@ -10,7 +10,7 @@ import numpy as np
 from jitexp.config import ExperimentConfig
 from jitexp.errors import PhaseError, failure_of, first_line, phase, qualified_name
 from jitexp.records import ModeResult
-from jitexp.worker import workload
+from jitexp.worker import distributed, workload
 from jitexp.worker.attribution import jaxpr_counts, op_dispatch_s
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.modes import ColdCall, cost_of
@@ -125,9 +125,12 @@ def _tree_difference(got: list[str], want: list[str], against: str) -> str:
 
 
 def _plain(leaf: Any) -> Any:
-    """A typed PRNG key as its integer data (NumPy cannot hold key dtypes); anything else as it is."""
+    """A typed PRNG key as its integer data (NumPy cannot hold key dtypes), an array spread over a jax.distributed
+    job's processes gathered (every rank checks the same leaves in order); anything else as it is."""
     if isinstance(leaf, jax.Array) and workload.is_key(leaf):
-        return jax.random.key_data(leaf)
+        leaf = jax.random.key_data(leaf)
+    if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable:
+        leaf = distributed.gathered(leaf)
     return leaf
 
 

@@ -14,7 +14,7 @@ from jitexp import noise
 from jitexp.config import ExperimentConfig
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
-from jitexp.worker import channel, compiles, misses, sharding, workload
+from jitexp.worker import channel, compiles, distributed, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
@@ -82,6 +82,7 @@ def _sample(
         shift=task.process,
         sampling=counters.__getitem__,
         tick=noise.cpu_times,
+        agree=distributed.agree if task.cfg.distributed.processes > 1 else None,
     )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))

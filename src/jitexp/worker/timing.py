@@ -116,6 +116,7 @@ def measure_rounds(
     shift: int = 0,
     sampling: Callable[[str], AbstractContextManager] | None = None,
     tick: Callable[[], Any] | None = None,
+    agree: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
@@ -126,7 +127,8 @@ def measure_rounds(
     process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
     is read before the first round and after each. A mode that raises is dropped from later
-    rounds and its exception kept in `errors`.
+    rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
+    makes every rank take rank 0's calls per sample and stop at its round, since each call is a collective.
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
@@ -142,6 +144,8 @@ def measure_rounds(
                 raise KeyboardInterrupt from exc
             errors[mode] = exc
     live = [m for m in modes if m not in errors]
+    if agree is not None and live:
+        number.update(zip(live, (int(n) for n in agree(np.array([number[m] for m in live])))))
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
@@ -168,17 +172,23 @@ def measure_rounds(
             rounds += 1
             if tick:
                 ticks.append(tick())
-            if rounds < policy.min_samples:
-                continue
-            if all(summarize(samples[m]).rel_ci_halfwidth <= policy.target_rel_ci for m in live):
-                stop = "ci"
-                break
-            if time.perf_counter() - start >= policy.max_time_s:
-                stop = "budget"
+            verdict = ""
+            if rounds >= policy.min_samples:
+                if all(summarize(samples[m]).rel_ci_halfwidth <= policy.target_rel_ci for m in live):
+                    verdict = "ci"
+                elif time.perf_counter() - start >= policy.max_time_s:
+                    verdict = "budget"
+            if agree is not None:  # also every rank's barrier before the next round
+                verdict = _STOPS[int(agree(np.array([_STOPS.index(verdict)]))[0])]
+            if verdict:
+                stop = verdict
                 break
         elapsed = time.perf_counter() - start
     kept = {m: np.asarray(s) for m, s in samples.items() if m not in errors}
     return Rounds(kept, {m: number[m] for m in kept}, stop, elapsed, errors, ticks, last)
+
+
+_STOPS = ("", "ci", "budget")  # a round's verdict as a number to broadcast: go on, or why sampling stops
 
 
 def dispatch_times(call: Call, block: Block, probes: int) -> np.ndarray:

@@ -145,9 +145,9 @@ def build_inputs(cfg: ExperimentConfig, device: Any, setup: Callable | None) -> 
 
 
 def placement(device: Any) -> Any:
-    """Where a job's inputs go: None (uncommitted, as user code makes them) when `device` is the default
+    """Where a job's inputs go: None (uncommitted, as user code makes them) when `device` is this process's default
     device, else `device` itself (committed: jit follows committed inputs, with no device context around calls)."""
-    return None if device == jax.devices()[0] else device
+    return None if device == jax.local_devices()[0] else device
 
 
 def on_device(device: Any) -> AbstractContextManager:

@@ -1,0 +1,88 @@
+"""One measuring process as N SLURM tasks: `python -m jitexp.worker.distributed FOLDER`, started by `srun`
+(jitexp.engine.slurm_tasks).
+
+Each task calls `jax.distributed.initialize()`, which reads SLURM's environment (its rank, the task count, rank 0's
+node; the driver picks the port: JAX_COORDINATOR_PORT), then runs the plain worker's measurement over one global
+mesh. Every rank must run the same calls, since each call of the sharded step holds a cross-process collective:
+rank 0's calls per sample and its stop decisions are broadcast (`agree`). Rank 0 writes the result.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from jitexp.records import STEP_PHASE as PHASE
+from jitexp.records import STEP_RESULT as RESULT
+from jitexp.records import STEP_TASK as TASK
+
+# a rank that outlives the driver's limit by this much ends itself (faulthandler prints where it hung)
+GRACE_S = 30.0
+
+
+def agree(values: np.ndarray) -> np.ndarray:
+    """Rank 0's values on every rank (jax.experimental.multihost_utils.broadcast_one_to_all); also a barrier."""
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.broadcast_one_to_all(values))
+
+
+def gathered(leaf: jax.Array) -> np.ndarray:
+    """An array spread over several processes, whole, on every rank (a collective: every rank calls it)."""
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.process_allgather(leaf, tiled=True))
+
+
+class PhaseFile:
+    """Rank 0's channel.conn: the phase it enters, in a file the driver reads after a crash or a timeout."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def send(self, message: tuple[str, Any]) -> None:
+        kind, value = message
+        if kind == "phase":
+            self.path.write_text(value)
+
+
+def main(folder: str) -> None:
+    """Join the job's processes, measure as a plain worker does, and (rank 0) write the result."""
+    work = Path(folder)
+    task = pickle.loads((work / TASK).read_bytes())
+    sys.path[:] = task.sys_path
+    os.chdir(task.cwd)
+    faulthandler.enable()  # a rank that crashes leaves "Fatal Python error: ..." in its own stderr file
+    faulthandler.dump_traceback_later(task.cfg.timing.timeout_s + GRACE_S, exit=True)
+    from jitexp.worker import channel, entry, sharding
+
+    if task.cfg.device.platform == "cpu":
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives across processes
+    sharding.request_devices(task.cfg.device)  # before the backend starts: device.count per process
+    jax.distributed.initialize()
+    # initialize() takes SIGTERM for its preemption notice; srun ends a step's other tasks with it (a rank died, or
+    # the driver's timeout), and a rank must then go at once, not after SLURM's KillWait
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    rank = jax.process_index()
+    if rank == 0:
+        channel.conn = PhaseFile(work / PHASE)
+    result = entry.measure_process(task)
+    if rank == 0:
+        (work / (RESULT + ".part")).write_bytes(pickle.dumps(result))
+        (work / (RESULT + ".part")).rename(work / RESULT)
+    jax.distributed.shutdown()  # every rank leaves together: none sees its peers vanish mid-call
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip interpreter teardown: XLA's threads and the distributed client are already done
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

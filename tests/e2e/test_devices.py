@@ -67,3 +67,47 @@ def test_the_retrace_probe_shards_its_arguments_and_a_batch_the_mesh_cannot_spli
     assert probe["status"].tolist() == ["ok", "error", "ok"]
     bad = probe.iloc[1]
     assert bad["error_phase"] == "inputs" and "[5, 32]) is not divisible by data (2)" in bad["error_message"]
+
+
+MEGATRON = """import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import PartitionSpec as P
+
+
+def layer(x, params):
+    return jax.nn.gelu(x @ params["up"]) @ params["down"]
+
+
+def setup(size, dtype, seed, **_):
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal((size, 16), dtype=np.float32))
+    up = jnp.asarray(rng.standard_normal((16, 64), dtype=np.float32))
+    return x, {"up": up, "down": jnp.asarray(rng.standard_normal((64, 16), dtype=np.float32))}
+
+
+def megatron(x, params):
+    return {1: {"up": P(None, "model"), "down": P("model", None)}}
+
+
+def half_the_tree(x, params):
+    return {1: {"up": P(None, "model")}}
+"""
+
+
+def test_shardings_from_a_function_place_a_setups_params_leaf_by_leaf(tmp_path):
+    """workload.shardings naming a function: a pytree of PartitionSpecs over setup's params dict (issue 25)."""
+    (tmp_path / "tp.py").write_text(MEGATRON)
+    common = ["workload=custom", "workload.fn=tp.layer", "workload.setup=tp.setup", "device.count=2"]
+    common += ["mesh.shape={model:2}", "mode=jit", "timing=quick", "size=8"]
+    proc = run_cli([*common, "workload.shardings=tp.megatron", "hydra.run.dir=out"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = pd.read_csv(tmp_path / "out" / "results.csv", keep_default_na=False).iloc[0]
+    assert (row["status"], row["mesh"], row["shardings"]) == ("ok", "model=2", "tp.megatron")
+    # up split by columns, down by rows: one all-reduce of the output (replicated params would need none)
+    assert (row["all_reduce_count"], row["all_gather_count"]) == (1, 0)
+    assert row["matches_eager"] in (True, "True")
+    proc = run_cli([*common, "workload.shardings=tp.half_the_tree"], cwd=tmp_path)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("jitexp: error: workload.shardings.1={'up': P(None, 'model')} is invalid; a PartitionSpec")

@@ -60,6 +60,11 @@ def validate_distributed(cfg: ExperimentConfig) -> int:
     return n
 
 
+def is_import_path(path: str) -> bool:
+    """`package.module.attr`: dotted identifiers, at least one dot."""
+    return path.count(".") >= 1 and all(part.isidentifier() for part in path.split("."))
+
+
 def spec_entries(key: str, spec: Any) -> list[tuple[str, ...]]:
     """A sharding's entries as tuples of axis names (empty: that dimension is not sharded); ConfigError on a bad form."""
     if spec is None:
@@ -82,8 +87,13 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
         raise ConfigError("device.count", count, "must be an int >= 1")
     if not isinstance(cfg.mesh.shape, (dict, type(None))):
         raise ConfigError("mesh.shape", cfg.mesh.shape, "{axis name: size >= 1, ...}, e.g. {data: 4}")
-    if not isinstance(cfg.workload.shardings, (dict, type(None))):
-        raise ConfigError("workload.shardings", cfg.workload.shardings, "{argument position: " + SPEC_FORM + "}")
+    given = cfg.workload.shardings
+    if not isinstance(given, (dict, type(None), str)) or (isinstance(given, str) and not is_import_path(given)):
+        raise ConfigError(
+            "workload.shardings",
+            given,
+            "{argument position: " + SPEC_FORM + "}, or the import path of a function returning them",
+        )
     if cfg.mesh.axis_types not in AXIS_TYPES:
         raise ConfigError("mesh.axis_types", cfg.mesh.axis_types, AXIS_TYPES)
     shape = cfg.mesh_shape
@@ -169,9 +179,9 @@ def mesh_columns(cfg: ExperimentConfig) -> dict[str, Any]:
         **counts,
         "mesh": ",".join(f"{name}={size}" for name, size in cfg.mesh_shape.items()),
         "mesh_axis_types": cfg.mesh.axis_types,
-        "shardings": " ".join(
-            f"{where}:{spec_text(spec_entries(str(where), spec))}" for where, spec in cfg.shardings.items()
-        ),
+        "shardings": cfg.workload.shardings
+        if isinstance(cfg.workload.shardings, str)
+        else " ".join(f"{where}:{spec_text(spec_entries(str(where), spec))}" for where, spec in cfg.shardings.items()),
     }
 
 

@@ -53,6 +53,8 @@ class WorkloadConfig:
     numpy_fn: Optional[str] = None  # import path of a NumPy twin taking the same arguments (mode numpy)
     # with a mesh: {argument position or keyword name: PartitionSpec as a list}, e.g. {0: [data, null]}; a spec
     # applies to every array leaf of that argument; arguments not named are replicated. Unused without a mesh.
+    # Or the import path of a function taking the built arguments and returning {position or name: a
+    # PartitionSpec, or a pytree of them matching that argument} (a setup's params, leaf by leaf).
     # Typed Any (as envs): `workload.shardings={0: [data]}` then replaces null on the command line
     shardings: Any = None
 
@@ -178,8 +180,8 @@ class ExperimentConfig:
 
     @property
     def shardings(self) -> dict[Any, Any]:
-        """workload.shardings as a mapping (empty when it names none)."""
-        return dict(self.workload.shardings or {})
+        """workload.shardings as a mapping (empty when it names none, or names a function: the worker calls it)."""
+        return {} if isinstance(self.workload.shardings, str) else dict(self.workload.shardings or {})
 
     @property
     def static_argnums(self) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
-from jitexp.config.mesh import validate_mesh
+from jitexp.config.mesh import is_import_path, validate_mesh
 from jitexp.config.schema import (
     ARG_DTYPES,
     ARRAY_KEYS,
@@ -230,7 +230,7 @@ def _validate_inputs(cfg: ExperimentConfig) -> None:
 
 
 def _import_path(path: str | None) -> bool:
-    return path is not None and path.count(".") >= 1 and all(part.isidentifier() for part in path.split("."))
+    return path is not None and is_import_path(path)
 
 
 def _validate_arg(key: str, arg: Any, cfg: ExperimentConfig) -> None:

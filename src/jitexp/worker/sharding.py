@@ -3,6 +3,7 @@ inputs placed on it by their PartitionSpecs (jit follows the inputs: no mesh con
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -10,8 +11,9 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from jitexp.config import DeviceConfig, ExperimentConfig
+from jitexp.config.imports import import_fn
 from jitexp.config.mesh import argument_key, mesh_size, spec_entries, unsplit
-from jitexp.errors import ConfigError
+from jitexp.errors import ConfigError, first_line, qualified_name
 
 
 def request_devices(device: DeviceConfig) -> None:
@@ -55,8 +57,15 @@ def make_mesh(cfg: ExperimentConfig, first: Any) -> Mesh | None:
 def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """args and kwargs with every array leaf placed by its argument's spec, blocked on. An argument without a spec
     is replicated, except arrays setup already spread over several devices (its own sharding stands). A spec that
-    names no argument (setup's arguments are seen only here) is a ConfigError."""
-    specs = {argument_key(k): v for k, v in cfg.shardings.items()}
+    names no argument (setup's arguments are seen only here) is a ConfigError. workload.shardings may name a
+    function of the arguments returning the specs: a PartitionSpec, or a pytree of them (None: replicated) that is
+    a prefix of its argument's tree, as jit's in_shardings."""
+    given = cfg.workload.shardings
+    specs = (
+        _specs_of(given, args, kwargs)
+        if isinstance(given, str)
+        else {argument_key(k): v for k, v in cfg.shardings.items()}
+    )
     for where, spec in specs.items():
         if not (isinstance(where, int) and 0 <= where < len(args)) and where not in kwargs:
             raise ConfigError(
@@ -64,14 +73,61 @@ def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -
                 spec,
                 f"names no argument: positions [0, {len(args)}), keywords {', '.join(kwargs) or '(none)'}",
             )
-    placed_args = tuple(_place(mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
-    placed_kwargs = {name: _place(mesh, name, specs.get(name), value) for name, value in kwargs.items()}
+    place = _place_tree if isinstance(given, str) else _place
+    placed_args = tuple(place(mesh, i, specs.get(i), arg) for i, arg in enumerate(args))
+    placed_kwargs = {name: place(mesh, name, specs.get(name), value) for name, value in kwargs.items()}
     return jax.block_until_ready((placed_args, placed_kwargs))
+
+
+def _specs_of(path: str, args: tuple, kwargs: dict) -> dict[Any, Any]:
+    """What workload.shardings' function returns for these arguments: {position or keyword name: specs}."""
+    try:
+        specs = import_fn(path, "workload.shardings")(*args, **kwargs)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            "workload.shardings", path, f"raised {qualified_name(type(exc))}: {first_line(exc)}"
+        ) from None
+    if not isinstance(specs, Mapping):
+        raise ConfigError(
+            "workload.shardings",
+            path,
+            f"returned {type(specs).__name__}: a mapping {{argument position or name: specs}}",
+        )
+    return dict(specs)
+
+
+def _is_spec(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _place_tree(mesh: Mesh, where: Any, specs: Any, tree: Any) -> Any:
+    """tree placed by a pytree of PartitionSpecs (from workload.shardings' function) that is a prefix of it."""
+
+    def place(spec: PartitionSpec | None, sub: Any) -> Any:
+        return _place(mesh, where, None if spec is None else list(spec), sub)
+
+    if _is_spec(specs):
+        return place(specs, tree)
+    try:
+        return jax.tree.map(place, specs, tree, is_leaf=_is_spec)
+    except ConfigError:
+        raise
+    except ValueError as exc:  # not a prefix of the argument's tree
+        raise ConfigError(
+            f"workload.shardings.{where}",
+            specs,
+            f"a PartitionSpec or a pytree of them over argument {where}: {first_line(exc)}",
+        ) from None
 
 
 def _place(mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
     key = f"workload.shardings.{where}"
     entries = spec_entries(key, spec)
+    unknown = [name for names in entries for name in names if name not in mesh.shape]
+    if unknown:  # the YAML's are checked before anything runs; a function's only here
+        raise ConfigError(key, spec, f"axis {unknown[0]!r} is not in mesh.shape; its axes: {', '.join(mesh.shape)}")
     sharding = NamedSharding(
         mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries])
     )

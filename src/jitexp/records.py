@@ -120,6 +120,7 @@ class Extras:
     jaxpr_eqns: int | None = None
     xla_kernels: int | None = None
     xla_fusions: int | None = None
+    output_sharding: str | None = None  # the first output array's PartitionSpec, P(...), with a mesh
     collectives: int | None = None  # collectives in the compiled HLO (worker.attribution.collective_counts)
     collective_bytes: int | None = None
     all_reduce_count: int | None = None

@@ -92,6 +92,10 @@ def megatron(x, params):
 
 def half_the_tree(x, params):
     return {1: {"up": P(None, "model")}}
+
+
+def by_columns(x, params):
+    return P(None, "model")
 """
 
 
@@ -107,6 +111,18 @@ def test_shardings_from_a_function_place_a_setups_params_leaf_by_leaf(tmp_path):
     # up split by columns, down by rows: one all-reduce of the output (replicated params would need none)
     assert (row["all_reduce_count"], row["all_gather_count"]) == (1, 0)
     assert row["matches_eager"] in (True, "True")
+    assert row["output_sharding"] == "P()"  # XLA's choice: the all-reduced output, replicated
+    # jit's out_shardings, as a list (every output leaf) and from a function of the arguments
+    for out, name, spec in [
+        ("[model,null]", "rows", "P('model', None)"),
+        ("tp.by_columns", "cols", "P(None, 'model')"),
+    ]:
+        run = [*common, "workload.shardings=tp.megatron", f"workload.out_shardings={out}", f"hydra.run.dir={name}"]
+        proc = run_cli(run, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        row = pd.read_csv(tmp_path / name / "results.csv", keep_default_na=False).iloc[0]
+        assert (row["status"], row["output_sharding"]) == ("ok", spec)
+        assert row["shardings"] == f"tp.megatron out:{spec if out.startswith('[') else out}"
     proc = run_cli([*common, "workload.shardings=tp.half_the_tree"], cwd=tmp_path)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()

@@ -217,6 +217,10 @@ MISTAKES = [
         ],
         "workload.args[0]=5 is invalid; a mapping",  # the argument's own mistake, before the mesh reads its shape
     ),
+    (
+        ["workload=matmul", "device.count=2", "mesh.shape={data:2}", "workload.out_shardings=[model]"],
+        "workload.out_shardings=['model'] is invalid; axis 'model' is not in mesh.shape; its axes: data",
+    ),
     (["distributed.processes=0"], "distributed.processes=0 is invalid; must be an int >= 1 (1: one process, no SLURM)"),
     (
         ["workload=dp_train_step", "mode=jit", "distributed.processes=2"],

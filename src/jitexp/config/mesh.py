@@ -14,6 +14,7 @@ from jitexp.config.schema import AXIS_TYPES, ExperimentConfig
 from jitexp.errors import ConfigError
 
 SPEC_FORM = "a PartitionSpec as a list, one entry per dimension: an axis name, a list of axis names or null"
+OUT_FORM = SPEC_FORM + " (every output leaf), or the import path of a function returning a PartitionSpec pytree"
 
 
 def mesh_size(cfg: ExperimentConfig) -> int:
@@ -109,6 +110,18 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
         raise ConfigError("mesh.shape", shape, f"needs {mesh_size(cfg)} devices and {per}: set device.count={fix}")
     if cfg.device.index != 0:
         raise ConfigError("device.index", cfg.device.index, "must be 0 with a mesh: the mesh takes the first devices")
+    out = cfg.workload.out_shardings
+    if isinstance(out, str):
+        if not is_import_path(out):
+            raise ConfigError("workload.out_shardings", out, OUT_FORM)
+    elif out is not None:
+        if not isinstance(out, (list, tuple)):
+            raise ConfigError("workload.out_shardings", out, OUT_FORM)
+        for name in (name for names in spec_entries("workload.out_shardings", out) for name in names):
+            if name not in shape:
+                raise ConfigError(
+                    "workload.out_shardings", out, f"axis {name!r} is not in mesh.shape; its axes: {', '.join(shape)}"
+                )
     for where, spec in cfg.shardings.items():
         key = f"workload.shardings.{where}"
         entries = spec_entries(key, spec)
@@ -179,10 +192,21 @@ def mesh_columns(cfg: ExperimentConfig) -> dict[str, Any]:
         **counts,
         "mesh": ",".join(f"{name}={size}" for name, size in cfg.mesh_shape.items()),
         "mesh_axis_types": cfg.mesh.axis_types,
-        "shardings": cfg.workload.shardings
-        if isinstance(cfg.workload.shardings, str)
-        else " ".join(f"{where}:{spec_text(spec_entries(str(where), spec))}" for where, spec in cfg.shardings.items()),
+        "shardings": shardings_text(cfg),
     }
+
+
+def shardings_text(cfg: ExperimentConfig) -> str:
+    """The shardings column: each argument's spec (or the function's path), then the outputs' as `out:`."""
+    given, out = cfg.workload.shardings, cfg.workload.out_shardings
+    parts = (
+        [given]
+        if isinstance(given, str)
+        else [f"{k}:{spec_text(spec_entries(str(k), v))}" for k, v in cfg.shardings.items()]
+    )
+    if out is not None:
+        parts.append(f"out:{out if isinstance(out, str) else spec_text(spec_entries('out', out))}")
+    return " ".join(parts)
 
 
 def spec_text(entries: list[tuple[str, ...]]) -> str:

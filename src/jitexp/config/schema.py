@@ -57,6 +57,9 @@ class WorkloadConfig:
     # PartitionSpec, or a pytree of them matching that argument} (a setup's params, leaf by leaf).
     # Typed Any (as envs): `workload.shardings={0: [data]}` then replaces null on the command line
     shardings: Any = None
+    # with a mesh: the outputs' PartitionSpec as a list (every output leaf), or the import path of a function of the
+    # arguments returning a PartitionSpec pytree over the output (a prefix, as jit's out_shardings); null: XLA's
+    out_shardings: Any = None
 
 
 @dataclass

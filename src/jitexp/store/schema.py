@@ -198,6 +198,7 @@ COLUMNS = (
     + COMPILATION
     + DISK_CACHE
     + ATTRIBUTION
+    + ["output_sharding"]  # the PartitionSpec jit gave the first output array; empty without a mesh
     + COLLECTIVES
     + PROFILE
     + WORK
@@ -312,6 +313,7 @@ TEXT_COLUMNS = [
     *JIT_KNOBS,
     "env",
     *MESH_COLUMNS,
+    "output_sharding",
     "profile_error",
     "thread",
     "event",

@@ -37,6 +37,7 @@ def extras(cfg: ExperimentConfig, w: workload.Workload, cold: dict[str, ColdCall
     for mode, c in cold.items():
         extras = out[mode].extras
         extras.finite_output = finite(c.output)
+        extras.output_sharding = output_sharding(c.output)
         if mode != "numpy":
             extras.update(shared)
         try:
@@ -60,6 +61,13 @@ def extras(cfg: ExperimentConfig, w: workload.Workload, cold: dict[str, ColdCall
                     extras.update(output_error(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+
+
+def output_sharding(out: Any) -> str | None:
+    """The PartitionSpec jit gave the first output array (what workload.out_shardings asked, or XLA chose)."""
+    leaf = next((x for x in jax.tree.leaves(out) if isinstance(x, jax.Array)), None)
+    spec = getattr(getattr(leaf, "sharding", None), "spec", None)
+    return None if spec is None else str(spec)
 
 
 def finite(out: Any) -> bool:

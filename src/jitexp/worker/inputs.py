@@ -62,6 +62,8 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
             if mesh is not None:
                 args, kwargs = sharding.shard_inputs(job, mesh, args, kwargs)
             built = _workload(job, f, args, kwargs)
+            if mesh is not None and job.workload.out_shardings is not None:
+                built = dataclasses.replace(built, out_shardings=sharding.out_shardings(job, mesh, args, kwargs))
             if job is cfg and f.setup is not None and workload.copyable(built):
                 held.append(workload.copied(built))
         result.setup_s = result.setup_s if result.setup_s is not None else seconds

@@ -79,6 +79,36 @@ def shard_inputs(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -
     return jax.block_until_ready((placed_args, placed_kwargs))
 
 
+def out_shardings(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) -> Any:
+    """jit's out_shardings from workload.out_shardings: one NamedSharding for every output leaf (a list), or the
+    function's PartitionSpec pytree as NamedShardings (None: XLA chooses)."""
+    given = cfg.workload.out_shardings
+    if not isinstance(given, str):
+        return _named(mesh, "workload.out_shardings", given)
+    try:
+        specs = import_fn(given, "workload.out_shardings")(*args, **kwargs)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            "workload.out_shardings", given, f"raised {qualified_name(type(exc))}: {first_line(exc)}"
+        ) from None
+    if not (_is_spec(specs) or isinstance(specs, (Mapping, list, tuple))):
+        raise ConfigError("workload.out_shardings", given, f"returned {type(specs).__name__}: a PartitionSpec pytree")
+    return jax.tree.map(
+        lambda p: None if p is None else _named(mesh, "workload.out_shardings", list(p)), specs, is_leaf=_is_spec
+    )
+
+
+def _named(mesh: Mesh, key: str, spec: Any) -> NamedSharding:
+    """A NamedSharding for a spec written as a list, its axes checked against the mesh."""
+    entries = spec_entries(key, spec)
+    unknown = [name for names in entries for name in names if name not in mesh.shape]
+    if unknown:
+        raise ConfigError(key, spec, f"axis {unknown[0]!r} is not in mesh.shape; its axes: {', '.join(mesh.shape)}")
+    return NamedSharding(mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries]))
+
+
 def _specs_of(path: str, args: tuple, kwargs: dict) -> dict[Any, Any]:
     """What workload.shardings' function returns for these arguments: {position or keyword name: specs}."""
     try:
@@ -125,12 +155,7 @@ def _place_tree(mesh: Mesh, where: Any, specs: Any, tree: Any) -> Any:
 def _place(mesh: Mesh, where: Any, spec: Any, tree: Any) -> Any:
     key = f"workload.shardings.{where}"
     entries = spec_entries(key, spec)
-    unknown = [name for names in entries for name in names if name not in mesh.shape]
-    if unknown:  # the YAML's are checked before anything runs; a function's only here
-        raise ConfigError(key, spec, f"axis {unknown[0]!r} is not in mesh.shape; its axes: {', '.join(mesh.shape)}")
-    sharding = NamedSharding(
-        mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries])
-    )
+    sharding = _named(mesh, key, spec)  # the YAML's axes were checked before anything ran; a function's only here
 
     def put(leaf: Any) -> Any:
         if isinstance(leaf, np.ndarray) and spec is not None:

@@ -42,6 +42,7 @@ class Workload:
     donate_argnames: tuple[str, ...] = ()
     jit_fn: Callable = jax.jit
     carry: dict = field(default_factory=dict)  # {output position: argument position}
+    out_shardings: Any = None  # a Sharding or a pytree of them for jit's out_shardings (workload.out_shardings)
 
     def jitted(self) -> Any:
         """jit_fn of the function with the job's statics, donations and compiler options (those it sets)."""
@@ -52,7 +53,10 @@ class Workload:
             "donate_argnames": self.donate_argnames,
             "compiler_options": self.compiler_options,
         }
-        return self.jit_fn(self.fn, **{k: v for k, v in options.items() if v})
+        chosen = {k: v for k, v in options.items() if v}
+        if self.out_shardings is not None:
+            chosen["out_shardings"] = self.out_shardings
+        return self.jit_fn(self.fn, **chosen)
 
     def aot_inputs(self) -> tuple[tuple, dict]:
         """The arguments an AOT-compiled object takes: jax.jit's the non-static ones; equinox's and nnx's all."""

@@ -85,14 +85,7 @@ def out_shardings(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) 
     given = cfg.workload.out_shardings
     if not isinstance(given, str):
         return _named(mesh, "workload.out_shardings", given)
-    try:
-        specs = import_fn(given, "workload.out_shardings")(*args, **kwargs)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(
-            "workload.out_shardings", given, f"raised {qualified_name(type(exc))}: {first_line(exc)}"
-        ) from None
+    specs = _called(given, "workload.out_shardings", args, kwargs)
     if not (_is_spec(specs) or isinstance(specs, (Mapping, list, tuple))):
         raise ConfigError("workload.out_shardings", given, f"returned {type(specs).__name__}: a PartitionSpec pytree")
     return jax.tree.map(
@@ -109,16 +102,18 @@ def _named(mesh: Mesh, key: str, spec: Any) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries]))
 
 
+def _called(path: str, key: str, args: tuple, kwargs: dict) -> Any:
+    """What the function at `path` (a sharding key's) returns for the arguments; its failure a ConfigError on key."""
+    fn = import_fn(path, key)
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        raise ConfigError(key, path, f"raised {qualified_name(type(exc))}: {first_line(exc)}") from None
+
+
 def _specs_of(path: str, args: tuple, kwargs: dict) -> dict[Any, Any]:
     """What workload.shardings' function returns for these arguments: {position or keyword name: specs}."""
-    try:
-        specs = import_fn(path, "workload.shardings")(*args, **kwargs)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(
-            "workload.shardings", path, f"raised {qualified_name(type(exc))}: {first_line(exc)}"
-        ) from None
+    specs = _called(path, "workload.shardings", args, kwargs)
     if not isinstance(specs, Mapping):
         raise ConfigError(
             "workload.shardings",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -261,6 +262,10 @@ def test_readme_history_commands_run_verbatim(tmp_path):
     assert (tmp_path / "history" / "index.html").stat().st_size > 100_000  # plotly inlined
 
 
+# XLA's CPU collectives giving up on a starved device thread (engine.processes.crash_hint says so in the row)
+XLA_STARVED = "XLA's CPU collectives waited 40 s"
+
+
 @pytest.mark.slow
 def test_readme_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_path):
     # each jitexp command as printed plus timing=quick (jitexp-report as printed); needs the models extra
@@ -269,10 +274,18 @@ def test_readme_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_p
 
     block = re.search(r"<!-- devices-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
     lines = [line for line in block.splitlines() if line.strip()]
+    runs = tmp_path / "outputs" / "run"
     for line in lines:
         argv = shlex.split(line)
         args = [*argv[1:], "timing=quick"] if argv[0] == "jitexp" else argv[1:]
+        before = set(runs.iterdir()) if runs.exists() else set()
         proc = run_cli(args, cwd=tmp_path, name=argv[0])
+        if proc.returncode != 0 and XLA_STARVED in proc.stderr:
+            # the documented XLA hazard of 4 CPU devices on 2 cores (README, docs/configuration.md): the worker's
+            # row says so; the command itself is sound, so it runs once more in place of the aborted run
+            for aborted in set(runs.iterdir()) - before:
+                shutil.rmtree(aborted)
+            proc = run_cli(args, cwd=tmp_path, name=argv[0])
         assert proc.returncode == 0, (line, proc.stderr[-3000:])
     dp, tp, paired = (read(p / "results.csv") for p in sorted((tmp_path / "outputs" / "run").iterdir()))
     assert (dp["status"] == "ok").all() and (dp["mesh"] == "data=4").all() and (dp["device_count"] == 4).all()

@@ -805,3 +805,11 @@ def test_steal_and_the_host_probe_spread_are_caveats():
     assert steal_caveats(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []  # not recorded: no line
     notes = rows_table(frame(rows))["notes"].tolist()
     assert notes == ["", "unstable; CPU steal 14%", "unstable; CPU steal 14%"]  # beside the figures it moved
+
+
+def test_job_summary_names_the_mesh_and_the_processes_it_spans():
+    rows = [{**r, "mesh": "data=2", "distributed_processes": 2} for r in why_rows()]
+    assert " cpu mesh data=2 over 2 processes: " in formatting.job_summary(rows)
+    one = [{**r, "mesh": "data=4", "distributed_processes": 1} for r in why_rows()]
+    assert " cpu mesh data=4: " in formatting.job_summary(one)
+    assert " mesh " not in formatting.job_summary(why_rows())

@@ -407,6 +407,15 @@ def unstable_clause(rows: Sequence[Mapping]) -> str:
     return f"unstable ({modes}): {n} reason{'s' if n != 1 else ''}, see results.csv unstable_reason"
 
 
+def mesh_text(row: Mapping) -> str:
+    """`mesh data=4`, `mesh data=2 over 2 processes` (distributed.processes); empty for one device."""
+    mesh = cell_text(row.get("mesh"))
+    if not mesh:
+        return ""
+    n = row.get("distributed_processes")
+    return f"mesh {mesh}" + (f" over {int(n)} processes" if not is_missing(n) and int(n) > 1 else "")
+
+
 def failure_text(row: Mapping) -> str:
     """A failed row in one line: ``jit failed in trace: TypeError: ... (hint: ...)``."""
     hint = f" (hint: {row['hint']})" if row.get("hint") else ""
@@ -421,7 +430,8 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     device = r0.get("device_kind") or r0.get("platform") or ""
     workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
     dtypes = joined(rows, lambda r: cell_text(r.get("dtype")))
-    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device) if p)
+    mesh = joined(rows, mesh_text)
+    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device, mesh) if p)
     parts, verdicts = [], []
     changes = [ab_phrase(row) for row in rows if cell_text(row.get("ab_baseline"))]
     for row in rows:

@@ -412,8 +412,9 @@ def mesh_text(row: Mapping) -> str:
     mesh = cell_text(row.get("mesh"))
     if not mesh:
         return ""
-    n = row.get("distributed_processes")
-    return f"mesh {mesh}" + (f" over {int(n)} processes" if not is_missing(n) and int(n) > 1 else "")
+    given = row.get("distributed_processes")
+    n = 1 if given is None or is_missing(given) else int(given)
+    return f"mesh {mesh}" + (f" over {n} processes" if n > 1 else "")
 
 
 def failure_text(row: Mapping) -> str:

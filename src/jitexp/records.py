@@ -46,6 +46,7 @@ class Payload:
 
 # a distributed.processes job's step folder: the task the driver writes, rank 0's result and the phase it is in
 STEP_TASK, STEP_RESULT, STEP_PHASE = "task.pkl", "result.pkl", "phase"
+STEP_STOPPED = 86  # a rank's exit code when its measurement failed: the last line of its stderr says how
 
 
 @dataclass

@@ -6,6 +6,7 @@ Runs when `sinfo` shows a node (.ci/run starts one with scripts/slurm_cluster.sh
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 
@@ -34,6 +35,10 @@ def rank_one_dies(x):
         print("rank 1 gives up here", file=sys.stderr, flush=True)
         os._exit(3)
     return (x * 2).sum()
+
+
+def raises(x):
+    raise ValueError("no sharded step today")
 
 
 def rank_one_hangs(x):
@@ -87,13 +92,14 @@ def test_a_rank_that_dies_or_hangs_is_an_error_row_and_the_sweep_goes_on(tmp_pat
         [
             "-m",
             "workload=custom",
-            "workload.fn=ranks.total,ranks.rank_one_dies,ranks.rank_one_hangs",
+            "workload.fn=ranks.total,ranks.rank_one_dies,ranks.raises,ranks.rank_one_hangs",
             "workload.args=[{shape:[8]}]",
             "workload.shardings={0:[data]}",
             "mode=jit",
             "distributed.processes=2",
             "mesh.shape={data:2}",
             "timing=quick",
+            "timing.min_sample_time_s=0.02",  # calibration takes several tries: each one agreed with rank 0
             "timing.timeout_s=15",
             "hydra.sweep.dir=sweep",
         ],
@@ -102,12 +108,14 @@ def test_a_rank_that_dies_or_hangs_is_an_error_row_and_the_sweep_goes_on(tmp_pat
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     df = read(tmp_path / "sweep" / "results.csv")
-    assert list(df["status"]) == ["ok", "error", "error"], df[
-        ["workload", "status", "error_type", "error_message"]
-    ].to_string()
-    died, hung = df.iloc[1], df.iloc[2]
+    shown = df[["workload", "status", "error_type", "error_message"]].to_string()
+    assert list(df["status"]) == ["ok", "error", "error", "error"], shown
+    died, raised, hung = df.iloc[1], df.iloc[2], df.iloc[3]
     assert died["error_type"] == "exit 3"
     assert died["error_message"] == "rank 1 of 2: rank 1 gives up here"
+    # every rank raises in trace: the step ends with the first rank srun reports, in the worker's own words
+    assert (raised["error_phase"], raised["error_type"]) == ("trace", "ValueError")
+    assert re.fullmatch(r"rank [01] of 2: no sharded step today", raised["error_message"])
     assert hung["error_type"] == "Timeout" and "timing.timeout_s=15" in hung["error_message"]
     left = subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True, timeout=30).stdout
     assert "jitexp" not in left  # no step of the sweep outlives it

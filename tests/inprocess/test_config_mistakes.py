@@ -239,6 +239,14 @@ MISTAKES = [
         "isolate='none' is invalid; not with distributed.processes=2: each measuring process is 2 SLURM tasks",
     ),
     (
+        ["workload=dp_train_step", "mode=jit", "distributed.processes=2", "device.count=2", "mesh.shape={data:2}"],
+        "with distributed.processes=2 the mesh takes every process's devices: 4 (device.count=2 x 2)",
+    ),
+    (
+        ["device=gpu", "mode=jit", "distributed.processes=2", "device.count=2", "mesh.shape={data:4}"],
+        "device.count=2 is invalid; with distributed.processes=2 on gpu: 1 (each SLURM task drives one GPU)",
+    ),
+    (
         ["variants={a: {distributed.processes: 1}, b: {distributed.processes: 2}}"],
         "variants.a.distributed.processes=1 is invalid; is set once per worker process",
     ),

@@ -7,6 +7,7 @@ import pytest
 
 from jitexp import ConfigError
 from jitexp.engine import slurm_tasks
+from jitexp.records import STEP_STOPPED
 
 # srun's stderr when rank 1 exits 3 and srun ends rank 0 (kill-on-bad-exit), as seen on the local cluster
 RANK_ONE_EXITS = """srun: error: vm: task 1: Exited with exit code 3
@@ -34,6 +35,29 @@ def test_a_rank_killed_by_a_signal_is_named_by_it(tmp_path):
         "SIGABRT",
         "rank 0 of 2: Fatal Python error: Aborted",
     )
+
+
+def test_ranks_that_ended_alike_are_one_srun_line_and_the_first_is_named(tmp_path):
+    (tmp_path / "rank-0.err").write_text("ValueError: both ranks raise this\n")
+    failure = slurm_tasks._failure(tmp_path, "srun: error: vm: tasks 0-1: Exited with exit code 1\n", 1, "trace", 2)
+    assert (failure.error_type, failure.error_message) == ("exit 1", "rank 0 of 2: ValueError: both ranks raise this")
+
+
+def test_a_rank_whose_measurement_failed_says_so_in_jitexps_own_words(tmp_path):
+    (tmp_path / "rank-1.err").write_text("trace: ValueError: no sharded step today\n")
+    said = f"srun: error: vm: task 1: Exited with exit code {STEP_STOPPED}\nsrun: error: vm: task 0: Killed\n"
+    failure = slurm_tasks._failure(tmp_path, said, 1, "lower", 2)  # the phase rank 0 was in
+    assert (failure.error_phase, failure.error_type) == ("trace", "ValueError")
+    assert failure.error_message == "rank 1 of 2: no sharded step today"
+    assert "one rank's failure ends them all" in failure.hint
+
+
+def test_a_rank_that_died_on_its_own_is_named_before_one_that_stopped_when_its_collective_broke(tmp_path):
+    (tmp_path / "rank-0.err").write_text("execute: jax.errors.JaxRuntimeError: gloo: connection closed by peer\n")
+    (tmp_path / "rank-1.err").write_text("rank 1 gives up here\n")
+    said = f"srun: error: vm: task 0: Exited with exit code {STEP_STOPPED}\nsrun: error: vm: task 1: Exited with exit code 3\n"
+    failure = slurm_tasks._failure(tmp_path, said, 3, "execute", 2)
+    assert (failure.error_type, failure.error_message) == ("exit 3", "rank 1 of 2: rank 1 gives up here")
 
 
 def test_srun_failing_on_its_own_says_its_line(tmp_path):

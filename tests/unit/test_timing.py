@@ -191,19 +191,31 @@ def test_with_three_keys_each_follows_both_neighbours_equally():
     assert [round_order(["a", "b"], r) for r in range(4)] == [rotation(["a", "b"], r) for r in range(4)]
 
 
-def test_every_rank_takes_rank_zeros_calls_per_sample_and_stops_at_its_round():
-    """A jax.distributed job: each call is a collective, so every rank must run rank 0's calls (`agree`)."""
+def test_every_rank_takes_rank_zeros_calibration_and_stops_at_its_round():
+    """A jax.distributed job: each call is a collective, so every rank must make rank 0's calls (`agree`)."""
     sent = []
 
-    def rank_zero(values):  # what the broadcast would bring back: 7 calls per sample, then "budget" in round 3
+    def rank_zero(values):  # what the broadcast brings back: rank 0 asks for 7 calls, then is done; stops in round 3
         sent.append([int(v) for v in values])
-        if len(sent) == 1:
-            return np.array([7])
-        return np.array([2 if len(sent) == 4 else 0])
+        if len(sent) <= 2:
+            return np.array([len(sent) - 1, 7])  # calibration: (done, next count)
+        return np.array([2 if len(sent) == 5 else 0])  # rounds: go on, go on, "budget"
 
-    rec = Recorder()
+    rec = Recorder(sleep_s=0.001)  # one call outlasts the target: alone, this rank is done at one call
     policy = Policy(warmup=0, min_samples=1, max_samples=50, min_sample_time_s=1e-4, target_rel_ci=0.99)
     m = measure(rec, policy, rec.block, agree=rank_zero)
-    assert m.number == 7 and m.number != sent[0][0]  # rank 0's count, not this rank's calibration
-    assert len(m.samples_s) == 3 and m.stop_reason == "budget"  # its local "ci" verdicts did not stop it
-    assert len(sent) == 4 and all(len(v) == 1 for v in sent[1:])
+    assert sent[0] == [1, 1]  # this rank was done at one call...
+    assert m.number == 7  # ...and took rank 0's seven
+    assert len(m.samples_s) == 3 and m.stop_reason == "budget"  # its own "ci" verdicts did not stop it
+    assert [len(v) for v in sent] == [2, 2, 1, 1, 1]
+
+
+def test_with_agree_a_failing_mode_ends_the_process_instead_of_being_dropped_on_one_rank():
+    def fails():
+        raise ValueError("only here")
+
+    policy = Policy(warmup=1, min_samples=1, max_samples=2, min_sample_time_s=1e-4)
+    with pytest.raises(ValueError, match="only here"):
+        measure_rounds(loops({"m": fails}, {"m": lambda x: x}), policy, agree=lambda v: v)
+    rounds = measure_rounds(loops({"m": fails}, {"m": lambda x: x}), policy)  # one process: dropped, kept as error
+    assert isinstance(rounds.errors["m"], ValueError)

@@ -58,7 +58,21 @@ def validate_distributed(cfg: ExperimentConfig) -> int:
         )
     if cfg.device.platform not in ("cpu", "gpu"):
         raise ConfigError("device.platform", cfg.device.platform, f"with {key}: cpu (gloo) or gpu")
+    if cfg.device.platform == "gpu" and cfg.device.count != 1:  # jax.distributed gives each SLURM task one GPU
+        raise ConfigError("device.count", cfg.device.count, f"with {key} on gpu: 1 (each SLURM task drives one GPU)")
     return n
+
+
+def check_axes(key: str, spec: Any, axes: Mapping[str, int]) -> list[tuple[str, ...]]:
+    """A spec's entries, each axis in the mesh and none twice; a ConfigError on `key` otherwise."""
+    entries = spec_entries(key, spec)
+    used = [name for names in entries for name in names]
+    for name in used:
+        if name not in axes:
+            raise ConfigError(key, spec, f"axis {name!r} is not in mesh.shape; its axes: {', '.join(axes)}")
+    if len(set(used)) < len(used):
+        raise ConfigError(key, spec, "each mesh axis at most once in a spec")
+    return entries
 
 
 def is_import_path(path: str) -> bool:
@@ -108,6 +122,13 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
         per = f"device.count is {count}" + (f" in each of distributed.processes={processes}" if processes > 1 else "")
         fix = -(-mesh_size(cfg) // processes)
         raise ConfigError("mesh.shape", shape, f"needs {mesh_size(cfg)} devices and {per}: set device.count={fix}")
+    if processes > 1 and mesh_size(cfg) != count * processes:  # a smaller mesh would leave ranks out
+        raise ConfigError(
+            "mesh.shape",
+            shape,
+            f"with distributed.processes={processes} the mesh takes every process's devices: "
+            f"{count * processes} (device.count={count} x {processes})",
+        )
     if cfg.device.index != 0:
         raise ConfigError("device.index", cfg.device.index, "must be 0 with a mesh: the mesh takes the first devices")
     out = cfg.workload.out_shardings
@@ -117,20 +138,10 @@ def validate_mesh(cfg: ExperimentConfig) -> None:
     elif out is not None:
         if not isinstance(out, (list, tuple)):
             raise ConfigError("workload.out_shardings", out, OUT_FORM)
-        for name in (name for names in spec_entries("workload.out_shardings", out) for name in names):
-            if name not in shape:
-                raise ConfigError(
-                    "workload.out_shardings", out, f"axis {name!r} is not in mesh.shape; its axes: {', '.join(shape)}"
-                )
+        check_axes("workload.out_shardings", out, shape)
     for where, spec in cfg.shardings.items():
         key = f"workload.shardings.{where}"
-        entries = spec_entries(key, spec)
-        used = [name for names in entries for name in names]
-        for name in used:
-            if name not in shape:
-                raise ConfigError(key, spec, f"axis {name!r} is not in mesh.shape; its axes: {', '.join(shape)}")
-        if len(set(used)) < len(used):
-            raise ConfigError(key, spec, "each mesh axis at most once in a spec")
+        entries = check_axes(key, spec, shape)
         arg = _argument(cfg, where, key, spec)
         if arg is None:  # setup builds the arguments: the worker checks their shapes
             continue

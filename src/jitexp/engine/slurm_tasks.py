@@ -24,12 +24,13 @@ from jitexp.engine.processes import Target, crash_hint, last_meaningful_line
 from jitexp.errors import ConfigError, Failure
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
+from jitexp.records import STEP_STOPPED, ProcessResult, Task
 from jitexp.records import STEP_TASK as TASK
-from jitexp.records import ProcessResult, Task
 
 SRUN = "srun"
 MODULE = "jitexp.worker.distributed"
-_TASK_LINE = re.compile(r"task (\d+): (.+)$")  # srun's "srun: error: node: task 1: Exited with exit code 3"
+# srun's "srun: error: node: task 1: Exited with exit code 3", or "tasks 0-1: ..." for ranks that ended alike
+_TASK_LINE = re.compile(r"tasks? (\d+)[\d,\-]*: (.+)$")
 _SIGNALS = {"Killed": "SIGKILL", "Aborted": "SIGABRT", "Segmentation fault": "SIGSEGV", "Terminated": "SIGTERM"}
 
 
@@ -74,7 +75,10 @@ class SlurmTasks:
             MODULE,
             str(work),
         ]
-        env = {**os.environ, "JAX_COORDINATOR_PORT": str(_free_port())}
+        env = dict(os.environ)
+        if "SLURM_JOB_ID" in env:  # inside an allocation every step has its job id, from which JAX derives the port
+            env["JAX_COORDINATOR_PORT"] = str(_free_port())  # a free one here, on the allocation's first node
+        # outside one, srun makes a new job for each step: JAX's port from its id never meets the last step's
         srun = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
         )
@@ -89,7 +93,7 @@ class SlurmTasks:
             _end(srun)
             raise
         phase = (work / PHASE).read_text() if (work / PHASE).exists() else "start"
-        if not timed_out and srun.returncode == 0 and (work / RESULT).exists():
+        if not timed_out and (work / RESULT).exists():  # rank 0's, also when it or another rank then stopped the step
             result: ProcessResult = pickle.loads((work / RESULT).read_bytes())
             stderr = _read(work / "rank-0.err")
             if stderr.strip() and task.process == 0 and result.clean:
@@ -108,16 +112,30 @@ class SlurmTasks:
 
 
 def _failure(work: Path, said: str, code: int, phase: str, n: int) -> Failure:
-    """The rank that died first (srun's "task N: ..." lines; ranks srun killed after it come later), its last line."""
+    """The rank whose end ended the step (from srun's "task N: ..." lines) and the last line it wrote."""
     reports = [m.groups() for m in map(_TASK_LINE.search, said.splitlines()) if m]
-    first = next((r for r in reports if r[1] != "Killed"), reports[0] if reports else None)
+    # the cause first: a rank that died on its own, then one that stopped (its peers' collectives then fail and
+    # they stop too), then one srun killed
+    stopped = f"exit code {STEP_STOPPED}"
+    order = sorted(reports, key=lambda r: (r[1] == "Killed", r[1].endswith(stopped)))
+    first = order[0] if order else None
     if first is None:  # srun itself failed: no allocation, a bad option
         line = last_meaningful_line(said) or f"srun exited with code {code}"
         return Failure(phase if phase != "start" else "crash", f"exit {code}", line, "check `sinfo` and the allocation")
     rank, how = int(first[0]), first[1]
     exited = re.search(r"exit code (\d+)", how)
-    name = f"exit {exited.group(1)}" if exited else _SIGNALS.get(how.split(" (")[0], how)
     line = last_meaningful_line(_read(work / f"rank-{rank}.err")) or how
+    if exited and int(exited.group(1)) == STEP_STOPPED:  # jitexp's own: the rank's "phase: Type: message"
+        stage, kind, message = (line.split(": ", 2) + ["", ""])[:3]
+        if not (stage.isidentifier() and kind and message):
+            stage, kind, message = phase, "RankFailed", line
+        return Failure(
+            stage,
+            kind,
+            f"rank {rank} of {n}: {message}",
+            "every call of the step is a collective, so one rank's failure ends them all; this is that rank's",
+        )
+    name = f"exit {exited.group(1)}" if exited else _SIGNALS.get(how.split(" (")[0], how)
     return Failure(phase if phase != "start" else "crash", name, f"rank {rank} of {n}: {line}", _hint(name, line))
 
 
@@ -128,12 +146,18 @@ def _hint(name: str, line: str) -> str:
 
 
 def _end(srun: subprocess.Popen) -> None:
-    """srun cancels its step on SIGTERM (its tasks get it too); SIGKILL to its session if it does not go."""
+    """srun cancels its step on SIGTERM (its tasks get it too); SIGKILL to its session if it has not gone."""
+    srun.send_signal(signal.SIGTERM)  # nothing when srun has exited already
     try:
-        srun.send_signal(signal.SIGTERM)
         srun.wait(15)
     except subprocess.TimeoutExpired:
-        pass
+        _kill_session(srun)
+    except BaseException:  # a second Ctrl-C while waiting
+        _kill_session(srun)
+        raise
+
+
+def _kill_session(srun: subprocess.Popen) -> None:
     try:
         os.killpg(srun.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

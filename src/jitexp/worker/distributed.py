@@ -14,14 +14,17 @@ import os
 import pickle
 import signal
 import sys
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 import numpy as np
 
+from jitexp.errors import PhaseError, failure_of, first_line, qualified_name
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
+from jitexp.records import STEP_STOPPED
 from jitexp.records import STEP_TASK as TASK
 
 # a rank that outlives the driver's limit by this much ends itself (faulthandler prints where it hung)
@@ -54,6 +57,22 @@ class PhaseFile:
             self.path.write_text(value)
 
 
+def _stopped(result: Any) -> str:
+    """Why a rank's measurement ended before the others' could (a setup error, a config problem), or ""."""
+    if result.config_error is not None:
+        problem = result.config_error
+        return f"{problem.key}={problem.value!r} is invalid; {problem.expected}"
+    if result.error is not None:
+        return f"{result.error.error_phase}: {result.error.error_type}: {result.error.error_message}"
+    return ""
+
+
+def _stop(why: str) -> NoReturn:
+    """End this rank with jitexp's own exit code and why as its last line; srun then ends the other ranks."""
+    print(why, file=sys.stderr, flush=True)
+    os._exit(STEP_STOPPED)
+
+
 def main(folder: str) -> None:
     """Join the job's processes, measure as a plain worker does, and (rank 0) write the result."""
     work = Path(folder)
@@ -74,10 +93,20 @@ def main(folder: str) -> None:
     rank = jax.process_index()
     if rank == 0:
         channel.conn = PhaseFile(work / PHASE)
-    result = entry.measure_process(task)
+    try:
+        result = entry.measure_process(task)
+    except PhaseError as exc:  # a mode failed on this rank: with every call a collective, the step ends
+        failure = failure_of(exc.phase, exc.cause)
+        _stop(f"{failure.error_phase}: {failure.error_type}: {failure.error_message}")
+    except Exception as exc:  # raised while sampling (measure_rounds with agree), or jitexp's own bug
+        traceback.print_exc()
+        _stop(f"execute: {qualified_name(type(exc))}: {first_line(exc)}")
     if rank == 0:
         (work / (RESULT + ".part")).write_bytes(pickle.dumps(result))
         (work / (RESULT + ".part")).rename(work / RESULT)
+    stopped = _stopped(result)
+    if stopped:  # this rank left the measurement early: the others may wait in a collective it never enters
+        _stop(stopped)  # the driver reads rank 0's result when it wrote one
     jax.distributed.shutdown()  # every rank leaves together: none sees its peers vanish mid-call
     sys.stdout.flush()
     sys.stderr.flush()

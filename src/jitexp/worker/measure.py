@@ -51,6 +51,8 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
             c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
+            if task.cfg.distributed.processes > 1:
+                raise  # a mode dropped on one rank only would leave the others in its collectives: the step ends
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(own)))
             continue
         finally:
@@ -96,6 +98,8 @@ def _sample(
                 with phase("execute"):
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
+                if task.cfg.distributed.processes > 1:
+                    raise
                 out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
     return noise_of(cold_share, rounds.ticks, t.max_steal)
 

@@ -17,7 +17,7 @@ def host_probe(repeats: int = 7) -> dict[str, float]:
     import jax
     import numpy as np
 
-    cpu = jax.devices("cpu")[0]
+    cpu = jax.local_devices(backend="cpu")[0]  # this process's own (rank 0's is another process's in a distributed job)
     small = jax.device_put(np.ones(8, np.float32), cpu)
     square = jax.device_put(np.linspace(0, 1, 256 * 256, dtype=np.float32).reshape(256, 256), cpu)
     src, dst = np.ones(2**19, np.float64), np.empty(2**19, np.float64)

@@ -12,7 +12,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from jitexp.config import DeviceConfig, ExperimentConfig
 from jitexp.config.imports import import_fn
-from jitexp.config.mesh import argument_key, mesh_size, spec_entries, unsplit
+from jitexp.config.mesh import argument_key, check_axes, mesh_size, spec_entries, unsplit
 from jitexp.errors import ConfigError, first_line, qualified_name
 
 
@@ -27,7 +27,7 @@ def request_devices(device: DeviceConfig) -> None:
     try:
         jax.config.update("jax_num_cpu_devices", device.count)
     except RuntimeError:  # the backend has started in this process
-        have = len(jax.devices("cpu"))
+        have = len(jax.local_devices(backend="cpu"))
         if have < device.count:
             raise ConfigError(
                 "device.count",
@@ -39,7 +39,7 @@ def request_devices(device: DeviceConfig) -> None:
 
 def check_count(device: DeviceConfig, first: Any) -> None:
     """device.count against the devices of the platform the job runs on (its first device `first`)."""
-    have = len(jax.devices(first.platform))
+    have = len(jax.local_devices(backend=first.platform))  # this process's (a distributed job's others are theirs)
     if have < device.count:
         raise ConfigError("device.count", device.count, f"this machine has {have} {first.platform} device(s)")
 
@@ -95,10 +95,7 @@ def out_shardings(cfg: ExperimentConfig, mesh: Mesh, args: tuple, kwargs: dict) 
 
 def _named(mesh: Mesh, key: str, spec: Any) -> NamedSharding:
     """A NamedSharding for a spec written as a list, its axes checked against the mesh."""
-    entries = spec_entries(key, spec)
-    unknown = [name for names in entries for name in names if name not in mesh.shape]
-    if unknown:
-        raise ConfigError(key, spec, f"axis {unknown[0]!r} is not in mesh.shape; its axes: {', '.join(mesh.shape)}")
+    entries = check_axes(key, spec, dict(mesh.shape))
     return NamedSharding(mesh, PartitionSpec(*[names[0] if len(names) == 1 else names or None for names in entries]))
 
 

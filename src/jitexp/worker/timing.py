@@ -74,15 +74,23 @@ def plain_loop(call: Call, block: Block) -> Loop:
     return loop
 
 
-def calibrate(loop: Loop, target_s: float, max_number: int = MAX_NUMBER) -> int:
-    """Calls per sample so that one sample lasts at least target_s (like timeit's autorange)."""
+def calibrate(
+    loop: Loop, target_s: float, max_number: int = MAX_NUMBER, agree: Callable[[np.ndarray], np.ndarray] | None = None
+) -> int:
+    """Calls per sample so that one sample lasts at least target_s (like timeit's autorange). With `agree` (a
+    jax.distributed job) every try's verdict and next count are rank 0's, so every rank makes the same calls."""
     number = 1
     for _ in range(8):
         per_call, _ = loop(number)
-        if per_call * number >= target_s or number >= max_number:
-            break
+        done = per_call * number >= target_s or number >= max_number
         wanted = target_s / max(per_call, 1e-9)
-        number = min(max_number, max(number * 2, int(math.ceil(wanted * 1.1))))
+        following = number if done else min(max_number, max(number * 2, int(math.ceil(wanted * 1.1))))
+        if agree is not None:
+            verdict, following = (int(v) for v in agree(np.array([int(done), following])))
+            done = bool(verdict)
+        if done:
+            break
+        number = following
     return number
 
 
@@ -128,7 +136,8 @@ def measure_rounds(
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
     is read before the first round and after each. A mode that raises is dropped from later
     rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
-    makes every rank take rank 0's calls per sample and stop at its round, since each call is a collective.
+    makes every rank take rank 0's calibration and stop at its round, since each call is a collective; there a
+    failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only.
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
@@ -138,14 +147,14 @@ def measure_rounds(
         try:
             if policy.warmup:
                 last[mode] = loops[mode](policy.warmup)[1]
-            number[mode] = calibrate(loops[mode], policy.min_sample_time_s)
+            number[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
         except Exception as exc:  # the mode fails; the others are still measured
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
+            if agree is not None:
+                raise  # one rank dropping a mode would leave the others in its collectives: the step ends
             errors[mode] = exc
     live = [m for m in modes if m not in errors]
-    if agree is not None and live:
-        number.update(zip(live, (int(n) for n in agree(np.array([number[m] for m in live])))))
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
@@ -165,6 +174,8 @@ def measure_rounds(
                 except Exception as exc:
                     if interrupted(exc):
                         raise KeyboardInterrupt from exc
+                    if agree is not None:
+                        raise
                     errors[mode] = exc
                     continue
                 samples[mode].append(per_call)

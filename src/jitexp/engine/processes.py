@@ -122,7 +122,7 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
         _kill(proc)
         proc.join()
         receive.close()
-        stderr = _read_and_remove(task.stderr_path)
+        stderr = read_and_remove(task.stderr_path)
     if result is not None:
         if stderr.strip() and task.process == 0 and result.clean:
             sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
@@ -209,7 +209,8 @@ def _kill(proc: Any) -> None:
         proc.kill()
 
 
-def _read_and_remove(path: str) -> str:
+def read_and_remove(path: str | os.PathLike) -> str:
+    """A worker's stderr file as text ("" when unreadable), the file removed."""
     try:
         return Path(path).read_text(errors="replace")
     except OSError:

@@ -1,8 +1,8 @@
 """distributed.processes=N: each measuring process as one `srun` step of N tasks running jitexp.worker.distributed.
 
 The driver writes the task into a folder in the working directory (a cluster shares it between nodes), runs
-`srun --ntasks=N --kill-on-bad-exit=1` with each task's stderr in its own file and JAX_COORDINATOR_PORT set, waits
-up to timing.timeout_s, and reads rank 0's result. A rank that dies ends the step (srun ends the others): the
+`srun --ntasks=N --kill-on-bad-exit=1` with each task's stderr in its own file (inside an allocation with
+JAX_COORDINATOR_PORT set), waits up to timing.timeout_s, and reads rank 0's result. A rank that dies ends the step (srun ends the others): the
 process's error names the rank and the last line it wrote. Inside an allocation (sbatch, salloc, Hydra's submitit
 launcher) srun takes its tasks from it; elsewhere srun asks SLURM for them.
 """
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jitexp.engine.processes import Target, crash_hint, last_meaningful_line
+from jitexp.engine.processes import Target, crash_hint, last_meaningful_line, read_and_remove
 from jitexp.errors import ConfigError, Failure
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
@@ -95,7 +95,7 @@ class SlurmTasks:
         phase = (work / PHASE).read_text() if (work / PHASE).exists() else "start"
         if not timed_out and (work / RESULT).exists():  # rank 0's, also when it or another rank then stopped the step
             result: ProcessResult = pickle.loads((work / RESULT).read_bytes())
-            stderr = _read(work / "rank-0.err")
+            stderr = read_and_remove(work / "rank-0.err")
             if stderr.strip() and task.process == 0 and result.clean:
                 sys.stderr.write(stderr)  # warnings stay visible, once per job
             return result
@@ -124,7 +124,7 @@ def _failure(work: Path, said: str, code: int, phase: str, n: int) -> Failure:
         return Failure(phase if phase != "start" else "crash", f"exit {code}", line, "check `sinfo` and the allocation")
     rank, how = int(first[0]), first[1]
     exited = re.search(r"exit code (\d+)", how)
-    line = last_meaningful_line(_read(work / f"rank-{rank}.err")) or how
+    line = last_meaningful_line(read_and_remove(work / f"rank-{rank}.err")) or how
     if exited and int(exited.group(1)) == STEP_STOPPED:  # jitexp's own: the rank's "phase: Type: message"
         stage, kind, message = (line.split(": ", 2) + ["", ""])[:3]
         if not (stage.isidentifier() and kind and message):
@@ -168,10 +168,3 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("", 0))
         return int(s.getsockname()[1])
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""

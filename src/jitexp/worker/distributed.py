@@ -2,9 +2,10 @@
 (jitexp.engine.slurm_tasks).
 
 Each task calls `jax.distributed.initialize()`, which reads SLURM's environment (its rank, the task count, rank 0's
-node; the driver picks the port: JAX_COORDINATOR_PORT), then runs the plain worker's measurement over one global
-mesh. Every rank must run the same calls, since each call of the sharded step holds a cross-process collective:
-rank 0's calls per sample and its stop decisions are broadcast (`agree`). Rank 0 writes the result.
+node; inside an allocation the driver also sets the port, JAX_COORDINATOR_PORT), then runs the plain worker's
+measurement over one global mesh. Every rank must run the same calls, since each call of the sharded step holds a
+cross-process collective: rank 0's calibration and stop decisions are broadcast (`agree`), and a failure on any
+rank ends it (`_stop`) so that srun ends the others. Rank 0 writes the result.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, NoReturn
 import jax
 import numpy as np
 
-from jitexp.errors import PhaseError, failure_of, first_line, qualified_name
+from jitexp.errors import ConfigError, Failure, PhaseError, failure_of, first_line, qualified_name
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
 from jitexp.records import STEP_STOPPED
@@ -61,10 +62,13 @@ def _stopped(result: Any) -> str:
     """Why a rank's measurement ended before the others' could (a setup error, a config problem), or ""."""
     if result.config_error is not None:
         problem = result.config_error
-        return f"{problem.key}={problem.value!r} is invalid; {problem.expected}"
-    if result.error is not None:
-        return f"{result.error.error_phase}: {result.error.error_type}: {result.error.error_message}"
-    return ""
+        return str(ConfigError(problem.key, problem.value, problem.expected))
+    return _line(result.error) if result.error is not None else ""
+
+
+def _line(failure: Failure) -> str:
+    """A failure as the last line of a rank's stderr, "phase: Type: message" (engine.slurm_tasks reads it back)."""
+    return f"{failure.error_phase}: {failure.error_type}: {failure.error_message}"
 
 
 def _stop(why: str) -> NoReturn:
@@ -96,8 +100,7 @@ def main(folder: str) -> None:
     try:
         result = entry.measure_process(task)
     except PhaseError as exc:  # a mode failed on this rank: with every call a collective, the step ends
-        failure = failure_of(exc.phase, exc.cause)
-        _stop(f"{failure.error_phase}: {failure.error_type}: {failure.error_message}")
+        _stop(_line(failure_of(exc.phase, exc.cause)))
     except Exception as exc:  # raised while sampling (measure_rounds with agree), or jitexp's own bug
         traceback.print_exc()
         _stop(f"execute: {qualified_name(type(exc))}: {first_line(exc)}")

@@ -135,7 +135,7 @@ def jitexp_loops(cfg: Any) -> dict[str, Any]:
 
 def in_process(name: str, samples: int) -> dict:
     """(a): jitexp's loop and the user's loop alternating sample by sample in this process."""
-    from jitexp.worker.timing import calibrate, gc_disabled, rewarm_calls
+    from jitexp.worker.timing import calibrate, gc_disabled, rewarm_numbers
 
     cfg = config(name)
     loops = jitexp_loops(cfg)
@@ -144,14 +144,16 @@ def in_process(name: str, samples: int) -> dict:
     plain(3)
     for loop in loops.values():
         loop(3)  # timing.warmup's calls, as measure_rounds makes them before calibrating
-    number = calibrate(ours, 0.01)
-    other_number = calibrate(other, 0.01) if other else 0
+    mine = calibrate(ours, 0.01)
+    number = mine.number
+    theirs = calibrate(other, 0.01) if other else None
+    rewarm = rewarm_numbers({"jit": mine, "eager": theirs})["jit"] if theirs else 0
     a, b = [], []
     with gc_disabled():
         for i in range(samples):
             if other:  # as a mode=[eager,jit] job's round: eager's sample, then jit's re-warm and sample
-                other(other_number)
-                ours(rewarm_calls(number))
+                other(theirs.number)
+                ours(rewarm)
                 a.append(ours(number)[0])
                 b.append(plain(number))
             elif i % 2:
@@ -175,7 +177,7 @@ def plain_entry(task: Any, conn: Any) -> None:
     sys.path[:] = task.sys_path
     plain = user_loop(task.cfg)
     plain(3)
-    number = calibrate(lambda n: (plain(n), None), 0.01)
+    number = calibrate(lambda n: (plain(n), None), 0.01).number
     times = np.asarray([plain(number) for _ in range(30)])
     conn.send(("result", ProcessResult(task.process, modes={"plain": ModeResult(samples_s=times, number=number)})))
     conn.close()

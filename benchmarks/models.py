@@ -167,7 +167,7 @@ def overhead(samples: int) -> bool:
             jax.block_until_ready((params, opt_state, loss))
         return (time.perf_counter_ns() - start) / 1e9 / number
 
-    number = calibrate(loop, 0.01)
+    number = calibrate(loop, 0.01).number
     a, b = [], []
     with gc_disabled():
         for _ in range(samples):

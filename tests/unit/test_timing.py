@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from jitexp.config import TimingConfig as Policy
-from jitexp.worker.timing import calibrate, dispatch_times, measure_rounds, plain_loop, rotation, round_order
+from jitexp.worker.timing import (
+    Calibrated,
+    calibrate,
+    dispatch_times,
+    measure_rounds,
+    plain_loop,
+    rewarm_numbers,
+    rotation,
+    round_order,
+)
 
 pytestmark = pytest.mark.serial  # sleeps and budgets: stop reasons and durations depend on a quiet machine
 
@@ -64,8 +73,8 @@ def test_a_function_of_known_duration():
 
 def test_calibration_batches_fast_calls():
     rec = Recorder()
-    number = calibrate(plain_loop(rec, rec.block), target_s=0.005)
-    assert number > 10
+    number, per_call = calibrate(plain_loop(rec, rec.block), target_s=0.005)
+    assert number > 10 and number * per_call >= 0.005
     before = rec.calls
     per_call, out = plain_loop(rec, rec.block)(number)
     assert rec.calls - before == number and out["out"][0] == rec.calls
@@ -125,25 +134,48 @@ def test_dispatch_time_excludes_the_block():
     assert len(times) == 3 and max(times) < 0.05
 
 
+def fixed_loop(name, order, per_call_s=1e-3):
+    """A loop that records its calls and reports `per_call_s` a call, whatever the clock says."""
+
+    def loop(number):
+        order.extend([name] * number)
+        return per_call_s, name
+
+    return loop
+
+
 def test_rounds_interleave_modes_in_rotated_order():
     order = []
-
-    def mode(name):
-        return lambda: order.append(name) or name
-
     policy = Policy(warmup=0, min_samples=4, max_samples=4, min_sample_time_s=0.0)
-    r = measure_rounds(
-        loops({"a": mode("a"), "b": mode("b"), "c": mode("c")}, dict.fromkeys("abc", lambda o: o)), policy, shift=1
-    )
+    r = measure_rounds({m: fixed_loop(m, order) for m in "abc"}, policy, shift=1)
     calibration = order[:3]
     assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
     # rounds 1..4 (shift 1): rotated, and reversed in the second cycle of three (round_order); a sample that
-    # follows another mode's is preceded by one untimed call of its own (rewarm_calls(1) == 1): "a" after "a" is not
+    # follows another mode's is preceded by untimed calls of its own lasting what the other two took (a sample
+    # and a re-warm call each: 4 calls of 1 ms): "a" right after "a" is not
     sampled = ["b", "c", "a", "c", "a", "b", "c", "b", "a", "a", "c", "b"]
-    rewarmed = [m for i, m in enumerate(sampled) for _ in range(1 if i and sampled[i - 1] == m else 2)]
+    rewarmed = [m for i, m in enumerate(sampled) for _ in range(1 if i and sampled[i - 1] == m else 5)]
     assert order[3:] == rewarmed
     assert {m: len(s) for m, s in r.samples_s.items()} == {"a": 4, "b": 4, "c": 4}
     assert rotation(["a", "b"], 3) == ["b", "a"] and rotation([], 2) == []
+
+
+def test_a_fast_mode_after_a_slow_one_is_rewarmed_for_as_long_as_the_slow_sample():
+    """The bias a 30 ms eager step put on a 2 ms jit step (docs/decisions.md): re-warm by time, not by count."""
+    rewarm = rewarm_numbers({"eager": Calibrated(1, 0.030), "jit": Calibrated(5, 0.002)})
+    # jit: 30 x 2 ms = eager's 30 ms sample and its one re-warm call; eager: one call at least (jit's 12 ms)
+    assert rewarm == {"eager": 1, "jit": 30}
+    assert rewarm_numbers({"jit": Calibrated(400, 1e-5), "aot": Calibrated(400, 1e-5)}) == {"jit": 500, "aot": 500}
+    assert rewarm_numbers({"jit": Calibrated(8, 0.001), "other": Calibrated(1, 1e-6)})["jit"] == 2  # a quarter, at least
+    order = []
+    policy = Policy(warmup=0, min_samples=2, max_samples=2, min_sample_time_s=0.004)
+    loops_ = {"slow": fixed_loop("slow", order, 0.030), "fast": fixed_loop("fast", order, 0.002)}
+    measure_rounds(loops_, policy)
+    calibrated = ["slow", "fast", "fast", "fast", "fast"]  # slow: 1 call is done; fast: tries of 1, then 3 calls
+    assert order[:5] == calibrated
+    # round 1: slow (1 re-warm call, 1 sampled), fast (30 re-warm: slow's 2 calls, 3 sampled); round 2 starts with
+    # fast, right after fast (no re-warm), then slow (1 + 1)
+    assert order[5:] == ["slow"] * 2 + ["fast"] * (30 + 3) + ["fast"] * 3 + ["slow"] * 2
 
 
 def test_a_mode_that_fails_is_dropped_and_the_others_go_on():

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -56,9 +56,16 @@ def gc_disabled() -> Iterator[None]:
 
 Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call, the last output)
 
-# Before each sample that follows another mode's, this share of a sample's calls runs untimed, so the
-# sample starts from the mode's own steady state (caches, allocator, branch predictors) as a user's loop does.
+# Before each sample that follows another mode's, at least this share of a sample's calls runs untimed (and as
+# long as the other modes' samples took: `rewarm_numbers`), so the sample starts from the mode's own steady state.
 REWARM = 0.25
+
+
+class Calibrated(NamedTuple):
+    """Calls per sample, and the seconds per call the last calibration try measured."""
+
+    number: int
+    per_call_s: float
 
 
 def plain_loop(call: Call, block: Block) -> Loop:
@@ -76,10 +83,10 @@ def plain_loop(call: Call, block: Block) -> Loop:
 
 def calibrate(
     loop: Loop, target_s: float, max_number: int = MAX_NUMBER, agree: Callable[[np.ndarray], np.ndarray] | None = None
-) -> int:
+) -> Calibrated:
     """Calls per sample so that one sample lasts at least target_s (like timeit's autorange). With `agree` (a
     jax.distributed job) every try's verdict and next count are rank 0's, so every rank makes the same calls."""
-    number = 1
+    number, per_call = 1, 0.0
     for _ in range(8):
         per_call, _ = loop(number)
         done = per_call * number >= target_s or number >= max_number
@@ -91,12 +98,29 @@ def calibrate(
         if done:
             break
         number = following
-    return number
+    return Calibrated(number, per_call)
 
 
 def rewarm_calls(number: int) -> int:
-    """Untimed calls before a sample that follows another mode's sample."""
+    """The fewest untimed calls before a sample that follows another mode's sample."""
     return max(1, int(number * REWARM))
+
+
+def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
+    """Untimed calls of each mode before a sample that follows another mode's: as many as last as long as the
+    other modes took since its last sample (their samples and their `rewarm_calls`), `rewarm_calls` at least.
+
+    A fast mode sampled after a slow one runs slow for about as long as it was away: on a 2-vCPU VM a flax
+    step's jit sample after 60 ms of eager steps read 1.13-1.4x its back-to-back time with one call of
+    re-warm, about 1.0x with 60 ms of it (docs/decisions.md, "Re-warm after a switch").
+    """
+    least = {m: rewarm_calls(c.number) for m, c in calibrated.items()}
+    away = {m: (c.number + least[m]) * c.per_call_s for m, c in calibrated.items()}
+    total = sum(away.values())
+    return {
+        m: min(MAX_NUMBER, max(least[m], math.ceil((total - away[m]) / max(c.per_call_s, 1e-9) - 1e-6)))
+        for m, c in calibrated.items()
+    }
 
 
 def rotation(modes: list[str], shift: int) -> list[str]:
@@ -130,7 +154,7 @@ def measure_rounds(
 
     A round takes one sample of every mode, in an order rotated by one each round (and by
     `shift` per process; see `round_order`), so drift hits all modes alike. A sample that follows
-    another mode's is preceded by `rewarm_calls` untimed calls of its own mode. Sampling stops after at least
+    another mode's is preceded by untimed calls of its own mode (`rewarm_numbers`). Sampling stops after at least
     `min_samples` rounds once every mode's median CI is within `target_rel_ci`, or when the
     process budget `max_time_s` is spent, or at `max_samples` rounds. `sampling(mode)` (a
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
@@ -141,13 +165,13 @@ def measure_rounds(
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
-    number: dict[str, int] = {}
+    calibrated: dict[str, Calibrated] = {}
     last: dict[str, Any] = {}
     for mode in modes:
         try:
             if policy.warmup:
                 last[mode] = loops[mode](policy.warmup)[1]
-            number[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
+            calibrated[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
         except Exception as exc:  # the mode fails; the others are still measured
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
@@ -155,6 +179,10 @@ def measure_rounds(
                 raise  # one rank dropping a mode would leave the others in its collectives: the step ends
             errors[mode] = exc
     live = [m for m in modes if m not in errors]
+    number = {m: c.number for m, c in calibrated.items()}
+    rewarm = rewarm_numbers({m: calibrated[m] for m in live})
+    if agree is not None and len(live) > 1:  # every rank makes rank 0's untimed calls too
+        rewarm = dict(zip(live, (int(v) for v in agree(np.array([rewarm[m] for m in live])))))
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
@@ -168,7 +196,7 @@ def measure_rounds(
                 try:
                     with sampling(mode) if sampling else nullcontext():
                         if mode != previous:
-                            loops[mode](rewarm_calls(number[mode]))
+                            loops[mode](rewarm[mode])
                             previous = mode
                         per_call, last[mode] = loops[mode](number[mode])
                 except Exception as exc:

@@ -3,8 +3,8 @@
 (a) In one process, jitexp's timed region (the loop `modes.loop_for` builds on inputs built by the
     worker's own path) and the plain loop a user writes on their own inputs, alternating sample by
     sample with the same calls per sample: what the harness itself adds. Target: ratio within 1 +- 0.01.
-    The flax case runs jitexp's eager sample before each jitexp jit sample (as a `mode=[eager,jit]`
-    job's rounds do, re-warm included), and the plain loop after it.
+    The flax case runs jitexp's eager sample and jit re-warm before each pair of jit samples (as a
+    `mode=[eager,jit]` job's rounds do), jitexp's and the plain loop's in alternating order.
 (b) In fresh processes paired by index: jitexp worker process i (`runner.run_task`, the job's own
     path, its median) next to plain-loop process i (forked from the same forkserver, batches of
     >= 10 ms, median of 30), alternating which goes first. The paired ratio (Hodges-Lehmann, its CI
@@ -52,6 +52,7 @@ CASES: dict[str, list[str]] = {
 # Beside the six: the flax step in a jit-only job, which tells the interleaving's cost from the process's.
 EXTRA = {
     "flax_cnn_jit_alone": [*CASES["flax_cnn_eager_jit"][:-1], "mode=jit"],
+    "add_one_jit_alone": [*CASES["add_one"], "mode=jit"],
     # the same mode=[eager,jit] job with each mode in processes of its own: its jit processes run jit alone
     "flax_cnn_separate": [*CASES["flax_cnn_eager_jit"], "timing.interleave=processes"],
 }
@@ -151,12 +152,10 @@ def in_process(name: str, samples: int) -> dict:
     a, b = [], []
     with gc_disabled():
         for i in range(samples):
-            if other:  # as a mode=[eager,jit] job's round: eager's sample, then jit's re-warm and sample
+            if other:  # as a mode=[eager,jit] job's round: eager's sample, jit's re-warm, then both jit samples
                 other(theirs.number)
                 ours(rewarm)
-                a.append(ours(number)[0])
-                b.append(plain(number))
-            elif i % 2:
+            if i % 2:
                 b.append(plain(number))
                 a.append(ours(number)[0])
             else:

@@ -151,10 +151,10 @@ def test_rounds_interleave_modes_in_rotated_order():
     calibration = order[:3]
     assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
     # rounds 1..4 (shift 1): rotated, and reversed in the second cycle of three (round_order); a sample that
-    # follows another mode's is preceded by untimed calls of its own lasting what the other two took (a sample
-    # and a re-warm call each: 4 calls of 1 ms): "a" right after "a" is not
+    # follows another mode's is preceded by untimed calls of its own lasting what the longest other mode takes in
+    # a round (a sample and a re-warm call: 2 calls of 1 ms): "a" right after "a" is not
     sampled = ["b", "c", "a", "c", "a", "b", "c", "b", "a", "a", "c", "b"]
-    rewarmed = [m for i, m in enumerate(sampled) for _ in range(1 if i and sampled[i - 1] == m else 5)]
+    rewarmed = [m for i, m in enumerate(sampled) for _ in range(1 if i and sampled[i - 1] == m else 3)]
     assert order[3:] == rewarmed
     assert {m: len(s) for m, s in r.samples_s.items()} == {"a": 4, "b": 4, "c": 4}
     assert rotation(["a", "b"], 3) == ["b", "a"] and rotation([], 2) == []
@@ -168,6 +168,8 @@ def test_a_fast_mode_after_a_slow_one_is_rewarmed_for_as_long_as_the_slow_sample
     assert rewarm_numbers({"jit": Calibrated(400, 1e-5), "aot": Calibrated(400, 1e-5)}) == {"jit": 500, "aot": 500}
     quick_other = {"jit": Calibrated(8, 0.001), "other": Calibrated(1, 1e-6)}
     assert rewarm_numbers(quick_other)["jit"] == 2  # a quarter of its sample, at least
+    three = rewarm_numbers({"eager": Calibrated(1, 0.030), "jit": Calibrated(5, 0.002), "aot": Calibrated(5, 0.002)})
+    assert three == {"eager": 1, "jit": 30, "aot": 30}  # the longest other mode (eager), not eager + aot
     order = []
     policy = Policy(warmup=0, min_samples=2, max_samples=2, min_sample_time_s=0.004)
     loops_ = {"slow": fixed_loop("slow", order, 0.030), "fast": fixed_loop("fast", order, 0.002)}

@@ -108,17 +108,22 @@ def rewarm_calls(number: int) -> int:
 
 def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
     """Untimed calls of each mode before a sample that follows another mode's: as many as last as long as the
-    other modes took since its last sample (their samples and their `rewarm_calls`), `rewarm_calls` at least.
+    longest other mode takes in a round (its sample and its `rewarm_calls`), `rewarm_calls` at least.
 
     A fast mode sampled after a slow one runs slow for about as long as it was away: on a 2-vCPU VM a flax
     step's jit sample after 60 ms of eager steps read 1.13-1.4x its back-to-back time with one call of
-    re-warm, about 1.0x with 60 ms of it (docs/decisions.md, "Re-warm after a switch").
+    re-warm, about 1.0x with 60 ms of it (docs/decisions.md, "Re-warm after a switch, by time"). The longest
+    other mode, not all of them: modes of like cost (variants) would otherwise spend most of a round re-warming.
     """
     least = {m: rewarm_calls(c.number) for m, c in calibrated.items()}
-    away = {m: (c.number + least[m]) * c.per_call_s for m, c in calibrated.items()}
-    total = sum(away.values())
+    took = {m: (c.number + least[m]) * c.per_call_s for m, c in calibrated.items()}
     return {
-        m: min(MAX_NUMBER, max(least[m], math.ceil((total - away[m]) / max(c.per_call_s, 1e-9) - 1e-6)))
+        m: min(
+            MAX_NUMBER,
+            max(least[m], math.ceil(max((t for o, t in took.items() if o != m), default=0.0) / c.per_call_s - 1e-6))
+            if c.per_call_s > 0
+            else least[m],
+        )
         for m, c in calibrated.items()
     }
 

@@ -148,11 +148,13 @@ def in_process(name: str, samples: int) -> dict:
     mine = calibrate(ours, 0.01)
     number = mine.number
     theirs = calibrate(other, 0.01) if other else None
-    rewarm = rewarm_numbers({"jit": mine, "eager": theirs})["jit"] if theirs else 0
+    counts = rewarm_numbers({"jit": mine, "eager": theirs}) if theirs else {"jit": 0, "eager": 0}
+    rewarm, eager_rewarm = counts["jit"], counts["eager"]
     a, b = [], []
     with gc_disabled():
         for i in range(samples):
-            if other:  # as a mode=[eager,jit] job's round: eager's sample, jit's re-warm, then both jit samples
+            if other:  # as a mode=[eager,jit] job's round: eager's re-warm and sample, jit's re-warm, both jit samples
+                other(eager_rewarm)
                 other(theirs.number)
                 ours(rewarm)
             if i % 2:

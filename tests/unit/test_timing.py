@@ -181,6 +181,26 @@ def test_a_fast_mode_after_a_slow_one_is_rewarmed_for_as_long_as_the_slow_sample
     assert order[5:] == ["slow"] * 2 + ["fast"] * (30 + 3) + ["fast"] * 3 + ["slow"] * 2
 
 
+def test_a_dropped_mode_no_longer_sets_the_others_rewarm():
+    order = []
+    calls = {"slow": 0}
+
+    def slow(number):  # 30 ms a call; fails on its first call after calibration (its re-warm)
+        calls["slow"] += 1
+        if calls["slow"] > 1:
+            raise RuntimeError("boom")
+        order.extend(["slow"] * number)
+        return 0.030, "slow"
+
+    policy = Policy(warmup=0, min_samples=2, max_samples=2, min_sample_time_s=0.004)
+    r = measure_rounds({"slow": slow, "a": fixed_loop("a", order, 0.002), "b": fixed_loop("b", order, 0.002)}, policy)
+    assert isinstance(r.errors["slow"], RuntimeError)
+    assert order[:9] == ["slow"] + ["a"] * (1 + 3) + ["b"] * (1 + 3)  # calibration: tries of 1, then 3 calls
+    # round 1: slow fails; a and b each re-warm for slow's 60 ms (30 calls) and sample 3. Round 2 (b, then a) without
+    # slow: b follows b (no re-warm), a re-warms for b's sample and least re-warm (4 calls of 2 ms), then samples 3
+    assert order[9:] == ["a"] * 33 + ["b"] * 33 + ["b"] * 3 + ["a"] * (4 + 3)
+
+
 def test_a_mode_that_fails_is_dropped_and_the_others_go_on():
     calls = {"n": 0}
 

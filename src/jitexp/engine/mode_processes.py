@@ -1,8 +1,8 @@
 """timing.interleave=processes: each mode measured in fresh processes of its own, paired by index.
 
-A jit step sampled between eager steps in one process reads slower than in a loop of jit steps alone (a flax
-train step: ~1.2x; docs/benchmarks.md): the eager step's Python and its hundreds of small executables change
-what the jit sample finds. With this policy no mode runs beside another: processes alternate between the modes
+Built when a jit step sampled between eager steps in one process read ~1.2x slower than in a loop of jit steps
+alone (a flax train step; docs/benchmarks.md), before the cause was found (a CPU left idle while the slow mode
+ran) and the time-based re-warm removed it (docs/decisions.md). With this policy no mode runs beside another: processes alternate between the modes
 in rounds, forward then backward (eager, jit, jit, eager, ...: `pyenvs.env_of`), so drift reaches every mode
 alike, and process i of each mode is pair i. Pair i becomes one record with every mode's results, so that the
 statistics and rows treat it as they treat a process that measured every mode (`analysis.rows`).

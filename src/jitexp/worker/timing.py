@@ -57,7 +57,7 @@ def gc_disabled() -> Iterator[None]:
 Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call, the last output)
 
 # Before each sample that follows another mode's, at least this share of a sample's calls runs untimed (and as
-# long as the other modes' samples took: `rewarm_numbers`), so the sample starts from the mode's own steady state.
+# long as the longest other mode takes in a round: `rewarm_numbers`), so the sample starts from its own steady state.
 REWARM = 0.25
 
 
@@ -212,7 +212,9 @@ def measure_rounds(
                     errors[mode] = exc
                     continue
                 samples[mode].append(per_call)
-            live = [m for m in live if m not in errors]
+            if any(m in errors for m in live):  # a dropped mode no longer sets the others' re-warm
+                live = [m for m in live if m not in errors]
+                rewarm = rewarm_numbers({m: calibrated[m] for m in live})
             rounds += 1
             if tick:
                 ticks.append(tick())

@@ -117,15 +117,12 @@ def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
     """
     least = {m: rewarm_calls(c.number) for m, c in calibrated.items()}
     took = {m: (c.number + least[m]) * c.per_call_s for m, c in calibrated.items()}
-    return {
-        m: min(
-            MAX_NUMBER,
-            max(least[m], math.ceil(max((t for o, t in took.items() if o != m), default=0.0) / c.per_call_s - 1e-6))
-            if c.per_call_s > 0
-            else least[m],
-        )
-        for m, c in calibrated.items()
-    }
+    counts = {}
+    for m, c in calibrated.items():
+        away = max((t for o, t in took.items() if o != m), default=0.0)
+        wanted = math.ceil(away / c.per_call_s - 1e-6) if c.per_call_s > 0 else 0
+        counts[m] = min(MAX_NUMBER, max(least[m], wanted))
+    return counts
 
 
 def rotation(modes: list[str], shift: int) -> list[str]:

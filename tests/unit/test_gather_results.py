@@ -69,7 +69,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
-# 25 examples of up to 12 rows: each of the 20 nasty values lands in every text column many times over (~85 ms
+# 25 examples of up to 12 rows: each of the 20 nasty values lands in every text column many times over (~65 ms
 # an example: pandas writes, gathers and reads back; 60 examples were a fifth of the unit layer's time)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(jobs=st.lists(st.lists(ROW, min_size=1, max_size=3), min_size=1, max_size=4))
@@ -78,11 +78,10 @@ def test_job_csvs_round_trip_through_gather_and_load_results(tmp_path_factory, j
     for num, rows in enumerate(jobs):
         write_csv(to_frame(rows), root / str(num) / RESULTS_CSV)
     written = pd.concat([read_text(root / str(n) / RESULTS_CSV) for n in range(len(jobs))], ignore_index=True)
-    gather(root)
+    loaded = load_results(root)  # a sweep folder is gathered afresh: root/results.csv written, then typed
     gathered = read_text(root / RESULTS_CSV)
     for column in written.columns:
         assert gathered[column].tolist() == written[column].tolist(), column  # cell for cell
-    loaded = load_results(root)
     flat = [row for rows in jobs for row in rows]
     for column in ("workload", "mode", "error_message", "hint", "overrides", "param_label"):
         assert loaded[column].tolist() == [r[column] for r in flat], column  # text stays text

@@ -12,6 +12,7 @@ import pytest
 import jitexp
 from jitexp import ConfigError, compose, run
 from jitexp.analysis.formatting import job_summary
+from jitexp.api import SETUP_LABEL
 from jitexp.engine import preflight
 from jitexp.errors import hint_for
 from jitexp.labels import inputs_kind, shapes_label, size_text
@@ -162,7 +163,7 @@ def test_how_a_job_built_its_inputs_follows_the_setups_signature():
     assert inputs_kind(None) == "size"  # args specs in terms of ${size}
     assert inputs_kind("hlcode.make_kw") == "size"  # a setup taking size, as the README's mymodel.init
     assert inputs_kind("hlcode.make_pos") == "setup"  # size reaches it only through **kw: it ignores it
-    assert inputs_kind(jitexp.api.SETUP_LABEL) == "given"
+    assert inputs_kind(SETUP_LABEL) == "given"
 
 
 SETUP_ROW = {

@@ -50,3 +50,39 @@ def test_a_carried_step_feeds_its_outputs_back_in_the_loop():
     # the cold call took zeros -> ones; five more calls: 6 in all, and the loss is the sum before the last step
     np.testing.assert_array_equal(c.call.args[0], np.full(3, 6.0))
     np.testing.assert_array_equal(last[1], 15.0)
+
+
+def test_each_output_is_dropped_before_the_next_call_as_in_the_users_loop():
+    # `f(x).block_until_ready()` in a user's loop frees each output before the next call; holding it one call
+    # longer cost ~1.5% of a jitted x + 1. Each loop shape (a single array, keywords, a pytree, the generic one)
+    # keeps only the last output, which the check and the report need.
+    import weakref
+
+    from jitexp.worker.timing import plain_loop
+
+    alive_at_call: list[int] = []
+    outputs: list[weakref.ref] = []
+
+    def make(tree: bool):
+        def f(x, scale=1.0):
+            alive_at_call.append(sum(ref() is not None for ref in outputs))
+            out = x * scale + len(outputs)
+            outputs.append(weakref.ref(out))
+            return {"y": out} if tree else out
+
+        return f
+
+    x = jnp.arange(3.0)
+    loops = {
+        "array": lambda f: loop_for(partial(f, x), x, block_for(x)),
+        "keywords": lambda f: loop_for(partial(f, x, scale=2.0), x, block_for(x)),
+        "tree": lambda f: loop_for(partial(f, x), {"y": x}, block_for({"y": x})),
+        "generic": lambda f: plain_loop(partial(f, x), block_for(x)),
+    }
+    for name, build in loops.items():
+        alive_at_call.clear()
+        outputs.clear()
+        _, last = build(make(name == "tree"))(4)
+        assert alive_at_call == [0, 0, 0, 0], name
+        assert sum(ref() is not None for ref in outputs) == 1, name  # the last output, returned
+        assert last is not None

@@ -55,6 +55,7 @@ EXTRA = {
     "add_one_jit_alone": [*CASES["add_one"], "mode=jit"],
     # the same mode=[eager,jit] job with each mode in processes of its own: its jit processes run jit alone
     "flax_cnn_separate": [*CASES["flax_cnn_eager_jit"], "timing.interleave=processes"],
+    "add_one_separate": [*CASES["add_one"], "timing.interleave=processes"],
 }
 TARGET_A, TARGET_B = 0.01, 0.02
 

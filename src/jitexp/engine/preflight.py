@@ -141,6 +141,11 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
         exp = from_dict(OmegaConf.create(task))
     except ConfigError as error:
         raise located(hydra, _with_override_value(error, parsed), parsed) from error
+    if arity and _runs_here_in_fresh_processes(exp, cfg):
+        from jitexp.engine.processes import start_server
+        from jitexp.engine.runner import WORKER
+
+        start_server(WORKER.module)  # its import of JAX overlaps the arity check's import of the user's module
     try:
         if arity:
             _check_arity_once(exp, arity_cache)
@@ -148,6 +153,14 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
     except ConfigError as error:
         raise located(hydra, error, parsed) from error
     return exp
+
+
+def _runs_here_in_fresh_processes(exp: ExperimentConfig, cfg: DictConfig) -> bool:
+    """The job's workers will fork from this process's forkserver: isolate=process, no envs, no srun step, and
+    Hydra's basic launcher (a SLURM launcher runs the job, and its forkserver, on a node)."""
+    launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default="") or "")
+    local = launcher.endswith("BasicLauncher")
+    return local and exp.isolate == "process" and not exp.envs and exp.distributed.processes <= 1
 
 
 def _check_variants_arity(exp: ExperimentConfig, arity_cache: dict) -> None:

@@ -78,6 +78,16 @@ def context(preload: list[str]) -> Any:
     return _context
 
 
+def start_server(module: str) -> None:
+    """Start the forkserver now, preloading `module`: its `import jax` (~1 s) then overlaps the driver's own work
+    (preflight importing the user's functions) instead of waiting for the first `launch`. Idempotent."""
+    from multiprocessing import forkserver
+
+    context([module])
+    with _main_left_alone():
+        forkserver.ensure_running()
+
+
 def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     """Run `target(task, conn)` in a fresh process; a crash or a timeout comes back as a failed result.
 

@@ -13,8 +13,9 @@ BASIC = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 SLURM = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
 
 
-def hydra_cfg(target: str | None):
-    return OmegaConf.create({"hydra": {"launcher": {"_target_": target}}} if target else {})
+def hydra_cfg(target: str | None, env_set: dict | None = None):
+    job = {"env_set": env_set or {}}
+    return OmegaConf.create({"hydra": {"launcher": {"_target_": target}, "job": job}} if target else {})
 
 
 def test_a_local_job_in_fresh_processes_starts_the_server_and_the_others_do_not():
@@ -22,6 +23,8 @@ def test_a_local_job_in_fresh_processes_starts_the_server_and_the_others_do_not(
     assert _runs_here_in_fresh_processes(job, hydra_cfg(BASIC))
     assert not _runs_here_in_fresh_processes(job, hydra_cfg(SLURM))  # the job runs on a node, its workers there
     assert not _runs_here_in_fresh_processes(job, hydra_cfg(None))  # no launcher known: nothing started
+    # Hydra sets env_set's variables when the job starts: a server started before would not see them
+    assert not _runs_here_in_fresh_processes(job, hydra_cfg(BASIC, {"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}))
     assert not _runs_here_in_fresh_processes(dataclasses.replace(job, isolate="none"), hydra_cfg(BASIC))
     assert not _runs_here_in_fresh_processes(dataclasses.replace(job, envs={"old": "/x/python"}), hydra_cfg(BASIC))
     two_ranks = dataclasses.replace(job, distributed=DistributedConfig(processes=2))

@@ -157,9 +157,10 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
 
 def _runs_here_in_fresh_processes(exp: ExperimentConfig, cfg: DictConfig) -> bool:
     """The job's workers will fork from this process's forkserver: isolate=process, no envs, no srun step, and
-    Hydra's basic launcher (a SLURM launcher runs the job, and its forkserver, on a node)."""
+    Hydra's basic launcher (a SLURM launcher runs the job, and its forkserver, on a node). Not with
+    hydra.job.env_set: Hydra sets those variables when the job starts, and the server reads its environment once."""
     launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default="") or "")
-    local = launcher.endswith("BasicLauncher")
+    local = launcher.endswith("BasicLauncher") and not OmegaConf.select(cfg, "hydra.job.env_set", default=None)
     return local and exp.isolate == "process" and not exp.envs and exp.distributed.processes <= 1
 
 

@@ -24,7 +24,7 @@ from jitexp.report.tables import ab_table, errors_table, scaling_points, scaling
 from jitexp.report.terminal import format_terminal_report
 from jitexp.report.text_parts import headline
 from jitexp.store.csvio import write_atomic, write_csv
-from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, gather_state, iter_jobs, load_results
+from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, iter_jobs, load_results_state
 
 __all__ = [
     "NoResultsError",
@@ -64,12 +64,13 @@ def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
     return max(newest, key=lambda folder: newest[folder]) if newest else None
 
 
-def load(path: str | os.PathLike) -> pd.DataFrame:
-    """Result rows at path (gathering a sweep when needed); NoResultsError when there are none."""
-    frame = load_results(path)
+def load(path: str | os.PathLike) -> tuple[pd.DataFrame, SweepState | None]:
+    """Result rows at path (gathering a sweep when needed) and the job list's view of a sweep folder (None for a
+    file); NoResultsError when there are no rows."""
+    frame, state = load_results_state(path)
     if frame.empty:
         raise NoResultsError(f"no result rows in {path}")
-    return frame
+    return frame, state
 
 
 def default_out(path: str | os.PathLike) -> Path:
@@ -80,12 +81,13 @@ def default_out(path: str | os.PathLike) -> Path:
 
 def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
     """Write the report of a job, sweep or results folder; returns the report folder."""
+    frame, state = load(path)
     return write_report(
-        load(path),
+        frame,
         out if out is not None else default_out(path),
         plots=plots,
         source=path,
-        state=sweep_state(path),
+        state=state,
         calls=load_calls(path),
         profile=load_profile(path, out if out is not None else default_out(path)),
     )
@@ -207,12 +209,6 @@ def _write_text(path: Path, text: str) -> None:
     write_atomic(path, text.encode("utf-8"))
 
 
-def sweep_state(path: str | os.PathLike) -> SweepState | None:
-    """The job list's view of a sweep folder (None for a file or a folder without one)."""
-    path = Path(path)
-    return gather_state(path, write=False)[1] if path.is_dir() else None
-
-
 # ---- command line ----------------------------------------------------------------------
 
 
@@ -244,8 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise NoResultsError(
                 f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/"
             )
-        df = load(path)
-        state = sweep_state(path)
+        df, state = load(path)
         out = Path(args.out) if args.out else default_out(path)
         calls = load_calls(path)
         frames = report_tables(df, calls, load_profile(path, out))

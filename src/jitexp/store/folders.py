@@ -199,12 +199,25 @@ def load_results(path: str | os.PathLike) -> pd.DataFrame:
         return read_csv(path)
     if not path.is_dir():
         raise FileNotFoundError(f"no results at {path}: not a folder or a CSV file")
-    jobs = job_result_files(path)
-    if jobs and jobs != [path / RESULTS_CSV]:
+    if _has_jobs_below(path):
         return gather(path)
     if (path / RESULTS_CSV).exists():
         return read_csv(path / RESULTS_CSV)
     raise FileNotFoundError(f"no {RESULTS_CSV} in {path} or below it")
+
+
+def load_results_state(path: str | os.PathLike) -> tuple[pd.DataFrame, SweepState | None]:
+    """load_results(path) and the folder's SweepState (None for a file): a sweep's job CSVs are read once for both."""
+    path = Path(path)
+    if path.is_dir() and _has_jobs_below(path):
+        return gather_state(path)
+    return load_results(path), gather_state(path, write=False)[1] if path.is_dir() else None
+
+
+def _has_jobs_below(path: Path) -> bool:
+    """path holds job folders (a sweep, or any folder of jobs), not just a job's own results.csv."""
+    jobs = job_result_files(path)
+    return bool(jobs) and jobs != [path / RESULTS_CSV]
 
 
 JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV, PROFILE_CSV)

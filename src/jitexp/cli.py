@@ -139,7 +139,7 @@ def main() -> None:
         if "--help" in argv or "-h" in argv:
             print(helptext.help_page(argv))
             return
-        preflight.check(argv)
+        preflight.check(argv, import_in_child=True)
     except ConfigError as error:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise

@@ -1,6 +1,7 @@
 """What importing jitexp's light modules pulls in, in one fresh interpreter: the pytest plugin (loaded in every
 pytest session) neither pandas nor JAX; the package, its CLI, config, store, API and IPython magic no JAX; the
-report's modules neither matplotlib nor JAX. The imports accumulate: a module absent after a step was pulled in by
+report's modules neither matplotlib nor JAX; and a whole `jitexp` job's driver no JAX (its workers and the preflight's
+check of the workload's arity import it, in processes of their own). The imports accumulate: a module absent after a step was pulled in by
 none of that step's imports nor an earlier one's."""
 
 from __future__ import annotations
@@ -40,3 +41,20 @@ def test_the_light_modules_import_no_jax_and_the_plugin_no_pandas():
     for step in ("core", "api", "report"):
         assert "jax" not in seen[step] and "matplotlib" not in seen[step], (step, seen)
     assert callable(jitexp.load_ipython_extension) and jitexp.Measurement.__name__ == "Measurement"
+
+
+DRIVER = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('driver imported jax:', 'jax' in sys.modules))\n"
+    "sys.argv = ['jitexp', *sys.argv[1:]]\n"
+    "from jitexp.cli import main\n"
+    "main()\n"
+)
+
+
+def test_a_jobs_driver_never_imports_jax(tmp_path):
+    args = ["workload=add_one", "size=1", "timing=quick", f"hydra.run.dir={tmp_path / 'run'}"]
+    out = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "driver imported jax: False" in out.stdout, out.stdout
+    assert (tmp_path / "run" / "results.csv").exists()

@@ -117,6 +117,16 @@ def check_arity(cfg: ExperimentConfig) -> None:
         raise ConfigError(jit_key, cfg.jit_fn, f"it takes no {refused[0]} (set by the job); drop it for this jit_fn")
 
 
+def arity_mistake(cfg: ExperimentConfig) -> tuple[str, object, str, str | None] | None:
+    """check_arity's verdict as plain values, for a check run in another process: None, or the ConfigError's
+    (key, value, expected, source)."""
+    try:
+        check_arity(cfg)
+    except ConfigError as error:
+        return error.key, error.value, error.expected, error.source
+    return None
+
+
 def _signature(fn: Callable) -> inspect.Signature | None:
     try:
         return inspect.signature(fn)

@@ -3,12 +3,13 @@
 Hydra's own parser and config loader do the work (compose.py: the same composition Hydra does next), so
 the preflight agrees with Hydra: a single run is composed once, a sweep once per job, expanded
 as the basic sweeper expands it. Nothing here imports JAX, except that importing `workload.fn`
-to check its arity imports whatever that module imports.
+to check its arity imports whatever that module imports (in a forkserver child, for the command line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
@@ -39,11 +40,13 @@ from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
 
-def check(argv: Sequence[str]) -> list[ExperimentConfig]:
+def check(argv: Sequence[str], *, import_in_child: bool = False) -> list[ExperimentConfig]:
     """Every job the command line `jitexp ARGV` would run, validated; raise ConfigError on the first mistake.
 
     `--help`, `--hydra-help`, `--cfg` and `--info` only get their overrides' syntax checked: they
-    run nothing, and composing twice would slow them down.
+    run nothing, and composing twice would slow them down. import_in_child (the command line's driver): a job
+    whose workers fork from this process's forkserver has its functions imported and checked in a child of it,
+    so that the driver never imports JAX (~1 s of CPU) only to check an arity.
     """
     args = parse_args(argv)
     if args is None or args.help or args.hydra_help or args.shell_completion:
@@ -52,7 +55,7 @@ def check(argv: Sequence[str]) -> list[ExperimentConfig]:
     if args.cfg or args.info:
         return []
     with hydra_session(args.config_dir) as hydra:
-        jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun)
+        jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, in_child=import_in_child)
     check_envs(jobs)
     for job in jobs:
         check_srun(job.distributed.processes)
@@ -76,10 +79,10 @@ def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> Exp
     overrides = replacing(overrides)
     parsed = parse_overrides(overrides)
     with hydra_session(config_dir) as hydra:
-        return _job(hydra, overrides, parsed, arity=False)
+        return _job(hydra, overrides, parsed)
 
 
-def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) -> list[ExperimentConfig]:
+def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, in_child: bool) -> list[ExperimentConfig]:
     from hydra.types import RunMode
 
     if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
@@ -90,7 +93,7 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) ->
             multirun = base.hydra.mode == RunMode.MULTIRUN
         if not multirun:
             _check_output_dir("hydra.run.dir", base, "run")
-            return [_validated(hydra, base, parsed, arity=True, arity_cache={})]
+            return [_validated(hydra, base, parsed, _Arity(in_child))]
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
     _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
@@ -101,12 +104,12 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool) ->
 
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
-    arity_cache: dict = {}
+    arity = _Arity(in_child)
     jobs = []
     for job_overrides in batches:
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
         cfg = compose_config(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
-        jobs.append(_validated(hydra, cfg, job_parsed, arity=True, arity_cache=arity_cache))
+        jobs.append(_validated(hydra, cfg, job_parsed, arity))
     return jobs
 
 
@@ -122,11 +125,20 @@ def _mode(hydra: Any, texts: list[str]) -> Any:
         return None
 
 
-def _job(hydra: Any, texts: list[str], parsed: list[Any], *, arity: bool) -> ExperimentConfig:
-    return _validated(hydra, compose_config(hydra, texts, parsed, run_mode="RUN"), parsed, arity=arity, arity_cache={})
+def _job(hydra: Any, texts: list[str], parsed: list[Any]) -> ExperimentConfig:
+    return _validated(hydra, compose_config(hydra, texts, parsed, run_mode="RUN"), parsed, None)
 
 
-def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, arity_cache: dict) -> ExperimentConfig:
+@dataclass
+class _Arity:
+    """The arity checks of one command line: each distinct set of functions and call shapes once, in a forkserver
+    child where in_child and the job's workers fork here (the driver stays free of JAX), else in this process."""
+
+    in_child: bool
+    seen: set = field(default_factory=set)
+
+
+def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
     """The job's ExperimentConfig: schema keys, values, param types, and (for a run) fn's arity."""
     workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
     try:
@@ -141,15 +153,18 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], *, arity: bool, a
         exp = from_dict(OmegaConf.create(task))
     except ConfigError as error:
         raise located(hydra, _with_override_value(error, parsed), parsed) from error
-    if arity and _runs_here_in_fresh_processes(exp, cfg):
+    if arity is None:
+        return exp
+    in_child = False
+    if _runs_here_in_fresh_processes(exp, cfg):
         from jitexp.engine.processes import start_server
         from jitexp.engine.runner import WORKER
 
-        start_server(WORKER.module)  # its import of JAX overlaps the arity check's import of the user's module
+        start_server(WORKER.module)  # its import of JAX overlaps the driver's remaining work
+        in_child = arity.in_child
     try:
-        if arity:
-            _check_arity_once(exp, arity_cache)
-            _check_variants_arity(exp, arity_cache)
+        _check_arity_once(exp, arity, in_child)
+        _check_variants_arity(exp, arity, in_child)
     except ConfigError as error:
         raise located(hydra, error, parsed) from error
     return exp
@@ -164,16 +179,16 @@ def _runs_here_in_fresh_processes(exp: ExperimentConfig, cfg: DictConfig) -> boo
     return local and exp.isolate == "process" and not exp.envs and exp.distributed.processes <= 1
 
 
-def _check_variants_arity(exp: ExperimentConfig, arity_cache: dict) -> None:
+def _check_variants_arity(exp: ExperimentConfig, arity: _Arity, in_child: bool) -> None:
     """check_arity on each variant's own config; a mistake is named `variants.NAME.KEY`."""
     for name, variant in variant_configs(exp).items():
         try:
-            _check_arity_once(variant, arity_cache)
+            _check_arity_once(variant, arity, in_child)
         except ConfigError as error:
             raise ConfigError(f"variants.{name}.{error.key}", error.value, error.expected) from None
 
 
-def _check_arity_once(exp: ExperimentConfig, arity_cache: dict) -> None:
+def _check_arity_once(exp: ExperimentConfig, arity: _Arity, in_child: bool) -> None:
     """check_arity, once per distinct set of functions and call shapes in a sweep."""
     w = exp.workload
     key = (
@@ -189,9 +204,21 @@ def _check_arity_once(exp: ExperimentConfig, arity_cache: dict) -> None:
         repr(sorted(jit_options_in_force(exp))),
         exp.mode.names,
     )
-    if key not in arity_cache:
-        check_arity(exp)
-        arity_cache[key] = True
+    if key not in arity.seen:
+        _check_arity(exp, in_child)
+        arity.seen.add(key)
+
+
+def _check_arity(exp: ExperimentConfig, in_child: bool) -> None:
+    if in_child:
+        from jitexp.engine.processes import call_in_child
+
+        done, mistake = call_in_child("jitexp.config.imports", "arity_mistake", exp)
+        if done:
+            if mistake is not None:
+                raise ConfigError(*mistake)
+            return
+    check_arity(exp)  # here, or again here when the child died (a crash here then shows where it happens)
 
 
 def _option_params(hydra: Any, workload: str | None) -> dict:

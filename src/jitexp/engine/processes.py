@@ -151,6 +151,36 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     return ProcessResult(task.process, error=error)
 
 
+def call_in_child(module: str, name: str, *args: Any) -> tuple[bool, Any]:
+    """`module.name(*args)` in a fresh process from the forkserver, with this process's sys.path and working
+    directory: for imports the driver should not pay for. (True, its return value), or (False, None) when the
+    child died or raised before it returned: the caller runs it here to see why."""
+    ctx = context([module])
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_call_entry, args=(module, name, args, list(sys.path), os.getcwd(), send), daemon=True)
+    try:
+        with _main_left_alone():
+            proc.start()
+        send.close()
+        try:
+            return True, receive.recv()
+        except EOFError:
+            return False, None
+    finally:
+        _kill(proc)
+        proc.join()
+        receive.close()
+
+
+def _call_entry(module: str, name: str, args: tuple, path: list[str], cwd: str, conn: Any) -> None:
+    os.setpgid(0, 0)
+    _release_forkserver()
+    die_with_parent()
+    sys.path[:] = path
+    os.chdir(cwd)
+    conn.send(getattr(importlib.import_module(module), name)(*args))
+
+
 @contextmanager
 def _main_left_alone() -> Iterator[None]:
     """Start a worker without multiprocessing re-running the driver's __main__ in it.

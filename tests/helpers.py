@@ -3,6 +3,7 @@ for `envs`, and hand-made result rows and sweep folders for the report and compa
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
@@ -251,6 +252,7 @@ def git_init(repo: Path) -> Path:
     return repo
 
 
+@functools.cache
 def slurm_answers() -> bool:
     """A SLURM cluster with a node up answers here (scripts/slurm_cluster.sh starts one; .ci/run does)."""
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:

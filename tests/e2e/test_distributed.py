@@ -12,12 +12,11 @@ import time
 
 import pytest
 
-from helpers import read, run_cli, slurm_answers
+from helpers import read, run_cli
 
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.serial,  # two ranks on two cores, and a timeout
-    pytest.mark.skipif(not slurm_answers(), reason="no SLURM cluster answers (scripts/slurm_cluster.sh starts one)"),
 ]
 
 RANKS = """import os

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import read, run_cli, slurm_answers
+from helpers import read, run_cli
 
 pytestmark = [pytest.mark.slurm, pytest.mark.serial]  # a cluster's jobs time things
 
@@ -18,7 +18,6 @@ def submitit_installed() -> bool:
     return importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 
 
-@pytest.mark.skipif(not slurm_answers(), reason="no SLURM cluster answers (scripts/slurm_cluster.sh starts one)")
 @pytest.mark.skipif(not submitit_installed(), reason="needs the slurm extra (hydra-submitit-launcher)")
 def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
     (tmp_path / "faults.py").write_text(

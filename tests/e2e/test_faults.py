@@ -14,7 +14,8 @@ import pytest
 
 from helpers import command, read, run_cli
 
-pytestmark = pytest.mark.serial  # timeouts, Ctrl-C to a process group, SIGKILL: alone on the machine
+# `serial` (alone on the machine): the tests with a timeout, Ctrl-C to a process group or SIGKILL; the others run
+# beside another test
 
 FAULTS = """
 import ctypes, os, sys, time
@@ -90,6 +91,7 @@ def wait_for(path: Path, timeout: float = 60.0) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_every_fault_is_its_own_row_and_later_jobs_still_run(faults):
     out = faults / "sweep"
     fns = ",".join(f"faults.{f}" for f in ("raises", "callback_raises", "hangs", "aborts", "segfaults", "exits", "ok"))
@@ -116,6 +118,7 @@ def test_every_fault_is_its_own_row_and_later_jobs_still_run(faults):
     assert "7 jobs: 7 rows" in proc.stdout
 
 
+@pytest.mark.serial
 def test_ctrl_c_keeps_finished_jobs_writes_the_gather_and_exits_130(faults):
     out = faults / "sweep"
     proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.ok", f"hydra.sweep.dir={out}"], faults)
@@ -130,6 +133,7 @@ def test_ctrl_c_keeps_finished_jobs_writes_the_gather_and_exits_130(faults):
     assert "3 jobs: 1 row, 2 never finished: #1" in stdout and "#2" in stdout
 
 
+@pytest.mark.serial
 def test_sigkill_mid_sweep_then_the_report_names_the_missing_jobs(faults):
     out = faults / "sweep"
     proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.ok", f"hydra.sweep.dir={out}"], faults)

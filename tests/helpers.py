@@ -252,6 +252,33 @@ def git_init(repo: Path) -> Path:
     return repo
 
 
+# one job of a `jitexp-history bisect` command: bisect_repository's workload at each commit
+BISECT_JOB = [
+    "jitexp",
+    "workload=custom",
+    "workload.fn=wl.step",
+    "workload.args=[{shape:[128,128]}]",
+    "mode=jit",
+    "timing=quick",
+]
+
+
+def bisect_repository(
+    repo: Path, commits: int, slower_from: int, broken: int | None = None, where: str = "wl.py"
+) -> list[str]:
+    """A repo of `commits` commits of wl.py (at `where`): twelve times the work from `slower_from`, `broken` does not
+    import; its commits, oldest first."""
+    git_init(repo)
+    (repo / where).parent.mkdir(parents=True, exist_ok=True)
+    (repo / ".gitignore").write_text("bisect/\n__pycache__/\n")
+    for i in range(1, commits + 1):
+        text = WORK_MODULE.format(work=12 if i >= slower_from else 1)
+        (repo / where).write_text(text + ("import not_a_module\n" if i == broken else ""))
+        git(repo, "add", where, ".gitignore")
+        git(repo, "commit", "-qm", f"commit {i}", "--allow-empty")
+    return git(repo, "log", "--reverse", "--format=%H").split()
+
+
 @functools.cache
 def slurm_answers() -> bool:
     """A SLURM cluster with a node up answers here (scripts/slurm_cluster.sh starts one; .ci/run does)."""

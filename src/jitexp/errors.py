@@ -65,6 +65,17 @@ class Failure:
     def as_row(self) -> dict[str, Any]:
         return {"status": "error", **dataclasses.asdict(self)}
 
+    def line(self) -> str:
+        """ "phase: Type: message": how a distributed rank's last stderr line carries its failure to the driver
+        (read back by `line_parts`)."""
+        return f"{self.error_phase}: {self.error_type}: {self.error_message}"
+
+
+def line_parts(line: str) -> tuple[str, str, str] | None:
+    """(phase, type, message) of a `Failure.line()`, or None when the line is not one."""
+    stage, kind, message = (line.split(": ", 2) + ["", ""])[:3]
+    return (stage, kind, message) if stage.isidentifier() and kind and message else None
+
 
 Call = tuple[Callable, tuple, Mapping[str, Any]]  # a function, its positional and its keyword arguments
 

@@ -7,6 +7,7 @@ import pytest
 
 from jitexp import ConfigError
 from jitexp.engine import slurm_tasks
+from jitexp.errors import failure_of
 from jitexp.records import STEP_STOPPED
 
 # srun's stderr when rank 1 exits 3 and srun ends rank 0 (kill-on-bad-exit), as seen on the local cluster
@@ -44,12 +45,19 @@ def test_ranks_that_ended_alike_are_one_srun_line_and_the_first_is_named(tmp_pat
 
 
 def test_a_rank_whose_measurement_failed_says_so_in_jitexps_own_words(tmp_path):
-    (tmp_path / "rank-1.err").write_text("trace: ValueError: no sharded step today\n")
+    # the line the rank's worker writes (worker.distributed), read back here
+    line = failure_of("trace", ValueError("no sharded step today")).line()
+    (tmp_path / "rank-1.err").write_text(f"{line}\n")
     said = f"srun: error: vm: task 1: Exited with exit code {STEP_STOPPED}\nsrun: error: vm: task 0: Killed\n"
     failure = slurm_tasks._failure(tmp_path, said, 1, "lower", 2)  # the phase rank 0 was in
     assert (failure.error_phase, failure.error_type) == ("trace", "ValueError")
     assert failure.error_message == "rank 1 of 2: no sharded step today"
     assert "one rank's failure ends them all" in failure.hint
+    # a stopped rank whose last line is not in that form (a config problem's one line) is named as it said it
+    (tmp_path / "rank-1.err").write_text("workload.shardings.1=['data'] is invalid; names no argument\n")
+    failure = slurm_tasks._failure(tmp_path, said, 1, "lower", 2)
+    assert (failure.error_phase, failure.error_type) == ("lower", "RankFailed")
+    assert failure.error_message == "rank 1 of 2: workload.shardings.1=['data'] is invalid; names no argument"
 
 
 def test_a_rank_that_died_on_its_own_is_named_before_one_that_stopped_when_its_collective_broke(tmp_path):

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from jitexp.engine.processes import Target, crash_hint, last_meaningful_line, read_and_remove
-from jitexp.errors import ConfigError, Failure
+from jitexp.errors import ConfigError, Failure, line_parts
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
 from jitexp.records import STEP_STOPPED, ProcessResult, Task
@@ -126,9 +126,7 @@ def _failure(work: Path, said: str, code: int, phase: str, n: int) -> Failure:
     exited = re.search(r"exit code (\d+)", how)
     line = last_meaningful_line(read_and_remove(work / f"rank-{rank}.err")) or how
     if exited and int(exited.group(1)) == STEP_STOPPED:  # jitexp's own: the rank's "phase: Type: message"
-        stage, kind, message = (line.split(": ", 2) + ["", ""])[:3]
-        if not (stage.isidentifier() and kind and message):
-            stage, kind, message = phase, "RankFailed", line
+        stage, kind, message = line_parts(line) or (phase, "RankFailed", line)
         return Failure(
             stage,
             kind,

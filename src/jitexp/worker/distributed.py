@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import jax
 import numpy as np
 
-from jitexp.errors import ConfigError, Failure, PhaseError, failure_of, first_line, qualified_name
+from jitexp.errors import ConfigError, PhaseError, failure_of
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
 from jitexp.records import STEP_STOPPED
@@ -63,12 +63,7 @@ def _stopped(result: Any) -> str:
     if result.config_error is not None:
         problem = result.config_error
         return str(ConfigError(problem.key, problem.value, problem.expected))
-    return _line(result.error) if result.error is not None else ""
-
-
-def _line(failure: Failure) -> str:
-    """A failure as the last line of a rank's stderr, "phase: Type: message" (engine.slurm_tasks reads it back)."""
-    return f"{failure.error_phase}: {failure.error_type}: {failure.error_message}"
+    return result.error.line() if result.error is not None else ""
 
 
 def _stop(why: str) -> NoReturn:
@@ -100,10 +95,10 @@ def main(folder: str) -> None:
     try:
         result = entry.measure_process(task)
     except PhaseError as exc:  # a mode failed on this rank: with every call a collective, the step ends
-        _stop(_line(failure_of(exc.phase, exc.cause)))
+        _stop(failure_of(exc.phase, exc.cause).line())
     except Exception as exc:  # raised while sampling (measure_rounds with agree), or jitexp's own bug
         traceback.print_exc()
-        _stop(f"execute: {qualified_name(type(exc))}: {first_line(exc)}")
+        _stop(failure_of("execute", exc).line())
     if rank == 0:
         (work / (RESULT + ".part")).write_bytes(pickle.dumps(result))
         (work / (RESULT + ".part")).rename(work / RESULT)

@@ -51,9 +51,7 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
             c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
-            if task.cfg.distributed.processes > 1:
-                raise  # a mode dropped on one rank only would leave the others in its collectives: the step ends
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(own)))
+            out[mode] = _dropped(task, exc, workload.call_of(own))
             continue
         finally:
             compiles.on_event = None
@@ -98,10 +96,16 @@ def _sample(
                 with phase("execute"):
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
-                if task.cfg.distributed.processes > 1:
-                    raise
-                out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+                out[mode] = _dropped(task, exc)
     return noise_of(cold_share, rounds.ticks, t.max_steal)
+
+
+def _dropped(task: Task, exc: PhaseError, call: Any = None) -> ModeResult:
+    """The error result of a mode that failed; on a rank of a distributed job the PhaseError again: a mode dropped
+    on one rank only would leave the others waiting in its collectives, so the step ends."""
+    if task.cfg.distributed.processes > 1:
+        raise exc
+    return ModeResult(failure_of(exc.phase, exc.cause, call))
 
 
 def noise_of(cold: noise.Shares | None, ticks: list, max_steal: float) -> Noise:

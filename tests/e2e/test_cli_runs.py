@@ -1,7 +1,8 @@
 """The installed `jitexp` command in a subprocess, from a directory outside the repository: a single job, a sweep,
-the textbook speedup and its report, exit codes and one-line errors. (The textbook sweeps: tests/inprocess/
-test_textbook_sweeps.py; a user's --config-dir workload: tests/inprocess/test_user_config_dir.py; --help and
---version: test_help_page.py.)"""
+the textbook speedup and its report, exit codes. (The textbook sweeps: tests/inprocess/test_textbook_sweeps.py; a
+user's --config-dir workload: tests/inprocess/test_user_config_dir.py; --help and --version: test_help_page.py; a
+mistake through the command, one line and exit 2: test_config_mistakes_cli.py, and each message in-process:
+tests/inprocess/test_config_mistakes.py.)"""
 
 from __future__ import annotations
 
@@ -81,17 +82,6 @@ def test_identical_jobs_both_compile_cold(tmp_path):
     assert (gathered["first_call_s"] > 3 * gathered["median_s"]).all()
     # a leaked cache would make job 1's first call a fraction of job 0's (JAX_NOTES: 45 ms vs 0.19 ms)
     assert gathered["first_call_s"].max() / gathered["first_call_s"].min() < 5
-
-
-def test_a_bad_value_and_an_unknown_group_option_are_one_line_and_exit_2(tmp_path):
-    proc = run_cli(["dtype=float128", "timing=quick"], cwd=tmp_path)
-    assert proc.returncode == 2
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert lines == ["jitexp: error: dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"]
-    proc = run_cli(["workload=nope"], cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("jitexp: error: workload='nope' is invalid; valid choices: add_one, apply_n_times,")
-    assert "compute_heavy" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 import jitexp
 from jitexp.report import build
@@ -44,17 +47,46 @@ def test_the_light_modules_import_no_jax_and_the_plugin_no_pandas():
 
 
 DRIVER = (
-    "import atexit, sys\n"
-    "atexit.register(lambda: print('driver imported jax:', 'jax' in sys.modules))\n"
+    "import atexit, os, sys\n"
+    "atexit.register(lambda: print('driver', os.getpid(), 'imported jax:', 'jax' in sys.modules))\n"
     "sys.argv = ['jitexp', *sys.argv[1:]]\n"
     "from jitexp.cli import main\n"
     "main()\n"
 )
+LOGGED = """import os
+
+import jax.numpy as jnp
+
+with open(os.environ["IMPORT_LOG"], "a") as log:
+    log.write(f"{os.getpid()}\\n")
 
 
-def test_a_jobs_driver_never_imports_jax(tmp_path):
-    args = ["workload=add_one", "size=1", "timing=quick", f"hydra.run.dir={tmp_path / 'run'}"]
-    out = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, cwd=tmp_path)
+def f(x):
+    return jnp.sin(x)
+
+
+def g(x):
+    return jnp.cos(x)
+"""
+
+
+def test_a_sweeps_driver_never_imports_jax_and_checks_every_function_in_one_child(tmp_path):
+    (tmp_path / "logged.py").write_text(LOGGED)
+    log = tmp_path / "imports.log"
+    args = ["-m", "workload=custom", "workload.fn=logged.f,logged.g", "workload.args=[{shape:[4]}]", "timing=quick"]
+    env = {**os.environ, "IMPORT_LOG": str(log)}
+    out = subprocess.run(
+        [sys.executable, "-c", DRIVER, *args, f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "driver imported jax: False" in out.stdout, out.stdout
-    assert (tmp_path / "run" / "results.csv").exists()
+    driver = re.search(r"driver (\d+) imported jax: (\w+)", out.stdout)
+    assert driver and driver.group(2) == "False", out.stdout
+    importers = log.read_text().split()
+    # the preflight's one child checked both functions, then each job's one worker (timing=quick) imported it
+    assert len(importers) == 3 and len(set(importers)) == 3 and driver.group(1) not in importers, importers
+    rows = pd.read_csv(tmp_path / "sweep" / "results.csv")
+    assert sorted(set(rows["workload"])) == ["f", "g"] and (rows["status"] == "ok").all()

@@ -36,6 +36,7 @@ from jitexp.engine.compose import (
     replacing,
     sweep_jobs,
 )
+from jitexp.engine.processes import Child
 from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
@@ -55,7 +56,11 @@ def check(argv: Sequence[str], *, import_in_child: bool = False) -> list[Experim
     if args.cfg or args.info:
         return []
     with hydra_session(args.config_dir) as hydra:
-        jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, in_child=import_in_child)
+        arity = _Arity(import_in_child)
+        try:
+            jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
+        finally:
+            arity.child.close()
     check_envs(jobs)
     for job in jobs:
         check_srun(job.distributed.processes)
@@ -82,7 +87,7 @@ def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> Exp
         return _job(hydra, overrides, parsed)
 
 
-def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, in_child: bool) -> list[ExperimentConfig]:
+def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity) -> list[ExperimentConfig]:
     from hydra.types import RunMode
 
     if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
@@ -93,7 +98,7 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, in
             multirun = base.hydra.mode == RunMode.MULTIRUN
         if not multirun:
             _check_output_dir("hydra.run.dir", base, "run")
-            return [_validated(hydra, base, parsed, _Arity(in_child))]
+            return [_validated(hydra, base, parsed, arity)]
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
     _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
@@ -104,7 +109,6 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, in
 
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
-    arity = _Arity(in_child)
     jobs = []
     for job_overrides in batches:
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
@@ -131,11 +135,13 @@ def _job(hydra: Any, texts: list[str], parsed: list[Any]) -> ExperimentConfig:
 
 @dataclass
 class _Arity:
-    """The arity checks of one command line: each distinct set of functions and call shapes once, in a forkserver
-    child where in_child and the job's workers fork here (the driver stays free of JAX), else in this process."""
+    """The arity checks of one command line: each distinct set of functions and call shapes once, in one forkserver
+    child for all of them where in_child and the job's workers fork here (the driver stays free of JAX), else in
+    this process."""
 
     in_child: bool
     seen: set = field(default_factory=set)
+    child: Child = field(default_factory=Child)
 
 
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
@@ -205,15 +211,13 @@ def _check_arity_once(exp: ExperimentConfig, arity: _Arity, in_child: bool) -> N
         exp.mode.names,
     )
     if key not in arity.seen:
-        _check_arity(exp, in_child)
+        _check_arity(exp, arity.child if in_child else None)
         arity.seen.add(key)
 
 
-def _check_arity(exp: ExperimentConfig, in_child: bool) -> None:
-    if in_child:
-        from jitexp.engine.processes import call_in_child
-
-        done, mistake = call_in_child("jitexp.config.imports", "arity_mistake", exp)
+def _check_arity(exp: ExperimentConfig, child: Child | None) -> None:
+    if child is not None:
+        done, mistake = child.call("jitexp.config.imports", "arity_mistake", exp)
         if done:
             if mistake is not None:
                 raise ConfigError(*mistake)

@@ -151,34 +151,56 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     return ProcessResult(task.process, error=error)
 
 
-def call_in_child(module: str, name: str, *args: Any) -> tuple[bool, Any]:
-    """`module.name(*args)` in a fresh process from the forkserver, with this process's sys.path and working
-    directory: for imports the driver should not pay for. (True, its return value), or (False, None) when the
-    child died or raised before it returned: the caller runs it here to see why."""
-    ctx = context([module])
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_call_entry, args=(module, name, args, list(sys.path), os.getcwd(), send), daemon=True)
-    try:
-        with _main_left_alone():
-            proc.start()
-        send.close()
-        try:
-            return True, receive.recv()
-        except EOFError:
+class Child:
+    """A process from the forkserver that runs the calls sent to it one after another, with this process's sys.path
+    and working directory, its imports kept from one call to the next: for imports the driver should not pay for
+    (preflight importing the user's functions, once for a whole sweep). Started at the first call; `close` ends it."""
+
+    def __init__(self) -> None:
+        self._proc: Any = None
+        self._conn: Any = None
+        self.dead = False
+
+    def call(self, module: str, name: str, *args: Any) -> tuple[bool, Any]:
+        """(True, `module.name(*args)`), or (False, None) when the child died or raised before it returned (it is
+        not started again): the caller runs the call itself to see why."""
+        if self.dead:
             return False, None
-    finally:
-        _kill(proc)
-        proc.join()
-        receive.close()
+        if self._proc is None:
+            ctx = context([module])
+            self._conn, theirs = ctx.Pipe()
+            self._proc = ctx.Process(target=_serve, args=(list(sys.path), os.getcwd(), theirs), daemon=True)
+            with _main_left_alone():
+                self._proc.start()
+            theirs.close()
+        try:
+            self._conn.send((module, name, args))
+            return True, self._conn.recv()
+        except (EOFError, OSError):
+            self.close()
+            self.dead = True
+            return False, None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._conn.close()
+            _kill(self._proc)
+            self._proc.join()
+            self._proc = None
 
 
-def _call_entry(module: str, name: str, args: tuple, path: list[str], cwd: str, conn: Any) -> None:
+def _serve(path: list[str], cwd: str, conn: Any) -> None:
     os.setpgid(0, 0)
     _release_forkserver()
     die_with_parent()
     sys.path[:] = path
     os.chdir(cwd)
-    conn.send(getattr(importlib.import_module(module), name)(*args))
+    while True:
+        try:
+            module, name, args = conn.recv()
+        except EOFError:  # the driver closed its end
+            return
+        conn.send(getattr(importlib.import_module(module), name)(*args))
 
 
 @contextmanager

@@ -165,9 +165,10 @@ class LaunchRefused(AssertionError):
 
 
 def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
-    """Make starting a subprocess, a multiprocessing process or a fresh worker fail the test, naming the layer;
-    `isolate=none` jobs (engine.processes.InProcess) stay allowed where in_process_jobs, and so do the git
-    commands such a job's driver runs to record the commit of the code (jitexp.provenance)."""
+    """Make starting a subprocess, a multiprocessing process or its forkserver, or a fresh worker fail the test,
+    naming the layer; `isolate=none` jobs (engine.processes.InProcess) stay allowed where in_process_jobs, and so do
+    the git commands such a job's driver runs to record the commit of the code (jitexp.provenance)."""
+    import multiprocessing.forkserver
     import multiprocessing.process
 
     from jitexp.engine import processes
@@ -184,6 +185,7 @@ def refuse_processes(monkeypatch, layer: str, *, in_process_jobs: bool) -> None:
 
     monkeypatch.setattr(subprocess.Popen, "__init__", only_git if in_process_jobs else refuse)
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", refuse)  # the server itself, not Popen
     monkeypatch.setattr(processes.FreshProcess, "launch", refuse)
     if not in_process_jobs:
         monkeypatch.setattr(processes.InProcess, "launch", refuse)

@@ -36,7 +36,7 @@ from jitexp.engine.compose import (
     replacing,
     sweep_jobs,
 )
-from jitexp.engine.processes import Child
+from jitexp.engine.processes import Child, start_server
 from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
@@ -45,9 +45,10 @@ def check(argv: Sequence[str], *, import_in_child: bool = False) -> list[Experim
     """Every job the command line `jitexp ARGV` would run, validated; raise ConfigError on the first mistake.
 
     `--help`, `--hydra-help`, `--cfg` and `--info` only get their overrides' syntax checked: they
-    run nothing, and composing twice would slow them down. import_in_child (the command line's driver): a job
-    whose workers fork from this process's forkserver has its functions imported and checked in a child of it,
-    so that the driver never imports JAX (~1 s of CPU) only to check an arity.
+    run nothing, and composing twice would slow them down. import_in_child (the command line's driver): for a job
+    whose workers will fork from this process's forkserver, the server starts now and the job's functions are
+    imported and checked in a child of it, so that the driver never imports JAX (~1 s of CPU) only to check an
+    arity; otherwise (a caller in Python) the check runs here and nothing starts.
     """
     args = parse_args(argv)
     if args is None or args.help or args.hydra_help or args.shell_completion:
@@ -161,13 +162,11 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
         raise located(hydra, _with_override_value(error, parsed), parsed) from error
     if arity is None:
         return exp
-    in_child = False
-    if _runs_here_in_fresh_processes(exp, cfg):
-        from jitexp.engine.processes import start_server
+    in_child = arity.in_child and _runs_here_in_fresh_processes(exp, cfg)
+    if in_child:
         from jitexp.engine.runner import WORKER
 
         start_server(WORKER.module)  # its import of JAX overlaps the driver's remaining work
-        in_child = arity.in_child
     try:
         _check_arity_once(exp, arity, in_child)
         _check_variants_arity(exp, arity, in_child)

@@ -1,7 +1,7 @@
 """A config mistake reaches the terminal through the installed `jitexp` as one line on stderr and exit code 2,
 before anything runs (issue 8), whether the preflight finds it or the job (inputs too big for memory);
-HYDRA_FULL_ERROR=1 still shows everything. The messages themselves are checked
-in-process: tests/inprocess/test_config_mistakes.py."""
+HYDRA_FULL_ERROR=1 still shows everything; an arity mistake comes back from the preflight's child as the same
+line. The messages themselves are checked in-process: tests/inprocess/test_config_mistakes.py."""
 
 from __future__ import annotations
 
@@ -52,3 +52,19 @@ def test_inputs_too_big_for_memory_are_refused_before_anything_runs(tmp_path):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("jitexp: error: size=2000000 is invalid; the inputs need about")
+
+
+def test_an_arity_mistake_found_in_the_preflights_child_is_one_line_naming_the_variant(tmp_path):
+    # the command line checks arities in a child of the workers' forkserver (engine.processes.Child): the mistake
+    # comes back from it as the same one line, the variant's key included, and nothing runs
+    out = tmp_path / "sweep"
+    variants = "variants={one:{},two:{workload.fn:jitexp.workloads.add_one}}"
+    proc = run_cli(
+        ["-m", "workload=matmul", "size=4,8", variants, "timing=quick", f"hydra.sweep.dir={out}"], cwd=tmp_path
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "jitexp: error: variants.two.workload.args is invalid; it lists 2 argument(s), but "
+        "jitexp.workloads.add_one(x) does not take 2 positional argument(s)"
+    ]
+    assert not out.exists()

@@ -1,6 +1,6 @@
 """The runner through its Python API with fresh worker processes: several processes a job, a crash and a hang,
-the driver without JAX, the disk cache cold against warm, a worker's memory. The rest runs in-process:
-tests/inprocess/test_runner_jobs.py."""
+the driver without JAX, the preflight's child, the disk cache cold against warm, a worker's memory. The rest runs
+in-process: tests/inprocess/test_runner_jobs.py."""
 
 from __future__ import annotations
 
@@ -105,3 +105,20 @@ def test_memory_columns():
     assert {r["peak_rss_growth_bytes"] for r in result.rows} == {result.rows[0]["peak_rss_growth_bytes"]} != {None}
     assert result.rows[0]["peak_rss_growth_bytes"] > 0
     assert result.by_mode("jit")["argument_size_bytes"] == 2 * 64 * 64 * 4 and "device_peak_bytes" not in result.rows[0]
+
+
+def test_the_preflights_child_keeps_its_process_and_once_dead_is_not_started_again():
+    # engine.processes.Child: one process answers every call (its imports kept); when it dies the caller is told
+    # so, and checks in itself from then on
+    import os
+
+    from jitexp.engine.processes import Child
+
+    child = Child("jitexp.worker.entry")
+    try:
+        first = child.call("os", "getpid")
+        assert first[0] and first[1] != os.getpid() and child.call("os", "getpid") == first
+        assert child.call("os", "_exit", 3) == (False, None) and child.dead
+        assert child.call("os", "getpid") == (False, None)  # not started again
+    finally:
+        child.close()

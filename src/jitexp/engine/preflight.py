@@ -36,7 +36,7 @@ from jitexp.engine.compose import (
     replacing,
     sweep_jobs,
 )
-from jitexp.engine.processes import Child, start_server
+from jitexp.engine.processes import Child
 from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
@@ -61,7 +61,8 @@ def check(argv: Sequence[str], *, import_in_child: bool = False) -> list[Experim
         try:
             jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
         finally:
-            arity.child.close()
+            if arity.child is not None:
+                arity.child.close()
     check_envs(jobs)
     for job in jobs:
         check_srun(job.distributed.processes)
@@ -142,7 +143,7 @@ class _Arity:
 
     in_child: bool
     seen: set = field(default_factory=set)
-    child: Child = field(default_factory=Child)
+    child: Child | None = None
 
 
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
@@ -163,10 +164,11 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
     if arity is None:
         return exp
     in_child = arity.in_child and _runs_here_in_fresh_processes(exp, cfg)
-    if in_child:
+    if in_child and arity.child is None:
         from jitexp.engine.runner import WORKER
 
-        start_server(WORKER.module)  # its import of JAX overlaps the driver's remaining work
+        arity.child = Child(WORKER.module)  # the workers' own forkserver, started now
+        arity.child.start()
     try:
         _check_arity_once(exp, arity, in_child)
         _check_variants_arity(exp, arity, in_child)

@@ -79,8 +79,8 @@ def context(preload: list[str]) -> Any:
 
 
 def start_server(module: str) -> None:
-    """Start the forkserver now, preloading `module`: its `import jax` (~1 s) then overlaps the driver's own work
-    (preflight importing the user's functions) instead of waiting for the first `launch`. Idempotent."""
+    """Start the forkserver now, preloading `module` (its `import jax`, ~1 s, begins at once): for the preflight's
+    Child, and before the first `launch`. Idempotent."""
     from multiprocessing import forkserver
 
     context([module])
@@ -152,27 +152,43 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
 
 
 class Child:
-    """A process from the forkserver that runs the calls sent to it one after another, with this process's sys.path
-    and working directory, its imports kept from one call to the next: for imports the driver should not pay for
-    (preflight importing the user's functions, once for a whole sweep). Started at the first call; `close` ends it."""
+    """A process from the forkserver (preloading `preload`) that runs the calls sent to it one after another, with
+    this process's sys.path and working directory, its imports kept from one call to the next: for imports the
+    driver should not pay for (preflight importing the user's functions, once for a whole sweep). `start` starts
+    the server and the child (the first `call` does, if not yet); `close` ends the child."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: str) -> None:
+        self.preload = preload
         self._proc: Any = None
         self._conn: Any = None
         self.dead = False
 
+    def start(self) -> None:
+        if self._proc is not None or self.dead:
+            return
+        start_server(self.preload)
+        ctx = context([self.preload])
+        mine, theirs = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(list(sys.path), os.getcwd(), theirs), daemon=True)
+        try:
+            with _main_left_alone():
+                proc.start()  # waits for the server's preload (~1 s of `import jax` the first time)
+        except BaseException as exc:  # the server died on its way up, or Ctrl-C while it loads
+            mine.close()
+            self.dead = True
+            if not isinstance(exc, Exception):
+                raise
+            return
+        finally:
+            theirs.close()
+        self._proc, self._conn = proc, mine
+
     def call(self, module: str, name: str, *args: Any) -> tuple[bool, Any]:
-        """(True, `module.name(*args)`), or (False, None) when the child died or raised before it returned (it is
-        not started again): the caller runs the call itself to see why."""
+        """(True, `module.name(*args)`), or (False, None) when the child could not start, died or raised before it
+        returned (it is not started again): the caller runs the call itself to see why."""
+        self.start()
         if self.dead:
             return False, None
-        if self._proc is None:
-            ctx = context([module])
-            self._conn, theirs = ctx.Pipe()
-            self._proc = ctx.Process(target=_serve, args=(list(sys.path), os.getcwd(), theirs), daemon=True)
-            with _main_left_alone():
-                self._proc.start()
-            theirs.close()
         try:
             self._conn.send((module, name, args))
             return True, self._conn.recv()
@@ -182,11 +198,15 @@ class Child:
             return False, None
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._conn.close()
-            _kill(self._proc)
-            self._proc.join()
-            self._proc = None
+        """End the child: it returns when its end of the pipe closes (what the user's module printed is flushed
+        then); killed if it has not after 5 s."""
+        if self._proc is None:
+            return
+        proc, self._proc = self._proc, None
+        self._conn.close()
+        proc.join(5.0)
+        _kill(proc)
+        proc.join()
 
 
 def _serve(path: list[str], cwd: str, conn: Any) -> None:

@@ -41,7 +41,7 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         try:
             own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
         except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            out[mode] = _dropped(task, exc)
             continue
         if (position > 0 or not task.fresh) and mode != "numpy":
             jax.clear_caches()  # each mode's first call pays its own compiles

@@ -1,8 +1,8 @@
 """What importing jitexp's light modules pulls in, in one fresh interpreter: the pytest plugin (loaded in every
 pytest session) neither pandas nor JAX; the package, its CLI, config, store, API and IPython magic no JAX; the
-report's modules neither matplotlib nor JAX; and a whole `jitexp` job's driver no JAX (its workers and the preflight's
-check of the workload's arity import it, in processes of their own). The imports accumulate: a module absent after a step was pulled in by
-none of that step's imports nor an earlier one's."""
+report's modules neither matplotlib nor JAX. The imports accumulate: a module absent after a step was pulled in by
+none of that step's imports nor an earlier one's. And a `jitexp` sweep's driver no JAX: its workers and the
+preflight's check of the functions' arity import it, in processes of their own."""
 
 from __future__ import annotations
 

@@ -78,14 +78,15 @@ def context(preload: list[str]) -> Any:
     return _context
 
 
-def start_server(module: str) -> None:
+def start_server(module: str) -> Any:
     """Start the forkserver now, preloading `module` (its `import jax`, ~1 s, begins at once): for the preflight's
-    Child, and before the first `launch`. Idempotent."""
+    Child, and before the first `launch`. Idempotent; returns the context (see `context`)."""
     from multiprocessing import forkserver
 
-    context([module])
+    ctx = context([module])
     with _main_left_alone():
         forkserver.ensure_running()
+    return ctx
 
 
 def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
@@ -166,8 +167,7 @@ class Child:
     def start(self) -> None:
         if self._proc is not None or self.dead:
             return
-        start_server(self.preload)
-        ctx = context([self.preload])
+        ctx = start_server(self.preload)
         mine, theirs = ctx.Pipe()
         proc = ctx.Process(target=_serve, args=(list(sys.path), os.getcwd(), theirs), daemon=True)
         try:
@@ -210,9 +210,7 @@ class Child:
 
 
 def _serve(path: list[str], cwd: str, conn: Any) -> None:
-    os.setpgid(0, 0)
-    _release_forkserver()
-    die_with_parent()
+    _detach()
     sys.path[:] = path
     os.chdir(cwd)
     while True:
@@ -240,10 +238,8 @@ def _main_left_alone() -> Iterator[None]:
 
 
 def _entry(target: Target, task: Task, conn: Any) -> None:
-    """Worker-process start: own process group, die with the forkserver, stderr to the task's file."""
-    os.setpgid(0, 0)
-    _release_forkserver()
-    die_with_parent()
+    """Worker-process start: detached (`_detach`), stderr to the task's file."""
+    _detach()
     fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 2)
     os.close(fd)
@@ -251,6 +247,14 @@ def _entry(target: Target, task: Task, conn: Any) -> None:
 
     faulthandler.enable()  # a segfault or abort leaves "Fatal Python error: ..." in the stderr file
     target(task, conn)  # its module was preloaded by the forkserver: no import cost here
+
+
+def _detach() -> None:
+    """A forkserver child's start: a process group of its own (Ctrl-C reaches the driver, which kills the group),
+    the server no longer kept alive by it, and death with the server."""
+    os.setpgid(0, 0)
+    _release_forkserver()
+    die_with_parent()
 
 
 def _release_forkserver() -> None:

@@ -7,3 +7,19 @@
 
 Shared helpers live in tests/helpers.py (`from helpers import run_cli`).
 """
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def frozen_heap():
+    """What is alive once the tests are collected (the modules of pandas, matplotlib, Hydra, JAX) goes to the garbage
+    collector's permanent generation, so the gc.collect() before each sampling (worker.timing.gc_disabled) scans what
+    the tests made rather than the whole heap: in tests/unit the 17 collects took 2.15 s, 0.52 s frozen (cProfile)."""
+    gc.freeze()
+    yield
+    gc.unfreeze()

@@ -339,7 +339,8 @@ def _invert(diffs: np.ndarray, cdf: np.ndarray, alpha: float) -> tuple[float, fl
         lo, hi = -math.inf, math.inf  # no interval at this level exists with so few values: it is everything
     else:
         lo, hi = float(d[c]), float(d[size - 1 - c])
-    return float(np.median(d)), lo, hi, p
+    middle = d[size // 2] if size % 2 else (d[size // 2 - 1] + d[size // 2]) / 2  # np.median's, of sorted values
+    return float(middle), lo, hi, p
 
 
 def signed_rank_interval(

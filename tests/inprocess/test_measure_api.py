@@ -1,6 +1,6 @@
 """jitexp.measure in this process (isolate="none"): an equinox module under filter_jit, an optax step with carry and
 donation, a typed PRNG key carried; the cold call's phases are JAX's own compile events, a wrong call is an error row,
-what cannot be pickled, its one-line mistakes and its memory guard. Measuring through
+what cannot be pickled (its one-line mistakes and memory guard: tests/unit/test_measure_args.py). Measuring through
 worker processes (closures, equinox, optax, __main__, save then report and compare): tests/e2e/test_measure_workers.py."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import jitexp
-from jitexp import ConfigError
 
 QUICK = "quick"
 
@@ -74,43 +73,6 @@ def test_isolate_none_measures_what_cannot_be_pickled():
         jitexp.measure(lambda x, _: x, np.ones(4, np.float32), threading.Lock(), timing=QUICK)
     measured = jitexp.measure(locked, np.ones(4, np.float32), timing=QUICK, isolate="none", modes="eager")
     assert measured.ok and measured.row("eager")["isolate"] == "none"
-
-
-@pytest.mark.parametrize(
-    ("call", "message"),
-    [
-        (lambda: jitexp.measure(3), "fn=3 is invalid; a callable"),
-        (
-            lambda: jitexp.measure(abs, 1, modes=("eager", "jot")),
-            "modes='jot' is invalid; valid choices: eager, jit, aot",
-        ),
-        (
-            lambda: jitexp.measure(abs, 1, timing="fast"),
-            "timing='fast' is invalid; valid choices: default, quick, rigorous",
-        ),
-        (
-            lambda: jitexp.measure(abs, 1, timing={"warmpu": 2}),
-            "timing.warmpu=2 is invalid; no such timing key; valid keys: warmup,",
-        ),
-        (lambda: jitexp.measure(abs, 1, timing={"processes": 0}), "timing.processes=0 is invalid; must be > 0"),
-        (lambda: jitexp.measure(abs, 1, isolate="thread"), "isolate='thread' is invalid; valid choices: process, none"),
-        (lambda: jitexp.measure(abs, 1, device="gpu:x"), "device='gpu:x' is invalid"),
-        (lambda: jitexp.measure(abs, 1, static_argnames=["1x"]), "static_argnames='1x' is invalid"),
-    ],
-)
-def test_mistakes_are_one_line_value_errors_naming_the_choices(call, message):
-    with pytest.raises(ValueError) as caught:
-        call()
-    assert message in str(caught.value) and "\n" not in str(caught.value)
-
-
-def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):
-    monkeypatch.setattr("jitexp.config.sizing.available_memory", lambda: 10 * 2**20)  # 10 MiB
-    with pytest.raises(
-        ConfigError,
-        match=r"args is invalid; the arguments' arrays \(0.0 GiB, 2 mode\(s\) and a check\) need about 0.0 GiB",
-    ):
-        jitexp.measure(np.sum, np.ones(2**20, np.float32), timing=QUICK)  # 4 MiB a set, 3 sets
 
 
 def test_an_equinox_module_with_filter_jit():

@@ -1,26 +1,18 @@
-"""Variants: versions of a job's config measured in the same worker processes, paired against the first (issue 17):
-their configs, their mistakes (each the one line the command prints: tests/e2e/test_variants_job.py shows one reach
-the terminal), their budgets. A real variants job is in tests/e2e/test_variants_job.py; the report and compare of
-one in tests/unit/test_saved_runs.py."""
+"""Each variant's function is checked against its arguments as a job's is (importing it, so JAX), and a preset
+may set variants (issue 17). The rest of the variants' configs, mistakes and budgets: tests/unit/test_variants_config.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import textwrap
 
 import pytest
 
-from jitexp import ConfigError, compose
-from jitexp.analysis.speedups import ab_columns
+from jitexp import ConfigError
 from jitexp.config import variant_configs
 from jitexp.engine import preflight
-from jitexp.store.schema import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
 
 USER = textwrap.dedent("""
-    import fcntl
-    import pathlib
-
     import jax.numpy as jnp
 
 
@@ -36,35 +28,8 @@ USER = textwrap.dedent("""
 
     def two(x, y):
         return x + y
-
-
-    def level():
-        # this worker process's own amount of work: 1 or 4, alternating over the processes that ask
-        if not _level:
-            with open(pathlib.Path(__file__).with_name("abcode.count"), "a+") as f:
-                fcntl.flock(f, fcntl.LOCK_EX)  # held until closed: one process counts at a time
-                f.seek(0)
-                _level.append(1 + 3 * (len(f.read()) % 2))
-                f.write("x")
-        return _level[0]
-
-
-    _level = []
-
-
-    def once_here(x):
-        for _ in range(level()):
-            x = jnp.tanh(x @ x)
-        return x
-
-
-    def sixteen_here(x):
-        for _ in range(16 * level()):
-            x = jnp.tanh(x @ x)
-        return x
 """)
 ARGS = "workload.args=[{shape:[${size},${size}]}]"
-BOTH = "variants={before:{workload.fn:abcode.once},after:{workload.fn:abcode.thrice}}"
 
 
 @pytest.fixture(autouse=True)
@@ -73,47 +38,6 @@ def user_module(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)  # the installed `jitexp` imports abcode from the current directory
     sys.modules.pop("abcode", None)
-
-
-def test_hydra_parses_variants_from_the_command_line_and_each_gets_its_own_config():
-    cfg = compose(
-        [
-            "workload=custom",
-            ARGS,
-            "size=8",
-            "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.thrice,size:16}}",
-        ]
-    )
-    configs = variant_configs(cfg)
-    assert list(configs) == ["a", "b"]  # the first is the baseline
-    assert cfg.workload.fn == "abcode.once"  # workload=custom's ??? fn comes from the baseline
-    assert (configs["a"].workload.fn, configs["a"].size, configs["a"].workload.args) == (
-        "abcode.once",
-        8,
-        [{"shape": [8, 8]}],
-    )
-    assert (configs["b"].workload.fn, configs["b"].size, configs["b"].workload.args) == (
-        "abcode.thrice",
-        16,
-        [{"shape": [16, 16]}],
-    )
-    assert all(c.variants is None for c in configs.values())
-
-
-def test_nested_and_dotted_keys_and_mode_options_are_variants():
-    cfg = compose(
-        [
-            "workload=apply_n_times",
-            "size=8",
-            "variants={plain:{},fast:{mode:{compiler_options:{xla_cpu_enable_fast_math:true}}},"
-            "more:{workload.params.n:5, mode.jit_fn:jax.jit}}",
-        ]
-    )
-    configs = variant_configs(cfg)
-    assert configs["plain"].mode.compiler_options == {}
-    assert configs["fast"].mode.compiler_options == {"xla_cpu_enable_fast_math": True}
-    assert configs["more"].workload.params["n"] == 5 and configs["more"].workload.args[1] == {"value": 5}
-    assert cfg.workload.params["n"] == 3  # the job's own is unchanged
 
 
 def test_an_experiment_preset_sets_variants(tmp_path):
@@ -129,97 +53,6 @@ def test_an_experiment_preset_sets_variants(tmp_path):
     }
 
 
-@pytest.mark.parametrize(
-    "variants, key, words",
-    [
-        ("{a:{workload.fnn:abcode.once},b:{}}", "variants.a.workload.fnn", "did you mean variants.a.workload.fn?"),
-        ("{a:{},b:{sise:3}}", "variants.b.sise", "did you mean variants.b.size?"),
-        (
-            "{a:{},b:{workload.params.nn:3}}",
-            "variants.b.workload.params.nn",
-            "did you mean variants.b.workload.params.n?",
-        ),
-        ("{a:{},b:{device.platform:gpu}}", "variants.b.device.platform", "envs"),
-        ("{a:{},b:{cpu_async_dispatch:false}}", "variants.b.cpu_async_dispatch", "envs"),
-        ("{a:{},b:{dtype:float64}}", "variants.b.dtype", "x64"),
-        ("{a:{},b:{timing.processes:3}}", "variants.b.timing.processes", "the job's"),
-        ("{a:{},b:{mode.eager:true}}", "variants.b.mode.eager", "the job's"),
-        ("{a:{},b:{workload:matmul}}", "variants.b.workload", "not a config group"),
-        ("{a:{}}", "variants", "needs two or more"),
-        ("{a:{},b:3}", "variants.b", "a mapping of overrides"),
-    ],
-)
-def test_a_variant_mistake_names_its_key(variants, key, words):
-    with pytest.raises(ConfigError) as caught:
-        compose(["workload=apply_n_times", "size=8", f"variants={variants}"])
-    assert caught.value.key == key and words in str(caught.value), str(caught.value)
-
-
 def test_each_variants_function_is_checked_like_the_jobs():
     with pytest.raises(ConfigError, match=r"^variants\.b\.workload\.args is invalid; .*abcode\.two"):
         preflight.check(["workload=custom", ARGS, "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.two}}"])
-
-
-def test_probes_of_one_config_refuse_variants(tmp_path):
-    for extra, key in (
-        ("sequence=[{size: 4}]", "sequence"),
-        (f"compilation_cache_dir={tmp_path}", "compilation_cache_dir"),
-    ):
-        with pytest.raises(ConfigError) as caught:
-            compose(["workload=custom", ARGS, BOTH, extra])
-        assert caught.value.key == key
-
-
-def test_variant_columns_are_written_only_with_variants():
-    values = {metric: [1.0, 2.0] for metric in ("steady", "first_call", "compile")}
-    assert set(ab_columns("a", values, values)) == set(AB)  # the names rows writes are the names results knows
-    assert with_variant(SAMPLE_COLUMNS, [{"mode": "jit"}]) == SAMPLE_COLUMNS
-    columns = with_variant(PROCESS_COLUMNS, [{"mode": "jit", "variant": "a"}])
-    assert columns[columns.index("mode") + 1] == "variant" and set(OPTIONAL_COLUMNS) >= {"variant", *AB}
-
-
-def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
-    from jitexp.engine import runner
-    from jitexp.records import ModeResult, ProcessResult
-
-    seen = []
-
-    def fake_measure(task, cfg):
-        seen.append(task.cfg.timing)
-        return ProcessResult(task.process, variants={name: {"jit": ModeResult()} for name in "abc"})
-
-    monkeypatch.setattr(runner, "run_task", fake_measure)
-    monkeypatch.setattr(runner.pyenvs, "enough", lambda *a: True)
-    three = "variants={a:{size:8},b:{size:16},c:{size:32}}"
-    cfg = compose(
-        [
-            "workload=custom",
-            ARGS,
-            "workload.fn=abcode.once",
-            "mode=jit",
-            three,
-            "timing.max_time_s=0.5",
-            "timing.job_time_s=20",
-        ]
-    )
-    cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, processes=2, max_processes=2))
-    runner.collect(cfg)
-    assert len(seen) == 2 and {(t.max_time_s, t.job_time_s) for t in seen} == {(1.5, 60.0)}
-    plain = compose(["workload=custom", ARGS, "mode=jit", "workload.fn=abcode.once", "timing.max_time_s=0.5"])
-    assert runner.per_variant_budgets(plain) is plain
-
-
-@pytest.mark.parametrize(
-    "variants, words",
-    [
-        ("{before:{workload.fnn:abcode.once},after:{}}", "did you mean variants.before.workload.fn?"),
-        ("{before:{workload.fn:abcode.once},after:{device.platform:gpu}}", "variants.after.device.platform='gpu'"),
-        ("{before:{workload.fn:abcode.once}}", "needs two or more"),
-    ],
-)
-def test_a_variant_mistake_on_the_command_line_is_one_line(variants, words):
-    """What `jitexp workload=custom ARGS variants=...` prints after `jitexp: error: ` (exit 2, nothing run)."""
-    with pytest.raises(ConfigError) as caught:
-        preflight.check(["workload=custom", ARGS, f"variants={variants}"])
-    message = str(caught.value)
-    assert "\n" not in message and message.startswith("variants") and words in message

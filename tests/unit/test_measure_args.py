@@ -1,0 +1,49 @@
+"""jitexp.measure's one-line mistakes and its memory guard: refused before anything is imported or measured (JAX
+included). jitexp.measure itself measuring: tests/inprocess/test_measure_api.py and tests/e2e/test_measure_workers.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jitexp
+from jitexp import ConfigError
+
+QUICK = "quick"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: jitexp.measure(3), "fn=3 is invalid; a callable"),
+        (
+            lambda: jitexp.measure(abs, 1, modes=("eager", "jot")),
+            "modes='jot' is invalid; valid choices: eager, jit, aot",
+        ),
+        (
+            lambda: jitexp.measure(abs, 1, timing="fast"),
+            "timing='fast' is invalid; valid choices: default, quick, rigorous",
+        ),
+        (
+            lambda: jitexp.measure(abs, 1, timing={"warmpu": 2}),
+            "timing.warmpu=2 is invalid; no such timing key; valid keys: warmup,",
+        ),
+        (lambda: jitexp.measure(abs, 1, timing={"processes": 0}), "timing.processes=0 is invalid; must be > 0"),
+        (lambda: jitexp.measure(abs, 1, isolate="thread"), "isolate='thread' is invalid; valid choices: process, none"),
+        (lambda: jitexp.measure(abs, 1, device="gpu:x"), "device='gpu:x' is invalid"),
+        (lambda: jitexp.measure(abs, 1, static_argnames=["1x"]), "static_argnames='1x' is invalid"),
+    ],
+)
+def test_mistakes_are_one_line_value_errors_naming_the_choices(call, message):
+    with pytest.raises(ValueError) as caught:
+        call()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):
+    monkeypatch.setattr("jitexp.config.sizing.available_memory", lambda: 10 * 2**20)  # 10 MiB
+    with pytest.raises(
+        ConfigError,
+        match=r"args is invalid; the arguments' arrays \(0.0 GiB, 2 mode\(s\) and a check\) need about 0.0 GiB",
+    ):
+        jitexp.measure(np.sum, np.ones(2**20, np.float32), timing=QUICK)  # 4 MiB a set, 3 sets

@@ -9,8 +9,6 @@ import pytest
 from jitexp import ConfigError
 from jitexp.engine import preflight
 
-# ---- mistakes inside a user's own config files (issue 19): the command line's line, naming the file ----
-
 MATMUL = "fn: jitexp.workloads.matmul\nargs: [{shape: [4, 4]}, {shape: [4, 4]}]\n"
 GLOBAL = "# @package _global_\n"
 

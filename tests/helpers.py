@@ -240,6 +240,65 @@ def step(x):
 """
 
 
+# The variants tests' user module, abcode: `once` does one matmul and tanh, `thrice` three, `two` takes two arguments
+# (an arity mistake); `once_here` and `sixteen_here` do 1x or 16x that in each worker process, times 1 or 4 by process
+# (`level`, alternating over the processes that ask)
+ABCODE = """import fcntl
+import pathlib
+
+import jax.numpy as jnp
+
+
+def once(x):
+    return jnp.tanh(x @ x)
+
+
+def thrice(x):
+    for _ in range(3):
+        x = jnp.tanh(x @ x)
+    return x
+
+
+def two(x, y):
+    return x + y
+
+
+def level():
+    # this worker process's own amount of work: 1 or 4, alternating over the processes that ask
+    if not _level:
+        with open(pathlib.Path(__file__).with_name("abcode.count"), "a+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # held until closed: one process counts at a time
+            f.seek(0)
+            _level.append(1 + 3 * (len(f.read()) % 2))
+            f.write("x")
+    return _level[0]
+
+
+_level = []
+
+
+def once_here(x):
+    for _ in range(level()):
+        x = jnp.tanh(x @ x)
+    return x
+
+
+def sixteen_here(x):
+    for _ in range(16 * level()):
+        x = jnp.tanh(x @ x)
+    return x
+"""
+ABCODE_ARGS = "workload.args=[{shape:[${size},${size}]}]"  # abcode's functions take one size x size matrix
+
+
+def abcode_module(tmp_path: Path, monkeypatch) -> None:
+    """tmp_path/abcode.py, importable here and by the installed `jitexp` run from tmp_path (the current directory)."""
+    (tmp_path / "abcode.py").write_text(ABCODE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    sys.modules.pop("abcode", None)
+
+
 def git(repo: Path, *args: str) -> str:
     """`git -C repo ARGS`'s output; a failing git command fails the test."""
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()

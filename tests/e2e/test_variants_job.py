@@ -5,75 +5,23 @@ saved variants job: tests/unit/test_saved_runs.py."""
 from __future__ import annotations
 
 import re
-import sys
-import textwrap
 
 import pytest
 
-from helpers import read, run_cli
+from helpers import ABCODE_ARGS, abcode_module, read, run_cli
 
-USER = textwrap.dedent("""
-    import fcntl
-    import pathlib
-
-    import jax.numpy as jnp
-
-
-    def once(x):
-        return jnp.tanh(x @ x)
-
-
-    def thrice(x):
-        for _ in range(3):
-            x = jnp.tanh(x @ x)
-        return x
-
-
-    def two(x, y):
-        return x + y
-
-
-    def level():
-        # this worker process's own amount of work: 1 or 4, alternating over the processes that ask
-        if not _level:
-            with open(pathlib.Path(__file__).with_name("abcode.count"), "a+") as f:
-                fcntl.flock(f, fcntl.LOCK_EX)  # held until closed: one process counts at a time
-                f.seek(0)
-                _level.append(1 + 3 * (len(f.read()) % 2))
-                f.write("x")
-        return _level[0]
-
-
-    _level = []
-
-
-    def once_here(x):
-        for _ in range(level()):
-            x = jnp.tanh(x @ x)
-        return x
-
-
-    def sixteen_here(x):
-        for _ in range(16 * level()):
-            x = jnp.tanh(x @ x)
-        return x
-""")
-ARGS = "workload.args=[{shape:[${size},${size}]}]"
 BOTH = "variants={before:{workload.fn:abcode.once},after:{workload.fn:abcode.thrice}}"
 
 
 @pytest.fixture(autouse=True)
 def user_module(tmp_path, monkeypatch):
-    (tmp_path / "abcode.py").write_text(USER)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)  # the installed `jitexp` imports abcode from the current directory
-    sys.modules.pop("abcode", None)
+    abcode_module(tmp_path, monkeypatch)
 
 
 def test_a_variants_job_pairs_each_variant_with_the_first_in_its_rows_and_files(tmp_path):
     out = tmp_path / "job"
     proc = run_cli(
-        ["workload=custom", ARGS, "size=16", "mode=[eager,jit]", "timing=quick", BOTH, f"hydra.run.dir={out}"],
+        ["workload=custom", ABCODE_ARGS, "size=16", "mode=[eager,jit]", "timing=quick", BOTH, f"hydra.run.dir={out}"],
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -102,7 +50,9 @@ def test_a_variants_job_pairs_each_variant_with_the_first_in_its_rows_and_files(
 
 def test_a_variant_mistake_reaches_the_terminal_as_one_line_and_exit_2(tmp_path):
     variants = "{before:{workload.fnn:abcode.once},after:{}}"  # the other mistakes: tests/unit/test_variants_config.py
-    proc = run_cli(["workload=custom", ARGS, f"variants={variants}", f"hydra.run.dir={tmp_path / 'job'}"], cwd=tmp_path)
+    proc = run_cli(
+        ["workload=custom", ABCODE_ARGS, f"variants={variants}", f"hydra.run.dir={tmp_path / 'job'}"], cwd=tmp_path
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("jitexp: error: variants")
     assert "did you mean variants.before.workload.fn?" in proc.stderr
@@ -115,7 +65,8 @@ def paired_job(tmp_path, name: str, variants: str) -> tuple:
     timing += ["timing.min_sample_time_s=0.005", "timing.max_time_s=0.3"]  # samples long against load spikes
     out = tmp_path / name
     proc = run_cli(
-        ["workload=custom", ARGS, "size=128", "mode=jit", *timing, variants, f"hydra.run.dir={out}"], cwd=tmp_path
+        ["workload=custom", ABCODE_ARGS, "size=128", "mode=jit", *timing, variants, f"hydra.run.dir={out}"],
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read(out / "results.csv").set_index("variant")

@@ -3,41 +3,17 @@ may set variants (issue 17). The rest of the variants' configs, mistakes and bud
 
 from __future__ import annotations
 
-import sys
-import textwrap
-
 import pytest
 
+from helpers import ABCODE_ARGS, abcode_module
 from jitexp import ConfigError
 from jitexp.config import variant_configs
 from jitexp.engine import preflight
 
-USER = textwrap.dedent("""
-    import jax.numpy as jnp
-
-
-    def once(x):
-        return jnp.tanh(x @ x)
-
-
-    def thrice(x):
-        for _ in range(3):
-            x = jnp.tanh(x @ x)
-        return x
-
-
-    def two(x, y):
-        return x + y
-""")
-ARGS = "workload.args=[{shape:[${size},${size}]}]"
-
 
 @pytest.fixture(autouse=True)
 def user_module(tmp_path, monkeypatch):
-    (tmp_path / "abcode.py").write_text(USER)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)  # the installed `jitexp` imports abcode from the current directory
-    sys.modules.pop("abcode", None)
+    abcode_module(tmp_path, monkeypatch)
 
 
 def test_an_experiment_preset_sets_variants(tmp_path):
@@ -55,4 +31,6 @@ def test_an_experiment_preset_sets_variants(tmp_path):
 
 def test_each_variants_function_is_checked_like_the_jobs():
     with pytest.raises(ConfigError, match=r"^variants\.b\.workload\.args is invalid; .*abcode\.two"):
-        preflight.check(["workload=custom", ARGS, "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.two}}"])
+        preflight.check(
+            ["workload=custom", ABCODE_ARGS, "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.two}}"]
+        )

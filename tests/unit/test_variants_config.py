@@ -10,13 +10,13 @@ import dataclasses
 
 import pytest
 
+from helpers import ABCODE_ARGS
 from jitexp import ConfigError, compose
 from jitexp.analysis.speedups import ab_columns
 from jitexp.config import variant_configs
 from jitexp.engine import preflight
 from jitexp.store.schema import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
 
-ARGS = "workload.args=[{shape:[${size},${size}]}]"  # abcode, the functions named, is never imported here
 BOTH = "variants={before:{workload.fn:abcode.once},after:{workload.fn:abcode.thrice}}"
 
 
@@ -29,7 +29,7 @@ def test_hydra_parses_variants_from_the_command_line_and_each_gets_its_own_confi
     cfg = compose(
         [
             "workload=custom",
-            ARGS,
+            ABCODE_ARGS,
             "size=8",
             "variants={a:{workload.fn:abcode.once},b:{workload.fn:abcode.thrice,size:16}}",
         ]
@@ -98,7 +98,7 @@ def test_probes_of_one_config_refuse_variants(tmp_path):
         (f"compilation_cache_dir={tmp_path}", "compilation_cache_dir"),
     ):
         with pytest.raises(ConfigError) as caught:
-            compose(["workload=custom", ARGS, BOTH, extra])
+            compose(["workload=custom", ABCODE_ARGS, BOTH, extra])
         assert caught.value.key == key
 
 
@@ -126,7 +126,7 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
     cfg = compose(
         [
             "workload=custom",
-            ARGS,
+            ABCODE_ARGS,
             "workload.fn=abcode.once",
             "mode=jit",
             three,
@@ -137,7 +137,7 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
     cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, processes=2, max_processes=2))
     runner.collect(cfg)
     assert len(seen) == 2 and {(t.max_time_s, t.job_time_s) for t in seen} == {(1.5, 60.0)}
-    plain = compose(["workload=custom", ARGS, "mode=jit", "workload.fn=abcode.once", "timing.max_time_s=0.5"])
+    plain = compose(["workload=custom", ABCODE_ARGS, "mode=jit", "workload.fn=abcode.once", "timing.max_time_s=0.5"])
     assert runner.per_variant_budgets(plain) is plain
 
 
@@ -150,8 +150,8 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
     ],
 )
 def test_a_variant_mistake_on_the_command_line_is_one_line(variants, words):
-    """What `jitexp workload=custom ARGS variants=...` prints after `jitexp: error: ` (exit 2, nothing run)."""
+    """What `jitexp workload=custom ABCODE_ARGS variants=...` prints after `jitexp: error: ` (exit 2, nothing run)."""
     with pytest.raises(ConfigError) as caught:
-        preflight.check(["workload=custom", ARGS, f"variants={variants}"])
+        preflight.check(["workload=custom", ABCODE_ARGS, f"variants={variants}"])
     message = str(caught.value)
     assert "\n" not in message and message.startswith("variants") and words in message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING, OmegaConf
@@ -210,8 +211,11 @@ class ExperimentConfig:
         return self.mode.jit_fn or self.workload.jit_fn
 
 
+@cache
 def register_configs() -> None:
-    """Register the schemas so conf/config.yaml can validate against them (defaults: jitexp_schema)."""
+    """Register the schemas so conf/config.yaml can validate against them (defaults: jitexp_schema). Once per
+    process: Hydra's ConfigStore and OmegaConf's resolvers keep them, and building the schema's node took ~7 ms
+    of every compose."""
     from hydra.core.config_store import ConfigStore
 
     ConfigStore.instance().store(name="jitexp_schema", node=ExperimentConfig)

@@ -337,8 +337,9 @@ _XLA_FATAL = re.compile(r"F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 def crash_hint(name: str, line: str = "") -> str:
     if "Termination timeout" in line and "rendezvous" in line:
         return (
-            "XLA's CPU collectives waited 40 s for a device that never joined: more CPU devices than cores can "
-            "starve XLA's thread pool (seen with async dispatch on and off); use a device.count up to the cores"
+            "XLA's CPU collectives waited 40 s for a device that never joined: eager ops over several CPU devices "
+            "can deadlock in XLA while other processes load the cores (plain JAX too; jit's one program did not); "
+            "measure eager on a quiet machine, or mode=jit"
         )
     if name == "SIGKILL":
         return "killed from outside, often by the out-of-memory killer: use a smaller size"

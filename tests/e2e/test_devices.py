@@ -104,23 +104,20 @@ def test_shardings_from_a_function_place_a_setups_params_leaf_by_leaf(tmp_path):
     (tmp_path / "tp.py").write_text(MEGATRON)
     common = ["workload=custom", "workload.fn=tp.layer", "workload.setup=tp.setup", "device.count=2"]
     common += ["mesh.shape={model:2}", "mode=jit", "timing=quick", "size=8"]
-    proc = run_cli([*common, "workload.shardings=tp.megatron", "hydra.run.dir=out"], cwd=tmp_path)
+    # one sweep: without out_shardings, then jit's out_shardings as a list (every output leaf) and as a function
+    outs = "workload.out_shardings=null,[model,null],tp.by_columns"
+    proc = run_cli(["-m", *common, "workload.shardings=tp.megatron", outs, "hydra.sweep.dir=out"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    row = pd.read_csv(tmp_path / "out" / "results.csv", keep_default_na=False).iloc[0]
+    rows = [pd.read_csv(tmp_path / "out" / str(job) / "results.csv", keep_default_na=False).iloc[0] for job in range(3)]
+    row = rows[0]
     assert (row["status"], row["mesh"], row["shardings"]) == ("ok", "model=2", "tp.megatron")
     # up split by columns, down by rows: one all-reduce of the output (replicated params would need none)
     assert (row["all_reduce_count"], row["all_gather_count"]) == (1, 0)
     assert row["matches_eager"] in (True, "True")
     assert row["output_sharding"] == "P()"  # XLA's choice: the all-reduced output, replicated
-    # jit's out_shardings, as a list (every output leaf) and from a function of the arguments
-    for out, name, spec in [
-        ("[model,null]", "rows", "P('model', None)"),
-        ("tp.by_columns", "cols", "P(None, 'model')"),
-    ]:
-        run = [*common, "workload.shardings=tp.megatron", f"workload.out_shardings={out}", f"hydra.run.dir={name}"]
-        proc = run_cli(run, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        row = pd.read_csv(tmp_path / name / "results.csv", keep_default_na=False).iloc[0]
+    for row, (out, spec) in zip(
+        rows[1:], [("[model,null]", "P('model', None)"), ("tp.by_columns", "P(None, 'model')")]
+    ):
         assert (row["status"], row["output_sharding"]) == ("ok", spec)
         assert row["shardings"] == f"tp.megatron out:{spec if out.startswith('[') else out}"
     proc = run_cli([*common, "workload.shardings=tp.half_the_tree"], cwd=tmp_path)

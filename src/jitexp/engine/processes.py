@@ -338,7 +338,7 @@ def crash_hint(name: str, line: str = "") -> str:
     if "Termination timeout" in line and "rendezvous" in line:
         return (
             "XLA's CPU collectives waited 40 s for a device that never joined: eager ops over several CPU devices "
-            "can deadlock in XLA while other processes load the cores (plain JAX too; jit's one program did not); "
+            "can deadlock in XLA while other processes load the cores (plain JAX does too; jitted steps did not); "
             "measure eager on a quiet machine, or mode=jit"
         )
     if name == "SIGKILL":

@@ -103,19 +103,19 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         elif col in TEXT_COLUMNS:
             columns.append(pd.array(text, dtype="string"))
         elif col in BOOL_COLUMNS:
-            columns.append(pd.array([None if c is None else _to_bool(c) for c in text], dtype="boolean"))
+            columns.append(_bools(text))
         elif col in KNOWN_NUMERIC:
             if all(_INT.match(c) for c in filled):
-                columns.append(pd.array([None if c is None else int(c) for c in text], dtype="Int64"))
+                columns.append(_ints(text))
             else:
                 floats[i] = text
                 columns.append(None)
         elif all(_int_round_trips(c) for c in filled):
-            columns.append(pd.array([None if c is None else int(c) for c in text], dtype="Int64"))
+            columns.append(_ints(text))
         elif all(_float_round_trips(c) for c in filled):
             columns.append(np.array([np.nan if c is None else float(c) for c in text]))
         elif all(c in ("True", "False") for c in filled):
-            columns.append(pd.array([None if c is None else c == "True" for c in text], dtype="boolean"))
+            columns.append(_bools(text))
         else:
             columns.append(pd.array(text, dtype="string"))
     if floats:  # as pd.to_numeric(errors="coerce") reads each cell, in one call for every such column
@@ -136,6 +136,14 @@ def _text(cell: object) -> str | None:
     if cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell)):
         return None
     return str(cell)
+
+
+def _ints(text: list[str | None]) -> pd.api.extensions.ExtensionArray:
+    return pd.array([None if c is None else int(c) for c in text], dtype="Int64")
+
+
+def _bools(text: list[str | None]) -> pd.api.extensions.ExtensionArray:
+    return pd.array([None if c is None else _to_bool(c) for c in text], dtype="boolean")
 
 
 def _missing_dtype(col: str) -> str:

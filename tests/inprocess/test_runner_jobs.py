@@ -338,3 +338,15 @@ def test_compiler_options_reach_the_compile_and_the_row():
     assert bad["status"] == "error" and "No such compile option: 'xla_nonsense'" in bad["error_message"]
     with pytest.raises(ConfigError, match=r"a new entry needs a leading \+: \+mode.compiler_options.xla_x=1"):
         compose(["mode.compiler_options.xla_x=1"])
+
+
+def test_a_mode_failing_on_one_rank_of_a_distributed_job_ends_the_step_instead_of_being_dropped():
+    from jitexp.config import ExperimentConfig
+    from jitexp.config.schema import DistributedConfig
+    from jitexp.errors import PhaseError
+    from jitexp.worker.distributed import dropped
+
+    exc = PhaseError("check", ValueError("only on this rank"))
+    assert dropped(ExperimentConfig(), exc).error.line().endswith("only on this rank")  # one process: its error row
+    with pytest.raises(PhaseError):  # checks, profiles and cold calls alike: the others would wait in its collectives
+        dropped(ExperimentConfig(distributed=DistributedConfig(processes=2)), exc)

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from jitexp.config import ExperimentConfig
-from jitexp.errors import PhaseError, failure_of, first_line, phase, qualified_name
+from jitexp.errors import PhaseError, first_line, phase, qualified_name
 from jitexp.records import ModeResult
 from jitexp.worker import distributed, workload
 from jitexp.worker.attribution import jaxpr_counts, op_dispatch_s
@@ -60,7 +60,7 @@ def extras(cfg: ExperimentConfig, w: workload.Workload, cold: dict[str, ColdCall
                 if mode != "numpy" and "numpy" in cold:
                     extras.update(output_error(c.output, cold["numpy"].output, cfg.dtype, against="numpy"))
         except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause))
+            out[mode] = distributed.dropped(cfg, exc)
 
 
 def output_sharding(out: Any) -> str | None:

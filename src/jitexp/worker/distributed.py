@@ -22,10 +22,11 @@ from typing import Any, NoReturn
 import jax
 import numpy as np
 
+from jitexp.config import ExperimentConfig
 from jitexp.errors import ConfigError, PhaseError, failure_of
 from jitexp.records import STEP_PHASE as PHASE
 from jitexp.records import STEP_RESULT as RESULT
-from jitexp.records import STEP_STOPPED
+from jitexp.records import STEP_STOPPED, ModeResult
 from jitexp.records import STEP_TASK as TASK
 
 # a rank that outlives the driver's limit by this much ends itself (faulthandler prints where it hung)
@@ -56,6 +57,14 @@ class PhaseFile:
         kind, value = message
         if kind == "phase":
             self.path.write_text(value)
+
+
+def dropped(cfg: ExperimentConfig, exc: PhaseError, call: Any = None) -> ModeResult:
+    """The error result of a mode that failed; on a rank of a distributed job the PhaseError again: a mode dropped
+    on one rank only would leave the others waiting in its collectives, so the step ends."""
+    if cfg.distributed.processes > 1:
+        raise exc
+    return ModeResult(failure_of(exc.phase, exc.cause, call))
 
 
 def _stopped(result: Any) -> str:

@@ -41,7 +41,7 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         try:
             own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
         except PhaseError as exc:
-            out[mode] = _dropped(task, exc)
+            out[mode] = distributed.dropped(cfg, exc)
             continue
         if (position > 0 or not task.fresh) and mode != "numpy":
             jax.clear_caches()  # each mode's first call pays its own compiles
@@ -51,7 +51,7 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
             c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
-            out[mode] = _dropped(task, exc, workload.call_of(own))
+            out[mode] = distributed.dropped(cfg, exc, workload.call_of(own))
             continue
         finally:
             compiles.on_event = None
@@ -96,16 +96,8 @@ def _sample(
                 with phase("execute"):
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
-                out[mode] = _dropped(task, exc)
+                out[mode] = distributed.dropped(task.cfg, exc)
     return noise_of(cold_share, rounds.ticks, t.max_steal)
-
-
-def _dropped(task: Task, exc: PhaseError, call: Any = None) -> ModeResult:
-    """The error result of a mode that failed; on a rank of a distributed job the PhaseError again: a mode dropped
-    on one rank only would leave the others waiting in its collectives, so the step ends."""
-    if task.cfg.distributed.processes > 1:
-        raise exc
-    return ModeResult(failure_of(exc.phase, exc.cause, call))
 
 
 def noise_of(cold: noise.Shares | None, ticks: list, max_steal: float) -> Noise:

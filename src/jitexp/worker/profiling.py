@@ -14,7 +14,7 @@ import jax
 from jitexp.analysis.profile import profile_rows
 from jitexp.errors import PhaseError, failure_of
 from jitexp.records import ModeResult, Profile, Task
-from jitexp.worker import workload
+from jitexp.worker import distributed, workload
 from jitexp.worker.inputs import Inputs, donor
 from jitexp.worker.modes import cold_call
 
@@ -38,7 +38,7 @@ def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], 
             calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
             c.loop(calls)  # warm: caches, the allocator, thread pools, the carried state, as the timed rounds are
         except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(own)))
+            out[mode] = distributed.dropped(task.cfg, exc, workload.call_of(own))
             continue
         with tempfile.TemporaryDirectory(prefix="jitexp-profile-") as folder:
             try:

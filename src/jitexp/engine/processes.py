@@ -79,7 +79,7 @@ def context(preload: list[str]) -> Any:
 
 
 def start_server(module: str) -> Any:
-    """Start the forkserver now, preloading `module` (its `import jax`, ~1 s, begins at once): for the preflight's
+    """Start the forkserver now, preloading `module` (its `import jax`, ~0.5 s, begins at once): for the preflight's
     Child, and before the first `launch`. Idempotent; returns the context (see `context`)."""
     from multiprocessing import forkserver
 
@@ -172,7 +172,7 @@ class Child:
         proc = ctx.Process(target=_serve, args=(list(sys.path), os.getcwd(), theirs), daemon=True)
         try:
             with _main_left_alone():
-                proc.start()  # waits for the server's preload (~1 s of `import jax` the first time)
+                proc.start()  # waits for the server's preload (~0.5 s of `import jax` the first time)
         except BaseException as exc:  # the server died on its way up, or Ctrl-C while it loads
             mine.close()
             self.dead = True

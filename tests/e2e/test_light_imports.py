@@ -2,7 +2,8 @@
 pytest session) neither pandas nor JAX; the package, its CLI, config, store, API and IPython magic no JAX; the
 report's modules neither matplotlib nor JAX. The imports accumulate: a module absent after a step was pulled in by
 none of that step's imports nor an earlier one's. And a `jitexp` sweep's driver no JAX: its workers and the
-preflight's check of the functions' arity import it, in processes of their own."""
+preflight's check of the functions' arity import it, in processes of their own, forked from a server whose imports
+are frozen out of the garbage collector's reach."""
 
 from __future__ import annotations
 
@@ -53,12 +54,13 @@ DRIVER = (
     "from jitexp.cli import main\n"
     "main()\n"
 )
-LOGGED = """import os
+LOGGED = """import gc
+import os
 
 import jax.numpy as jnp
 
 with open(os.environ["IMPORT_LOG"], "a") as log:
-    log.write(f"{os.getpid()}\\n")
+    log.write(f"{os.getpid()} {gc.get_freeze_count()}\\n")
 
 
 def f(x):
@@ -85,8 +87,11 @@ def test_a_sweeps_driver_never_imports_jax_and_checks_every_function_in_one_chil
     assert out.returncode == 0, out.stderr[-2000:]
     driver = re.search(r"driver (\d+) imported jax: (\w+)", out.stdout)
     assert driver and driver.group(2) == "False", out.stdout
-    importers = log.read_text().split()
+    lines = [line.split() for line in log.read_text().splitlines()]
+    importers = [pid for pid, _ in lines]
     # the preflight's one child checked both functions, then each job's one worker (timing=quick) imported it
     assert len(importers) == 3 and len(set(importers)) == 3 and driver.group(1) not in importers, importers
+    # each forked from the server after its gc.freeze(): the worker's collect before sampling skips JAX's objects
+    assert all(int(frozen) > 50_000 for _, frozen in lines), lines
     rows = pd.read_csv(tmp_path / "sweep" / "results.csv")
     assert sorted(set(rows["workload"])) == ["f", "g"] and (rows["status"] == "ok").all()

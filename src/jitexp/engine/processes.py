@@ -69,12 +69,15 @@ class InProcess:
         return importlib.import_module(target.module).measure_process(task)
 
 
+FROZEN = "jitexp.worker.frozen"  # preloaded last: gc.freeze() over the server's imports
+
+
 def context(preload: list[str]) -> Any:
     """The forkserver context, configured once (the first caller's preload list wins)."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(preload)
+        _context.set_forkserver_preload([*preload, FROZEN])
     return _context
 
 

@@ -10,12 +10,10 @@ rows, tables, plots and api import it).
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 SIZE, SETUP, GIVEN = "size", "setup", "given"  # the values of the `inputs` column
@@ -23,31 +21,29 @@ MEASURED_SETUP = "jitexp.worker.payload.unpack"  # the workload.setup of jitexp.
 MAX_SHAPES = 3  # array shapes an input_shapes label spells out; the rest are counted
 
 
-def inputs_kind(setup: str | None) -> str:
-    """The `inputs` value of a job whose `workload.setup` is `setup` (None: the args specs, built from size)."""
+def inputs_kind(setup: str | None, reported: str | None = None) -> str:
+    """The `inputs` value of a job whose `workload.setup` is `setup` (None: the args specs, built from size).
+    For a setup function, `reported` is what the worker found (`setup_kind` of the function it imported): the
+    driver never imports the user's module. Unknown (the worker failed before importing it): the size, as before."""
     if setup is None:
         return SIZE
     if setup == MEASURED_SETUP:
         return GIVEN
-    return SIZE if takes_size(setup) else SETUP
+    return reported or SIZE
 
 
-@lru_cache(maxsize=64)
-def takes_size(path: str) -> bool:
-    """Whether the setup function at an import path names a `size` parameter (one taking only `**kw` ignores
-    it); True when it cannot be imported here, so that the label stays the size, as before."""
-    module, _, name = path.rpartition(".")
+def setup_kind(setup: Callable) -> str:
+    """SIZE where the setup function names a `size` parameter, else SETUP (one taking only `**kw` ignores it)."""
     try:
-        fn = getattr(importlib.import_module(module), name)
-        return "size" in inspect.signature(fn).parameters
-    except Exception:
-        return True
+        return SIZE if "size" in inspect.signature(setup).parameters else SETUP
+    except (TypeError, ValueError):  # no signature to read (a builtin): labelled by size, as before
+        return SIZE
 
 
-def inputs_columns(setup: str | None) -> dict[str, str | None]:
-    """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup);
-    `input_shapes` is jitexp.measure's to fill (api.given_inputs), empty here."""
-    return {"inputs": inputs_kind(setup), "input_shapes": None}
+def inputs_columns(setup: str | None, reported: str | None = None) -> dict[str, str | None]:
+    """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup and the
+    worker's `reported` setup_kind); `input_shapes` is jitexp.measure's to fill (api.given_inputs), empty here."""
+    return {"inputs": inputs_kind(setup, reported), "input_shapes": None}
 
 
 def short_dtype(dtype: Any) -> str:

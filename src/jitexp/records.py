@@ -227,6 +227,8 @@ class ProcessResult:
     # a job with `variants`: per variant, per mode (and `modes` stays empty)
     variants: dict[str, dict[str, ModeResult]] = field(default_factory=dict)
     env: str | None = None  # with envs: the environment it ran in (set by the runner)
+    # per variant ("" for a job without), labels.setup_kind of the workload.setup the worker imported
+    setup_kinds: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:

@@ -69,13 +69,17 @@ def f(x):
 
 def g(x):
     return jnp.cos(x)
+
+
+def make(n=4, **kw):
+    return (jnp.ones((n,)),)
 """
 
 
 def test_a_sweeps_driver_never_imports_jax_and_checks_every_function_in_one_child(tmp_path):
     (tmp_path / "logged.py").write_text(LOGGED)
     log = tmp_path / "imports.log"
-    args = ["-m", "workload=custom", "workload.fn=logged.f,logged.g", "workload.args=[{shape:[4]}]", "timing=quick"]
+    args = ["-m", "workload=custom", "workload.fn=logged.f,logged.g", "workload.setup=logged.make", "timing=quick"]
     env = {**os.environ, "IMPORT_LOG": str(log)}
     out = subprocess.run(
         [sys.executable, "-c", DRIVER, *args, f"hydra.sweep.dir={tmp_path / 'sweep'}"],
@@ -95,3 +99,4 @@ def test_a_sweeps_driver_never_imports_jax_and_checks_every_function_in_one_chil
     assert all(int(frozen) > 50_000 for _, frozen in lines), lines
     rows = pd.read_csv(tmp_path / "sweep" / "results.csv")
     assert sorted(set(rows["workload"])) == ["f", "g"] and (rows["status"] == "ok").all()
+    assert (rows["inputs"] == "setup").all()  # make() names no size: the workers said so; the driver never imported it

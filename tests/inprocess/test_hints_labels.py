@@ -14,7 +14,7 @@ from jitexp import ConfigError, compose, run
 from jitexp.api import SETUP_LABEL
 from jitexp.engine import preflight
 from jitexp.errors import hint_for
-from jitexp.labels import inputs_kind
+from jitexp.labels import inputs_kind, setup_kind
 
 CODE = textwrap.dedent("""
     import dataclasses
@@ -142,8 +142,14 @@ def test_measure_labels_rows_by_their_arguments_not_an_element_count():
     assert repr(named).startswith("loss size=7 float32 cpu: jit ") and named.row("jit")["inputs"] == "size"
 
 
-def test_how_a_job_built_its_inputs_follows_the_setups_signature():
+def test_how_a_job_built_its_inputs_follows_the_setups_signature_as_the_worker_found_it():
+    import hlcode
+
     assert inputs_kind(None) == "size"  # args specs in terms of ${size}
-    assert inputs_kind("hlcode.make_kw") == "size"  # a setup taking size, as the README's mymodel.init
-    assert inputs_kind("hlcode.make_pos") == "setup"  # size reaches it only through **kw: it ignores it
     assert inputs_kind(SETUP_LABEL) == "given"
+    assert setup_kind(hlcode.make_kw) == "size"  # a setup taking size, as the README's mymodel.init
+    assert setup_kind(hlcode.make_pos) == "setup"  # size reaches it only through **kw: it ignores it
+    assert inputs_kind("hlcode.make_pos", reported="setup") == "setup"
+    assert inputs_kind("hlcode.make_pos") == "size"  # no worker imported it (it failed first): the size, as before
+    assert run(compose([*QUICK, "workload.setup=hlcode.make_pos", "mode.static_argnums=[1]"])).row["inputs"] == "setup"
+    assert run(compose([*QUICK, "workload.setup=hlcode.make_kw", "mode.static_argnames=[cfg]"])).row["inputs"] == "size"

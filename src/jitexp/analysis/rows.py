@@ -44,7 +44,7 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     """Every file's rows of one job from everything its processes and probes returned."""
     processes = raw.processes
     first = processes[0]
-    base = identity_row(cfg, job_num, overrides)
+    base = identity_row(cfg, job_num, overrides, setup_kinds(processes).get(""))
     base.update(
         platform=first.platform,
         device_kind=first.device_kind,
@@ -116,15 +116,21 @@ def _median_of(processes: list[ProcessResult], keys: tuple[str, ...]) -> dict:
     return out
 
 
+def setup_kinds(processes: list[ProcessResult]) -> dict[str, str]:
+    """Per variant, how the worker found the workload.setup it imported (every process imports the same)."""
+    return next((p.setup_kinds for p in processes if p.setup_kinds), {})
+
+
 def variant_rows(
     cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict, job_num: int, overrides: str
 ) -> list[dict]:
     """One row per (variant, mode), each as mode_rows makes it from that variant's own config and measurements,
     with a `variant` column; every other variant's rows get the ab_* columns against the first's same mode."""
     configs = variant_configs(cfg)
+    kinds = setup_kinds(results)
     rows = []
     for name, own in configs.items():
-        ident = {**base, **identity_row(own, job_num, overrides), "variant": name}
+        ident = {**base, **identity_row(own, job_num, overrides, kinds.get(name)), "variant": name}
         rows.extend(mode_rows(own, [r.of_variant(name) for r in results], stop_reason, ident))
     baseline, *others = configs
     by_key = {(row["variant"], row["mode"]): row for row in rows}
@@ -254,8 +260,9 @@ def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
     return out
 
 
-def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
-    """The columns that say which case a row is (mode filled per row)."""
+def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str, setup_kind: str | None = None) -> dict:
+    """The columns that say which case a row is (mode filled per row); `setup_kind` is the worker's word on the
+    job's workload.setup (labels.setup_kind), None where no worker imported it."""
     row = _identity(
         cfg.workload_name,
         None,
@@ -272,7 +279,7 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str) -> dict:
             cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn, cfg.mode.donate_argnames
         )
     )
-    row.update(labels.inputs_columns(cfg.workload.setup))
+    row.update(labels.inputs_columns(cfg.workload.setup, setup_kind))
     row.update(mesh_columns(cfg))
     return row
 

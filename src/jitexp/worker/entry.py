@@ -16,6 +16,7 @@ from typing import Any
 
 from jitexp.config import variant_configs
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
+from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
 from jitexp.worker import channel, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import jax_settings, pinning, resolve_device, start_backends, warm_backend
@@ -62,6 +63,7 @@ def measure_process(task: Task) -> ProcessResult:
     try:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
         loaded = {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
+        result.setup_kinds = {name: setup_kind(f.setup) for name, f in loaded.items() if f.setup is not None}
         sharding.request_devices(cfg.device)
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)

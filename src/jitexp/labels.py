@@ -5,7 +5,7 @@ setup function that takes `size`), `setup` (a setup function without a `size` pa
 already in the label, say what it built) or `given` (jitexp.measure's argument values: `input_shapes`
 says them in short, e.g. `f32[128,32] f32[128,1] +params`). A row without the column (an older run)
 is labelled by size, as before. Nothing here imports JAX, nor any other jitexp module (errors, formatting,
-rows, tables, plots and api import it).
+rows, tables, plots, api and the worker import it).
 """
 
 from __future__ import annotations

@@ -719,6 +719,13 @@ def test_job_summary_numpy_has_no_compile_and_jit_says_why():
     assert "jit 2.5x faster than eager (95% CI 2.2x-2.8x), fusion-bound, compile 35 ms" in line
 
 
+def test_job_summary_says_when_the_compile_came_from_the_disk_cache():
+    rows = why_rows()
+    jit = next(i for i, r in enumerate(rows) if r["mode"] == "jit")
+    rows[jit] = {**rows[jit], "cache_cold_compile_s": 0.12}  # with compilation_cache_dir: the probe's cold compile
+    assert "fusion-bound, compile 35 ms with the disk cache (120 ms without)," in formatting.job_summary(rows)
+
+
 def test_job_summary_counts_instability_reasons_instead_of_listing_them():
     rows = why_rows()[:2]
     rows[0] = {

@@ -454,8 +454,9 @@ def job_summary(rows: Sequence[Mapping]) -> str:
             if plain_mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
                 verdicts.append(phrase)
             else:
-                compile_s = row.get("compile_s")
-                compile_part = f", compile {format_seconds(compile_s)}" if is_positive(compile_s) else ""
+                compile_s, cold_s = row.get("compile_s"), row.get("cache_cold_compile_s")
+                cached = f" with the disk cache ({format_seconds(cold_s)} without)" if is_positive(cold_s) else ""
+                compile_part = f", compile {format_seconds(compile_s)}{cached}" if is_positive(compile_s) else ""
                 payoff = payoff_text(
                     row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
                 )

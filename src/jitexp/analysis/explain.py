@@ -1,8 +1,10 @@
 """Why a compiled mode is as fast as it is, in plain words, from a job's measured rows (pure logic).
 
 The rules, in order (docs/measurement.md has the reasoning):
-- dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time;
-  jit replaces those dispatches with one call.
+- dispatch-bound: eager_ops x op_dispatch_s covers at least DISPATCH_SHARE of eager's time, and so does
+  what jit saved (eager's time less jit's, plus jit's one dispatch): jit replaces those dispatches with one call.
+  Eager's kernels run while it dispatches the next ops, so a call whose kernels take as long as its dispatches
+  reads as all dispatch yet gains nothing from jit: the dispatch counted is at most what jit saved.
 - Python-bound: what is left of eager's time after its ops' dispatch and its kernels (the compiled
   mode's whole time, scaled up by the memory traffic fusion saved) is at least PYTHON_SHARE of it:
   eager runs Python on every call that jit ran once, at trace time (autodiff traced again, pytree
@@ -44,7 +46,8 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     kernels, fusions = _num(row, "xla_kernels"), _num(row, "xla_fusions")
     eager_bytes, fused_bytes = _num(row, "eager_bytes"), _num(row, "bytes_accessed")
     intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
-    share = ops * per_op / eager_s
+    share = min(ops * per_op, max(eager_s - own_s + per_op, 0.0)) / eager_s  # at most what jit saved
+    overlap = _saved(ops * per_op, share * eager_s, eager_s - own_s)
     speedup = eager_s / own_s if own_s > 0 else math.inf
     low = _num(row, "speedup_ci_low")
     gain = min(speedup, low) if not math.isnan(low) else speedup  # the gain the measurement can vouch for
@@ -55,7 +58,7 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
         label = "dispatch-bound"
         detail = (
             f"eager dispatches {ops:.0f} ops x {format_seconds(per_op)} = {format_seconds(ops * per_op)}, "
-            f"{share:.0%} of its {format_seconds(eager_s)}; {runs}"
+            f"{share:.0%} of its {format_seconds(eager_s)}{overlap}; {runs}"
         )
     elif (python_s := eager_s - ops * per_op - kernels_s) >= PYTHON_SHARE * eager_s:
         label = "Python-bound"
@@ -76,7 +79,7 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
         detail = (
             f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "
             f"({_count(ops, 'eager op')}, {_count(kernels, 'kernel')}); dispatch is {share:.0%} of eager's "
-            f"{format_seconds(eager_s)}, and {row['mode']} gains {speedup:.2f}x"
+            f"{format_seconds(eager_s)}{overlap}, and {row['mode']} gains {speedup:.2f}x"
         )
     elif traffic >= FUSION_TRAFFIC:
         label = "fusion-bound"
@@ -87,10 +90,19 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     else:
         label = "mixed"
         detail = (
-            f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}; memory traffic {_ratio(traffic)} less under "
+            f"dispatch {share:.0%} of eager's {format_seconds(eager_s)}{overlap}; "
+            f"memory traffic {_ratio(traffic)} less under "
             f"{row['mode']}; {_flops(flops)} at {intensity:.1f} flops/byte; {speedup:.2f}x"
         )
     return {"explanation": label, "explanation_detail": detail}
+
+
+def _saved(dispatch_s: float, counted_s: float, saved_s: float) -> str:
+    """Where the dispatch counted is capped by what jit saved, the dispatches' time and the saving."""
+    if counted_s >= dispatch_s:
+        return ""
+    saving = f"saved {format_seconds(saved_s)}" if saved_s > 0 else "saved nothing"
+    return f" (its ops' {format_seconds(dispatch_s)} of dispatch overlap its kernels: jit {saving})"
 
 
 def _missing(row: Mapping[str, Any], figures: Mapping[str, float]) -> str:

@@ -515,6 +515,18 @@ def test_caveats_are_counted_by_kind():
     assert caveat_summary(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []
 
 
+def test_a_mesh_sweeps_rows_and_caveats_say_which_mesh():
+    rows = [
+        ok("w", "jit", 256, 0.001 * d, 0.05, mesh=f"data={d}", unstable=d > 1, unstable_reason="waited to run 9%")
+        for d in (1, 2, 4)
+    ]
+    assert rows_table(frame(rows))["mesh"].tolist() == ["data=1", "data=2", "data=4"]
+    assert caveat_summary(frame(rows))[0].endswith(": w jit size 256 mesh data=2; w jit size 256 mesh data=4")
+    alike = [{**r, "mesh": "data=2"} for r in rows]  # a knob no row differs in names no row
+    assert "mesh" not in rows_table(frame(alike)).columns
+    assert caveat_summary(frame(alike))[0].endswith(": w jit size 256; w jit size 256")
+
+
 def test_static_labels():
     assert formatting.variant_label("n=2", "[1]", {"n"}) == "n=2 (static)"
     assert formatting.variant_label("n=2", "[]", {"n"}) == "n=2 (traced)"

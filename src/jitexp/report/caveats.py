@@ -6,12 +6,13 @@ Each takes a results frame and returns lines of text (no printing); replaced_pro
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import pandas as pd
 
 from jitexp.analysis.formatting import cell_text, format_seconds, is_missing, is_true, split_reasons
 from jitexp.labels import size_text
-from jitexp.report.cases import STATIC_ARGNUMS, get_column, params_labels
+from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, get_column, params_labels
 
 
 def caveats(df: pd.DataFrame) -> list[str]:
@@ -55,6 +56,7 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
     """
     n = len(df)
     lines = []
+    knobs = varying_knobs(df)
     unstable = df[get_column(df, "unstable").map(is_true).astype(bool)] if n else df
     if len(unstable):
         kinds: dict[str, int] = {}
@@ -66,26 +68,27 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             f"unstable: {len(unstable)} of {n} rows"
             + (f" ({detail})" if detail else "")
             + "; reasons per row in results.csv (unstable_reason)"
-            + _examples(unstable, total=n)
+            + _examples(unstable, total=n, knobs=knobs)
         )
     compiles = pd.to_numeric(get_column(df, "compiles_during_timing"), errors="coerce").fillna(0)
     if (compiles > 0).any():
         lines.append(
             f"compiled while timed: {int((compiles > 0).sum())} of {n} rows "
-            f"({int(compiles.sum())} compile(s)): their steady state was not steady" + _examples(df[compiles > 0])
+            f"({int(compiles.sum())} compile(s)): their steady state was not steady"
+            + _examples(df[compiles > 0], knobs=knobs)
         )
     lines += steal_caveats(df)
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
         values = get_column(df, column)
         bad = values.notna() & ~values.map(is_true).astype(bool)
         if bad.any():
-            lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad]))
+            lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad], knobs=knobs))
     for against in ("eager", "NumPy"):  # no figure at all: the check says why in check_vs_<against>
         uncomparable = get_column(df, f"check_vs_{against.lower()}").map(cell_text).str.startswith("cannot compare")
         if uncomparable.any():
             lines.append(
                 f"result not comparable with {against}: {int(uncomparable.sum())} of {n} rows "
-                f"(check_vs_{against.lower()} says why)" + _examples(df[uncomparable])
+                f"(check_vs_{against.lower()} says why)" + _examples(df[uncomparable], knobs=knobs)
             )
     return lines
 
@@ -120,7 +123,7 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
         lines.append(
             f"CPU steal (hypervisor): median process {steal.min():.1%}..{steal.max():.1%} over {len(df)} rows, "
             f"worst process {worst:.1%}; {int(moved.sum())} row(s) above timing.max_steal"
-            + (_examples(df[moved]) if moved.any() else "")
+            + (_examples(df[moved], knobs=varying_knobs(df)) if moved.any() else "")
             + (f"; {replaced} process(es) replaced under steal" if replaced else "")
         )
     spreads = []
@@ -151,13 +154,21 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None) -> str:
+def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None, knobs: Sequence[str] = ()) -> str:
+    """A few rows named, with the knobs that tell a sweep's jobs apart (`varying_knobs`)."""
     if rows.empty or len(rows) > limit or len(rows) == total:
         return ""
     labels = []
     for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
+        told = "".join(f" {k} {cell_text(row.get(k))}" for k in knobs)
         labels.append(
             f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
             f"{size_text(row, ' ')}".rstrip()
+            + told
         )
     return ": " + "; ".join(labels)
+
+
+def varying_knobs(df: pd.DataFrame) -> list[str]:
+    """The jit and mesh knobs (and env) whose value differs between the frame's rows."""
+    return [c for c in KNOBS if c in df.columns and df[c].nunique(dropna=False) > 1]

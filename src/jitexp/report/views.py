@@ -32,11 +32,12 @@ def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
 
 
 def rows_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Every row, compact: identity (varying columns only), status, key timings, error class, notes."""
+    """Every row, compact: identity (varying columns only, the knobs a sweep changes among them), status, key
+    timings, error class, notes."""
     always = ["workload", "mode", "size"]
     varying = [
         c
-        for c in ("dtype", STATIC_ARGNUMS, AB_VARIANT, "env", "device_kind", "seed")
+        for c in ("dtype", STATIC_ARGNUMS, AB_VARIANT, *KNOBS, "device_kind", "seed")
         if c in df.columns and df[c].nunique(dropna=False) > 1
     ]
     table = df.reindex(columns=always + varying).copy()

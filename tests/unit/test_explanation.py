@@ -117,6 +117,12 @@ def test_dispatches_that_overlap_kernels_jit_runs_too_are_not_dispatch_bound():
     )
 
 
+def test_the_detail_quotes_the_rows_own_speedup():
+    mixed = {**ROW, "eager_bytes": 12_000}  # 5x as a ratio of medians
+    assert explain({"median_s": 5e-4}, mixed)["explanation_detail"].endswith("; 5.00x")
+    assert explain({"median_s": 5e-4}, {**mixed, "speedup": 4.8})["explanation_detail"].endswith("; 4.80x")
+
+
 def test_the_label_never_moves_towards_one_big_kernel_as_the_speedup_grows():
     order = {"one big kernel either way": 0, "mixed": 1, "fusion-bound": 1, "dispatch-bound": 2, "Python-bound": 2}
     for changes in (

@@ -48,7 +48,8 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
     share = min(ops * per_op, max(eager_s - own_s + per_op, 0.0)) / eager_s  # at most what jit saved
     overlap = _saved(ops * per_op, share * eager_s, eager_s - own_s)
-    speedup = eager_s / own_s if own_s > 0 else math.inf
+    paired = _num(row, "speedup")  # the row's own figure (over processes) where it has one, as its table prints
+    speedup = paired if not math.isnan(paired) else eager_s / own_s if own_s > 0 else math.inf
     low = _num(row, "speedup_ci_low")
     gain = min(speedup, low) if not math.isnan(low) else speedup  # the gain the measurement can vouch for
     traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan

@@ -738,6 +738,14 @@ def test_job_summary_says_when_the_compile_came_from_the_disk_cache():
     assert "fusion-bound, compile 35 ms with the disk cache (120 ms without)," in formatting.job_summary(rows)
 
 
+def test_job_summary_names_the_donation_and_compiler_options_a_job_set():
+    rows = [{**r, "donate_argnums": "[0]", "compiler_options": "xla_cpu_enable_fast_math=True"} for r in why_rows()]
+    head = formatting.job_summary(rows).split(": ", 1)[0]
+    assert head.endswith(" donate_argnums=[0] xla_cpu_enable_fast_math=True"), head
+    plain = [{**r, "donate_argnums": "[]", "compiler_options": ""} for r in why_rows()]
+    assert "donate" not in formatting.job_summary(plain).split(": ", 1)[0]
+
+
 def test_job_summary_counts_instability_reasons_instead_of_listing_them():
     rows = why_rows()[:2]
     rows[0] = {

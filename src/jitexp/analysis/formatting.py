@@ -417,6 +417,14 @@ def mesh_text(row: Mapping) -> str:
     return f"mesh {mesh}" + (f" over {n} processes" if n > 1 else "")
 
 
+def knobs_text(row: Mapping) -> str:
+    """`donate_argnums=[0] xla_cpu_enable_fast_math=true`: the donation and compiler options a job set (what a
+    sweep over them varies); empty when it set neither."""
+    donate = cell_text(row.get("donate_argnums"))
+    parts = [f"donate_argnums={donate}"] if donate and donate != "[]" else []
+    return " ".join([*parts, cell_text(row.get("compiler_options"))]).strip()
+
+
 def failure_text(row: Mapping) -> str:
     """A failed row in one line: ``jit failed in trace: TypeError: ... (hint: ...)``."""
     hint = f" (hint: {row['hint']})" if row.get("hint") else ""
@@ -431,8 +439,8 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     device = r0.get("device_kind") or r0.get("platform") or ""
     workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
     dtypes = joined(rows, lambda r: cell_text(r.get("dtype")))
-    mesh = joined(rows, mesh_text)
-    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device, mesh) if p)
+    mesh, knobs = joined(rows, mesh_text), joined(rows, knobs_text)
+    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device, mesh, knobs) if p)
     parts, verdicts = [], []
     changes = [ab_phrase(row) for row in rows if cell_text(row.get("ab_baseline"))]
     for row in rows:

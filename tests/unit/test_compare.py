@@ -3,6 +3,7 @@ measured runs: tests/e2e/test_compare_measured.py)."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -347,6 +348,40 @@ def test_the_header_of_a_run_with_only_error_rows(tmp_path, capsys):
     assert "(machine of NEW unknown;" in out.splitlines()[0] and "across machines" not in out
     assert "-> -" not in out and "differs:" not in out
     assert "broken" in out and "error in NEW: crash: SIGSEGV: Segmentation fault" in out
+
+
+def test_the_ratio_chart_has_a_scale_on_both_sides_of_one_and_labels_only_what_differs(tmp_path, monkeypatch):
+    from jitexp.report import plot_compare
+
+    table = pd.DataFrame(
+        {
+            "workload": ["w", "w"],
+            "size": [1000, 1000],
+            "mode": ["eager", "jit"],
+            "metric": ["steady", "steady"],
+            "ratio": [0.8, 1.45],
+            "ratio_ci_low": [0.75, 1.38],
+            "ratio_ci_high": [0.86, math.inf],  # an open bound: no whisker
+            "verdict": ["faster", "slower"],
+        }
+    )
+    from matplotlib.figure import Figure
+
+    saved, real = [], Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: saved.append(fig) or real(fig, *a, **k))
+    plot_compare.compare_chart(table, ["workload", "size", "mode"], 0.05, tmp_path / "compare.png")
+    assert (tmp_path / "compare.png").stat().st_size > 0
+    ax = saved[0].axes[0]
+    low, high = ax.get_xlim()
+    labelled = [
+        tick.get_loc()
+        for tick in ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
+        if tick.label1.get_text() and low <= tick.get_loc() <= high
+    ]
+    assert any(t > 1.1 for t in labelled) and any(t < 0.9 for t in labelled), labelled  # a scale past 1 too
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == ["eager [steady] 1.25x faster", "jit [steady] 1.45x slower"]  # only what differs
+    assert saved[0].texts[0].get_text() == "workload=w, size=1000"  # what both rows share, once, as the title
 
 
 def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):

@@ -547,6 +547,23 @@ def test_static_labels():
     ]
 
 
+def test_plot_labels_name_what_differs_and_the_title_what_every_group_shares():
+    from jitexp.report import plot_groups
+
+    rows = frame(
+        [ok("dp", "jit", 256, 1e-3 * d, 0.4, mesh=f"data={d}", param_batch=256, param_depth=2) for d in (1, 2, 4)]
+    )
+    assert [label for label, _ in plot_groups.case_groups(rows)] == [
+        "mesh data=1\nsize 256",
+        "mesh data=2\nsize 256",
+        "mesh data=4\nsize 256",
+    ]
+    assert plot_groups.shared_params(rows) == {"param_batch": 256, "param_depth": 2}
+    assert plot_groups.shared_text(rows).startswith("batch=256, depth=2")
+    one = rows.iloc[:1]  # one group: its label names the params, the title adds none
+    assert plot_groups.shared_params(one) == {} and "batch=256" in plot_groups.case_groups(one)[0][0]
+
+
 def calls_rows(job: int, static: bool) -> list[dict]:
     cold = [
         dict(job_num=job, workload="loop", mode="jit", size=50, probe="cold", call=c, call_s=s, compiles=k)

@@ -13,7 +13,7 @@ the host's own drift unless asked (--excuse-host-drift), and then only by the ho
 case's kind of work, when that probe's CI over processes moved the same way.
 
 The runs are loaded and matched in compare_runs.py, the host drift in host_drift.py, the text in
-compare_text.py, the command line (jitexp-compare) in compare_cli.py.
+compare_text.py, the ratio chart in plot_compare.py, the command line (jitexp-compare) in compare_cli.py.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.noise import PROBES
 from jitexp.report.compare import MISSING, compare, failing
 from jitexp.report.compare_runs import environment_diff, load_side, machine_scope, matched_columns, unmatched
-from jitexp.report.compare_text import gate_line, gate_notes, no_case_in_common, plot, render
+from jitexp.report.compare_text import gate_line, gate_notes, no_case_in_common, render
 from jitexp.report.host_drift import drift_lines
+from jitexp.report.plot_compare import compare_chart
 from jitexp.store.csvio import write_atomic, write_csv
 
 
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gate_line(bad_rows),
     ]
     if not args.no_plot and np.isfinite(table["ratio"].to_numpy(float)).any():
-        plot(table, keys, args.threshold, out / "compare.png")
+        compare_chart(table, keys, args.threshold, out / "compare.png")
         md += ["", "![compare](compare.png)"]
     write_atomic(out / "compare.md", ("\n".join(md) + "\n").encode())
     print(f"\ncompare: {out / 'compare.md'}")

@@ -1,19 +1,16 @@
-"""jitexp-compare's output: the comparison table in words, the notes and gate line under it, the ratio chart."""
+"""jitexp-compare's output: the comparison table in words, and the notes and gate line under it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import format_seconds, ratio_cell, ratio_words, verdict_words
+from jitexp.analysis.formatting import format_seconds, ratio_cell, verdict_words
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, THRESHOLD
 from jitexp.report.compare import BROKEN, MISSING
 from jitexp.report.compare_runs import COLUMNS, HOST_COLUMNS, NOTE, Side, case_groups
 from jitexp.report.host_drift import host_moved
-from jitexp.store.csvio import write_atomic
 
 
 def render(table: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA) -> pd.DataFrame:
@@ -30,48 +27,6 @@ def render(table: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALP
     if notes.str.len().any():
         view[NOTE] = notes
     return view
-
-
-def plot(table: pd.DataFrame, keys: list[str], threshold: float, path: Path) -> Path:
-    """Ratio per case and metric with its CI, a line at 1 and the threshold band shaded (rows with a ratio)."""
-    import io
-
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
-
-    table = table[np.isfinite(table["ratio"].to_numpy(float))].reset_index(drop=True)
-    labels = [
-        " ".join(str(r[k]) for k in keys if str(r[k]) not in ("", "nan"))
-        + f" [{r['metric']}] {ratio_words(r['ratio'])[0]}"
-        for _, r in table.iterrows()
-    ]
-    fig = Figure(figsize=(8, 0.45 * len(table) + 1.6))
-    ax = fig.subplots()
-    y = np.arange(len(table))
-    ratio = table["ratio"].to_numpy(float)
-    err = np.vstack(
-        [
-            np.clip(ratio - table["ratio_ci_low"].to_numpy(float), 0, None),
-            np.clip(table["ratio_ci_high"].to_numpy(float) - ratio, 0, None),
-        ]
-    )
-    colours = table["verdict"].map({"slower": "tab:red", "faster": "tab:green"}).fillna("tab:grey").tolist()
-    ax.axvspan(1 / (1 + threshold), 1 + threshold, color="grey", alpha=0.15, label=f"noise threshold ±{threshold:.0%}")
-    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)  # dotted: a reference, not a measurement
-    for i in range(len(table)):
-        ax.errorbar(ratio[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=colours[i], capsize=3)
-    ax.set_yticks(y, labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    plain = FuncFormatter(lambda value, _: f"{value:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
-    ax.set_xlabel("NEW / BASE (time; > 1 is slower), 95% CI")
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    return write_atomic(path, buffer.getvalue())
 
 
 def no_case_in_common(base: Side, new: Side, keys: Sequence[str]) -> str:

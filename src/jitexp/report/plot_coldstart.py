@@ -86,24 +86,11 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 va="bottom",
                 fontsize=7,
             )
-        ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
-        if len(groups) > 1 or groups[0][0]:
-            for gi, (label, _) in enumerate(groups):
-                members = [x for x, b in zip(xs, bars) if b[0] == gi]
-                ax.annotate(
-                    label.replace("\n", ", "),
-                    (float(np.mean(members)), 0),
-                    xycoords=("data", "axes fraction"),
-                    textcoords="offset points",
-                    xytext=(0, -28),
-                    ha="center",
-                    va="top",
-                    fontsize=8,
-                    fontweight="bold",
-                )
+        ax.set_xlim(xs[0] - 0.7, xs[-1] + 0.7)
+        _label_bars(ax, xs, bars, groups)
         plot_style.seconds_axis(ax.yaxis)
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
-        ax.set_ylabel("cold first call in a fresh process")
+        ax.set_ylabel(_mode_named(bars, groups) + "cold first call in a fresh process")
         ax.grid(True, axis="y", alpha=0.25)
         from matplotlib.patches import Patch
 
@@ -114,9 +101,48 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 Patch(facecolor="white", edgecolor="grey", hatch="//", label="hatched: eager (compiles each primitive)")
             )
         plot_style.legend_below(fig, handles, ncol=min(len(handles), 3))
-        ax.set_title("cold start: " + plot_style.title(ident), fontsize=10)
+        title = plot_style.title(ident, params=plot_groups.shared_text(ok))
+        ax.set_title(plot_style.fit_title(fig, "cold start: " + title), fontsize=10)
         paths.append(plot_style.save(fig, out, "coldstart", ident, df))
     return paths
+
+
+def _label_bars(ax, xs: list[float], bars: list, groups: list) -> None:
+    """One bar per x group: each bar labelled with its group (and its mode where modes differ). Several: each bar
+    with its mode and the group's label in bold under them, wrapped to the group's width."""
+    unit = plot_style.axis_inches(ax) / (ax.get_xlim()[1] - ax.get_xlim()[0])
+    if _one_bar_each(bars, groups):
+        same_mode = len({b[1] for b in bars}) == 1
+        labels = [label if same_mode else f"{b[1]}\n{label}" for b, (label, _) in zip(bars, groups)]
+        spacing = min((b - a for a, b in zip(xs, xs[1:])), default=1.0)
+        plot_style.x_labels(ax, xs, labels, spacing=spacing)
+        return
+    ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
+    if len(groups) > 1 or groups[0][0]:
+        for gi, (label, _) in enumerate(groups):
+            members = [x for x, b in zip(xs, bars) if b[0] == gi]
+            ax.annotate(
+                plot_style.wrap(label.replace("\n", ", "), plot_style.label_chars(unit * (len(members) + 0.4))),
+                (float(np.mean(members)), 0),
+                xycoords=("data", "axes fraction"),
+                textcoords="offset points",
+                xytext=(0, -28),
+                ha="center",
+                va="top",
+                fontsize=8,
+                fontweight="bold",
+            )
+
+
+def _mode_named(bars: list, groups: list) -> str:
+    """``jit: `` for the y label when every group is one bar of the same mode (the bars' labels leave it out)."""
+    modes = {b[1] for b in bars}
+    return f"{modes.pop()}: " if len(modes) == 1 and _one_bar_each(bars, groups) else ""
+
+
+def _one_bar_each(bars: list, groups: list) -> bool:
+    """Whether every labelled x group is a single bar (its tick then names the group, not the mode)."""
+    return len(bars) == len(groups) and (len(groups) > 1 or bool(groups[0][0]))
 
 
 def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:

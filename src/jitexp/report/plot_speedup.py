@@ -10,16 +10,6 @@ import pandas as pd
 from jitexp.analysis import formatting
 from jitexp.report import cases, plot_groups, plot_style
 
-NICE_MANTISSAS: list[list[float]] = [
-    [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
-    [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
-    [1, 1.5, 2, 3, 4, 5, 7],
-    [1, 2, 3, 5],
-    [1, 2, 5],
-    [1, 3],
-    [1],
-]
-
 
 def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
@@ -30,7 +20,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         return paths
     numpy_rows = cases.ok_rows(df)
     numpy_rows = numpy_rows[cases.get_column(numpy_rows, "speedup_vs_numpy").notna()]
-    for ident, _rows in plot_groups.figure_groups(df):
+    for ident, rows in plot_groups.figure_groups(df):
         mine = _match(speedup, ident)
         theirs = _match(numpy_rows, ident)
         if mine.empty and theirs.empty:
@@ -38,19 +28,21 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         panels = [
             p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty
         ]
-        n_cases = max(len(plot_groups.case_groups(p[1])) for p in panels)
+        shared = plot_groups.shared_params(rows)
+        n_cases = max(len(plot_groups.case_groups(p[1], shared)) for p in panels)
         n_modes = max(len(plot_groups.modes(p[1])) for p in panels)
         panel_w = max(4.2, 1.2 + 1.35 * n_cases * n_modes)
         fig, axes = plot_style.figure(width=panel_w * len(panels) + 0.5, ncols=len(panels))
         for ax, (name, table, column) in zip(axes, panels):
-            _speedup_panel(ax, table, column, name)
-        fig.suptitle("speedup: " + plot_style.title(ident), fontsize=10)
+            _speedup_panel(ax, table, column, name, shared)
+        title = plot_style.title(ident, params=plot_groups.shared_text(rows, shared))
+        fig.suptitle(plot_style.fit_title(fig, "speedup: " + title), fontsize=10)
         paths.append(plot_style.save(fig, out, "speedup", ident, df))
     return paths
 
 
-def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
-    groups = plot_groups.case_groups(table)
+def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict) -> None:
+    groups = plot_groups.case_groups(table, shared)
     modes = plot_groups.modes(table)
     width = min(0.45, 0.9 / max(len(modes), 1))
     low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
@@ -99,9 +91,9 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str) -> None:
     span = max(finite) / min(finite)
     low, high = min(finite) / span**0.05 / 1.1, max(finite) * span**0.12 * 1.15  # room for the labels
     ax.set_ylim(low, high)
-    _speedup_ticks(ax.yaxis, low, high)
-    ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
+    plot_style.ratio_ticks(ax.yaxis, low, high)
     ax.set_xlim(-0.6, len(groups) - 0.4 + 0.45)
+    plot_style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
     base = "/".join(sorted(baselines)) or "baseline"
     if column == "speedup":
         ax.set_ylabel(f"speedup = {base} median / mode median (x)")
@@ -127,27 +119,6 @@ def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
             row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
         )
     return text
-
-
-def _speedup_ticks(axis, low: float, high: float) -> None:
-    """Plain ticks on a log speedup axis, as dense as fits (1.2x, 1.4x, 1.6x ...), so 1.57x reads off it."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    ticks: list[float] = []
-    for mantissas in NICE_MANTISSAS:
-        ticks = [
-            m * 10.0**e
-            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-            for m in mantissas
-            if low <= m * 10.0**e <= high
-        ]
-        if len(ticks) <= 10:
-            break
-    if len(ticks) < 2:
-        ticks = sorted({*ticks, *(v for v in (low * 1.02, 1.0, high / 1.02) if low <= v <= high)})
-    axis.set_major_locator(FixedLocator(ticks))
-    axis.set_minor_locator(NullLocator())
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}x"))
 
 
 def _match(table: pd.DataFrame, ident: dict) -> pd.DataFrame:

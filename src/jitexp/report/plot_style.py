@@ -20,6 +20,15 @@ from jitexp.report import cases
 from jitexp.store.csvio import write_atomic
 
 DPI = 120
+NICE_MANTISSAS: list[list[float]] = [
+    [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9],
+    [1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 8],
+    [1, 1.5, 2, 3, 4, 5, 7],
+    [1, 2, 3, 5],
+    [1, 2, 5],
+    [1, 3],
+    [1],
+]
 
 
 def figure(width: float | None = None, ncols: int | None = None):
@@ -88,15 +97,80 @@ def unique_handles(fig) -> tuple[list, list[str]]:
     return list(unique.values()), list(unique)
 
 
-def title(ident: dict, *, size: bool = False) -> str:
-    """A figure's title: workload (params) | dtype [| size] | device."""
-    params = cases.params_labels(pd.DataFrame([ident]))[0]
+def title(ident: dict, *, size: bool = False, params: str = "") -> str:
+    """A figure's title: workload (params) | dtype [| size] | device; params (the ones every x group shares)
+    stand in where ident has none."""
+    params = cases.params_labels(pd.DataFrame([ident]))[0] or params
     parts = [str(ident.get("workload")) + (f" ({params})" if params else "")]
     parts.append(_show(ident.get("dtype")))
     if size:
         parts.append(size_text(ident, " "))
     parts.append(_show(ident.get("device_kind"), ident.get("platform")))
     return " | ".join(p for p in parts if p)
+
+
+def wrap(text: str, width: int) -> str:
+    """text's lines broken after each ``, `` that keeps a line under width characters (a long item stays whole)."""
+    lines = []
+    for line in text.split("\n"):
+        current = ""
+        for item in line.split(", "):
+            if current and len(current) + 2 + len(item) > width:
+                lines.append(current + ",")
+                current = item
+            else:
+                current = f"{current}, {item}" if current else item
+        lines.append(current)
+    return "\n".join(lines)
+
+
+def x_labels(ax, positions, labels: list[str], spacing: float = 1.0, fontsize: float = 8) -> None:
+    """x tick labels wrapped to the room between ticks (spacing data units apart, after set_xlim); still too
+    wide, they turn 30 degrees so neighbours never run into each other."""
+    chars = label_chars(spacing * axis_inches(ax) / max(abs(ax.get_xlim()[1] - ax.get_xlim()[0]), 1e-9), fontsize)
+    wrapped = [wrap(label, chars) for label in labels]
+    ax.set_xticks(list(positions), wrapped, fontsize=fontsize)
+    if any(len(line) > chars for label in wrapped for line in label.split("\n")):
+        ax.tick_params(axis="x", labelrotation=30)
+        for text in ax.get_xticklabels():
+            text.set_horizontalalignment("right")
+            text.set_rotation_mode("anchor")
+
+
+def fit_title(fig, text: str, fontsize: float = 10) -> str:
+    """text wrapped after a ``, `` where it would run past the axes (about 0.8 of the figure) at fontsize."""
+    return wrap(text, label_chars(0.8 * fig.get_figwidth(), fontsize))
+
+
+def axis_inches(ax) -> float:
+    """About how wide ax is drawn, in inches (its share of the figure before the layout adjusts it)."""
+    return float(ax.get_position().width * ax.figure.get_figwidth())
+
+
+def label_chars(inches: float, fontsize: float = 8) -> int:
+    """About how many characters of a label at fontsize fit in inches (never under 6)."""
+    return max(6, int(inches * 72 / (fontsize * 0.62)))
+
+
+def ratio_ticks(axis, low: float, high: float, unit: str = "x") -> None:
+    """Plain ticks on a log ratio axis, as dense as fits (1.2x, 1.4x, 1.6x ...), so 1.57x reads off it."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ticks: list[float] = []
+    for mantissas in NICE_MANTISSAS:
+        ticks = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+            for m in mantissas
+            if low <= m * 10.0**e <= high
+        ]
+        if len(ticks) <= 10:
+            break
+    if len(ticks) < 2:
+        ticks = sorted({*ticks, *(v for v in (low * 1.02, 1.0, high / 1.02) if low <= v <= high)})
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}{unit}"))
 
 
 def save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: bool = False) -> Path:

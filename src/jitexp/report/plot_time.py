@@ -93,8 +93,8 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_yscale("log")
         plot_style.seconds_axis(ax.yaxis)
         _pad_log_limits(ax, rows, ("ci95_low_s", "ci95_high_s"), bottom_room=2.5 if failures else 1.6)
-        ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
         ax.set_xlim(-0.6, len(groups) - 0.4)
+        plot_style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
         ax.set_ylabel("median time per call (95% CI)")
         ax.grid(True, axis="y", which="both", alpha=0.25)
         from matplotlib.lines import Line2D
@@ -130,7 +130,8 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
         plot_style.legend_below(fig, handles)
         plot_style.label_minor_log_ticks(ax, seconds=True)
-        ax.set_title("time per call: " + plot_style.title(ident), fontsize=10)
+        title = plot_style.title(ident, params=plot_groups.shared_text(rows))
+        ax.set_title(plot_style.fit_title(fig, "time per call: " + title), fontsize=10)
         paths.append(plot_style.save(fig, out, "time", ident, df))
     return paths
 

@@ -6,10 +6,12 @@ seeds of one case aggregated, the report's order of rows and modes; older CSVs l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import is_missing, plain
+from jitexp.analysis.formatting import cell_text, is_missing, plain
 from jitexp.config import MODES
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS
 
@@ -133,6 +135,19 @@ def sort_cases(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def mode_rank(mode: object) -> int:
     """A mode's place in the report's order (eager, jit, aot, numpy, then others)."""
     return MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER)
+
+
+def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The columns, of those given, whose value differs between the frame's rows (what tells its cases apart)."""
+    return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
+
+
+KNOB_SHORT = {"donate_argnums": "donate", "compiler_options": "options"}
+
+
+def knob_text(knob: str, value: object) -> str:
+    """A knob as a label names it: ``donate [0]``, ``options xla_x=1``, ``mesh data=2`` (``-`` when unset)."""
+    return f"{KNOB_SHORT.get(knob, knob)} {cell_text(value) or '-'}"
 
 
 def get_column(df: pd.DataFrame, name: str) -> pd.Series:

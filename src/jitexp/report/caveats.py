@@ -12,7 +12,7 @@ import pandas as pd
 
 from jitexp.analysis.formatting import cell_text, format_seconds, is_missing, is_true, split_reasons
 from jitexp.labels import size_text
-from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, get_column, params_labels
+from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, get_column, knob_text, params_labels, varying
 
 
 def caveats(df: pd.DataFrame) -> list[str]:
@@ -160,7 +160,7 @@ def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None, knob
         return ""
     labels = []
     for (_, row), params in zip(rows.iterrows(), params_labels(rows)):
-        told = "".join(f" {k} {cell_text(row.get(k))}" for k in knobs)
+        told = "".join(f" {knob_text(k, row.get(k))}" for k in knobs)
         labels.append(
             f"{row.get('workload')}{' (' + params + ')' if params else ''} {row.get('mode')} "
             f"{size_text(row, ' ')}".rstrip()
@@ -171,4 +171,4 @@ def _examples(rows: pd.DataFrame, limit: int = 3, total: int | None = None, knob
 
 def varying_knobs(df: pd.DataFrame) -> list[str]:
     """The jit and mesh knobs (and env) whose value differs between the frame's rows."""
-    return [c for c in KNOBS if c in df.columns and df[c].nunique(dropna=False) > 1]
+    return varying(df, KNOBS)

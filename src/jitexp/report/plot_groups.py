@@ -40,9 +40,9 @@ def case_groups(rows: pd.DataFrame, shared: dict | None = None) -> list[tuple[st
             parts.append(text)
         elif static_varies:
             parts.append(f"static_argnums={ident.get(cases.STATIC_ARGNUMS)}")
-        for knob, short in (("donate_argnums", "donate"), ("compiler_options", "options"), ("mesh", "mesh")):
-            if knob in varying:
-                parts.append(f"{short} {formatting.cell_text(ident.get(knob)) or '-'}")
+        parts += [
+            cases.knob_text(k, ident.get(k)) for k in ("donate_argnums", "compiler_options", "mesh") if k in varying
+        ]
         parts += _count_parts(ident, varying)
         if "size" in ident and size_text(ident, " "):
             parts.append(size_text(ident, " "))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from jitexp.analysis.formatting import format_value, is_missing, payoff_text, ratio_cell, short_name, verdict_words
 from jitexp.labels import built_by, size_text
-from jitexp.report.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels
+from jitexp.report.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying
 from jitexp.report.caveats import row_notes
 
 
@@ -35,12 +35,8 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every row, compact: identity (varying columns only, the knobs a sweep changes among them), status, key
     timings, error class, notes."""
     always = ["workload", "mode", "size"]
-    varying = [
-        c
-        for c in ("dtype", STATIC_ARGNUMS, AB_VARIANT, *KNOBS, "device_kind", "seed")
-        if c in df.columns and df[c].nunique(dropna=False) > 1
-    ]
-    table = df.reindex(columns=always + varying).copy()
+    shown = varying(df, ["dtype", STATIC_ARGNUMS, AB_VARIANT, *KNOBS, "device_kind", "seed"])
+    table = df.reindex(columns=always + shown).copy()
     table["size"] = size_cells(df)
     table.insert(3, "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
@@ -175,9 +171,8 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     view.insert(1, "params", params_labels(speedup))
     if not view["params"].astype(bool).any():
         view = view.drop(columns="params")
-    for col in [AB_VARIANT, STATIC_ARGNUMS, *KNOBS]:
-        if col in speedup.columns and speedup[col].nunique(dropna=False) > 1:
-            view[col] = speedup[col]
+    for col in varying(speedup, [AB_VARIANT, STATIC_ARGNUMS, *KNOBS]):
+        view[col] = speedup[col]
     view["mode"] = speedup["mode"]
     for col in ("eager_median_s", "median_s", "speedup"):
         view[col] = speedup[col]

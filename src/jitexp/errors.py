@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 from jitexp.labels import is_array
 
-PHASES = ("inputs", "trace", "lower", "compile", "execute", "check")
+PHASES = ("open", "inputs", "trace", "lower", "compile", "execute", "check")
+DEVICE_BUSY = "DeviceBusy"  # error_type of a process refused the device at open (another process holds it)
+
+
+def device_busy(message: str) -> bool:
+    """JAX's open of a device held by another process: libtpu's "The TPU is already in use by process with pid N"."""
+    return "already in use" in message
 
 
 class ConfigError(ValueError):

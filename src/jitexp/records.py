@@ -66,6 +66,12 @@ class Task:
     stderr_path: str = ""
     payload: Payload | None = None  # jitexp.measure: the function and arguments travel here, not by import path
     env: str | None = None  # with envs: the environment (a key of cfg.envs) whose server runs this process
+    # a prepared worker (engine.handover): it imports, then waits for the driver's go (which may change process,
+    # modes, calls and extras: `GO_FIELDS`) before it opens the device
+    gated: bool = False
+
+
+GO_FIELDS = ("process", "modes", "calls", "extras")
 
 
 @dataclass
@@ -138,6 +144,9 @@ class Extras:
     op_dispatch_s: float | None = None
     attribution_error: str | None = None  # why eager_ops and eager_bytes are empty
     donation: str | None = None
+    device_s: float | None = None  # the device's own time per call, from a profiler trace of device_time_calls calls
+    device_time_calls: int | None = None
+    device_time_error: str | None = None  # why device_s is empty
 
     def update(self, values: Mapping[str, Any]) -> None:
         """Set fields by name; a name that is no field is a bug, not a silently empty column."""
@@ -223,6 +232,10 @@ class ProcessResult:
     setup_s: float | None = None  # workload.setup's untimed run in this process
     peak_rss_growth_bytes: int | None = None
     device_peak_bytes: int | None = None
+    device_open_s: float | None = None  # the process's open of its device (JAX's clients created, the device found)
+    # process 0's probes of the device's ceilings (roofline=true): peak_flops_per_s, peak_bytes_per_s
+    peaks: dict[str, float] = field(default_factory=dict)
+    peaks_error: str | None = None  # why a peak is missing
     noise: Noise = field(default_factory=Noise)
     # a job with `variants`: per variant, per mode (and `modes` stays empty)
     variants: dict[str, dict[str, ModeResult]] = field(default_factory=dict)
@@ -263,6 +276,8 @@ class JobRaw:
     replaced: list[ProcessResult] = field(default_factory=list)  # measured mostly under steal, replaced by others
     provenance: dict = field(default_factory=dict)  # jitexp's version and the git commit of the user's code
     profile: ProcessResult | None = None  # the profile worker (profile=true)
+    wall_s: float | None = None  # the job's wall time in the driver, its probes' workers included
+    prepared: int = 0  # processes whose worker was forked while the one before measured (engine.handover)
 
 
 @dataclass

@@ -30,6 +30,9 @@ DOCUMENTED = {
     "dispatch_probes": 10,
     "max_steal": 0.05,
     "interleave": "rounds",
+    "prepare_next": None,
+    "open_retries": 5,
+    "open_wait_s": 2.0,
 }
 
 

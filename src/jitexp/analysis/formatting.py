@@ -425,6 +425,38 @@ def knobs_text(row: Mapping) -> str:
     return " ".join([*parts, cell_text(row.get("compiler_options"))]).strip()
 
 
+def device_text(row: Mapping) -> str:
+    """`` (device 5.88 ms, 94% of peak FLOP/s)``: the device's own time per call beside the wall time, and the share
+    of the device's measured peak in the resource the call uses most; empty without device time."""
+    if is_missing(row.get("device_s")):
+        return ""
+    shares = [
+        (row.get(f"device_peak_{name}_share"), label) for name, label in (("flops", "FLOP/s"), ("bytes", "bytes/s"))
+    ]
+    known = [(float(share), label) for share, label in shares if not is_missing(share)]
+    peak = ""
+    if known:
+        share, label = max(known)
+        percent = share * 100
+        peak = f", {percent:.0f}% of peak {label}" if percent >= 10 else f", {percent:.2g}% of peak {label}"
+    return f" (device {format_seconds(row['device_s'])}{peak})"
+
+
+def split_text(row: Mapping) -> str:
+    """``31.2 s: open 9.8 s, compile 1.2 s, the rest 20.2 s``: where the job's wall time went; empty when unknown."""
+    wall = row.get("job_wall_s")
+    if is_missing(wall):
+        return ""
+    opened, compiled = row.get("job_open_s"), row.get("job_compile_s")
+    opened = 0.0 if is_missing(opened) else float(opened)
+    compiled = 0.0 if is_missing(compiled) else float(compiled)
+    rest = max(float(wall) - opened - compiled, 0.0)
+    return (
+        f"{format_seconds(wall)}: open {format_seconds(opened)}, compile {format_seconds(compiled)}, "
+        f"the rest {format_seconds(rest)}"
+    )
+
+
 def failure_text(row: Mapping) -> str:
     """A failed row in one line: ``jit failed in trace: TypeError: ... (hint: ...)``."""
     hint = f" (hint: {row['hint']})" if row.get("hint") else ""
@@ -449,7 +481,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
             parts.append(failure_text(row))
             continue
         half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
-        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}")
+        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}{device_text(row)}")
         if not is_missing(row.get("speedup")):
             phrase = speedup_phrase(
                 mode,
@@ -490,6 +522,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     separate = any(r.get("interleave") == "processes" for r in rows)
     per_env = " per mode, each mode in processes of its own" if separate else per_env
     scope = f"{n} process{'es' if n != 1 else ''}{per_env}" if n else ""
+    scope = "; ".join(t for t in (scope, split_text(r0)) if t)
     notes = [unstable_clause(rows)]
     text = f"{head}: {', '.join(parts)}"
     if changes or verdicts:

@@ -36,6 +36,7 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                         "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
                         "compiles_during_timing": m.compiles_during_timing,
                         "stop_reason": m.stop_reason,
+                        "device_open_s": r.device_open_s,
                         **process_noise(r),
                     }
                 )

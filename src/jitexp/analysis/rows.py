@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from jitexp import labels
+from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.explain import explain
 from jitexp.analysis.instability import instability, kept_against_all, noise_columns
 from jitexp.analysis.long_files import KEY_COLUMNS, long_rows, sequence_rows, variant_long_rows
@@ -58,6 +59,10 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
         measure_s=sum(r.measure_s for r in processes),
         **_median_of(processes, ("peak_rss_growth_bytes", "device_peak_bytes")),
     )
+    opened = [r.device_open_s for r in processes if r.device_open_s is not None]
+    if opened:
+        base["device_open_s"] = float(np.median(opened))
+    base.update(job_split(raw))
     setups = [r.setup_s for r in processes if r.setup_s is not None]
     if setups:
         base["setup_s"] = float(np.median(setups))
@@ -67,8 +72,12 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     else:
         rows = mode_rows(cfg, processes, raw.stop_reason, base)
     cache = cache_columns(*raw.cache) if raw.cache else {}
+    note = unavailable(rows, first, cfg.roofline)
     for row in rows:
         row.update(cache.get(row["mode"], {}))
+        row.update(device_columns(row, first.peaks))
+        row.pop("device_time_error", None)  # said once for the job, in `unavailable`
+        row["unavailable"] = note
         row["load_avg_end"] = raw.load_avg_end
         if row["status"] == "ok":
             row.update(instability(row, cfg.timing.max_steal))

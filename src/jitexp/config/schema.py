@@ -92,9 +92,15 @@ class ModeConfig:
 
 @dataclass
 class DeviceConfig:
-    platform: str = "cpu"
+    """Where a job runs: `auto` is the accelerator when one is present (TPU or GPU), else the CPU."""
+
+    platform: str = "auto"
     index: int = 0
     count: int = 1  # devices each worker has: on CPU, jax_num_cpu_devices before the backend starts
+    # a TPU worker's TPU_PREMAPPED_BUFFER_SIZE (libtpu's pinned host buffer, 4 GiB by default): 256 MiB opens the
+    # chip in ~1.4 s instead of ~5.5 s; host<->device transfers larger than it are slower (docs/decisions.md).
+    # null: libtpu's default. A TPU_PREMAPPED_BUFFER_SIZE in the environment wins.
+    premapped_buffer_bytes: Optional[int] = 268435456
 
 
 @dataclass
@@ -136,6 +142,11 @@ class TimingConfig:
     # "rounds": every process samples every mode, round by round (pairs within a process); "processes": each
     # process measures one mode, processes alternate between the modes, process i of each mode is pair i
     interleave: str = "rounds"
+    # the next worker forked (its imports done) while the current one measures; it opens the device when the
+    # current one has exited. null: when the job's device is an accelerator (one process may hold a TPU at a time)
+    prepare_next: Optional[bool] = None
+    open_retries: int = 5  # a device refused at open (held by another process) is tried again this many times...
+    open_wait_s: float = 2.0  # ...after this many seconds each; then the process is an error row
 
 
 @dataclass
@@ -154,6 +165,9 @@ class ExperimentConfig:
     calls: int = 0  # > 0: also record the first `calls` calls from cold in calls.csv
     check: bool = True  # compare jit/aot outputs with eager
     profile: bool = False  # one more worker, untimed, runs each compiled mode's steady calls under jax.profiler.trace
+    # process 0 traces a few steady calls of each compiled mode after its timed rounds: device_s, host_overhead_s
+    device_time: bool = True
+    roofline: bool = True  # process 0 probes the device's matmul and copy peaks: the rows' shares of peak
     compilation_cache_dir: Optional[str] = None  # null: persistent cache off
     cpu_async_dispatch: Optional[bool] = None  # null: JAX's default
     isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)

@@ -68,6 +68,10 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
             "timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02"
         )
     _require_positive("timing.warmup", t.warmup, allow_zero=True)
+    _require_positive("timing.open_retries", t.open_retries, allow_zero=True)
+    _require_positive("timing.open_wait_s", t.open_wait_s, allow_zero=True)
+    if cfg.device.premapped_buffer_bytes is not None:
+        _require_positive("device.premapped_buffer_bytes", cfg.device.premapped_buffer_bytes)
     if t.max_samples < t.min_samples:
         raise ConfigError("timing.max_samples", t.max_samples, f"must be >= timing.min_samples ({t.min_samples})")
     if t.max_processes < t.processes:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jitexp.errors import Failure
-from jitexp.records import ProcessResult, Task
+from jitexp.records import GO_FIELDS, ProcessResult, Task
 
 _context: Any = None
 
@@ -97,62 +97,112 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
 
     Ctrl-C (KeyboardInterrupt here) kills the worker's process group and is re-raised.
     """
+    return start(target, task).wait(timeout_s)
+
+
+def start(target: Target, task: Task) -> Running:
+    """Fork `target(task, conn)` in a fresh process now; `Running.wait` collects its result. A `task.gated` worker
+    does its imports, then waits for `Running.go` before it opens the device (engine.handover)."""
     ctx = context([target.module])
     task.sys_path = list(sys.path)
     task.cwd = os.getcwd()
     fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
     os.close(fd)
-    receive, send = ctx.Pipe(duplex=False)
+    receive, send = ctx.Pipe(duplex=task.gated)  # a gated worker also reads its go from the driver
     proc = ctx.Process(target=_entry, args=(target, task, send), daemon=True)
-    phase, result, outcome = "start", None, "crash"
     try:
         with _main_left_alone():
             proc.start()
-        send.close()
-        deadline = time.monotonic() + timeout_s
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not receive.poll(remaining):
-                outcome = "timeout"
-                break
-            try:
-                kind, value = receive.recv()
-            except EOFError:  # the worker died before it sent its result
-                break
-            if kind == "phase":
-                phase = value
-            elif kind == "interrupt":
-                raise KeyboardInterrupt
-            else:
-                result, outcome = value, "ok"
-                break
     except BaseException:
         _kill(proc)
+        receive.close()
+        read_and_remove(task.stderr_path)
         raise
     finally:
-        if outcome != "ok":
+        send.close()
+    return Running(task, proc, receive)
+
+
+class Running:
+    """A started worker: `go` releases a gated one (with the task it is to run), `wait` collects its result and
+    waits for it to exit (a device it held is free then), `kill` ends it unused."""
+
+    def __init__(self, task: Task, proc: Any, conn: Any) -> None:
+        self.task, self.proc, self.conn = task, proc, conn
+        self.done = False
+
+    def go(self, task: Task) -> None:
+        """Let a gated worker open the device and run `task` (its process, modes, calls and extras replace the ones
+        it was started with); nothing for a worker that was not gated."""
+        if not self.task.gated:
+            return
+        for name in GO_FIELDS:
+            setattr(self.task, name, getattr(task, name))
+        try:
+            self.conn.send(("go", {name: getattr(task, name) for name in GO_FIELDS}))
+        except OSError:  # it died while it waited: wait() reports how
+            pass
+
+    def kill(self) -> None:
+        """End the worker unused (a prepared one the job did not need)."""
+        if self.done:
+            return
+        self.done = True
+        _kill(self.proc)
+        self.proc.join()
+        self.conn.close()
+        read_and_remove(self.task.stderr_path)
+
+    def wait(self, timeout_s: float) -> ProcessResult:
+        """The worker's result, or its crash or timeout as a failed result; returns once the process has exited."""
+        task, proc, receive = self.task, self.proc, self.conn
+        phase, result, outcome = "start", None, "crash"
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not receive.poll(remaining):
+                    outcome = "timeout"
+                    break
+                try:
+                    kind, value = receive.recv()
+                except EOFError:  # the worker died before it sent its result
+                    break
+                if kind == "phase":
+                    phase = value
+                elif kind == "interrupt":
+                    raise KeyboardInterrupt
+                else:
+                    result, outcome = value, "ok"
+                    break
+        except BaseException:
             _kill(proc)
-        proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
-        _kill(proc)
-        proc.join()
-        receive.close()
-        stderr = read_and_remove(task.stderr_path)
-    if result is not None:
-        if stderr.strip() and task.process == 0 and result.clean:
-            sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
-        return result
-    if outcome == "timeout":
-        error = Failure(
-            "timeout" if phase == "start" else phase,
-            "Timeout",
-            f"no result after timing.timeout_s={timeout_s:g} s",
-            "raise timing.timeout_s, or use a smaller size",
-        )
-    else:
-        name = exit_name(proc.exitcode)
-        line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-        error = Failure(phase if phase != "start" else "crash", name, line, crash_hint(name, line))
-    return ProcessResult(task.process, error=error)
+            raise
+        finally:
+            self.done = True
+            if outcome != "ok":
+                _kill(proc)
+            proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
+            _kill(proc)
+            proc.join()
+            receive.close()
+            stderr = read_and_remove(task.stderr_path)
+        if result is not None:
+            if stderr.strip() and task.process == 0 and result.clean:
+                sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
+            return result
+        if outcome == "timeout":
+            error = Failure(
+                "timeout" if phase == "start" else phase,
+                "Timeout",
+                f"no result after timing.timeout_s={timeout_s:g} s",
+                "raise timing.timeout_s, or use a smaller size",
+            )
+        else:
+            name = exit_name(proc.exitcode)
+            line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
+            error = Failure(phase if phase != "start" else "crash", name, line, crash_hint(name, line))
+        return ProcessResult(task.process, error=error)
 
 
 class Child:

@@ -19,6 +19,7 @@ from jitexp.analysis.rows import job_result
 from jitexp.analysis.speedups import ci_met
 from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
+from jitexp.engine.handover import Handover, prepares, with_retries
 from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
@@ -45,8 +46,13 @@ def run(
     for name, path in (cfg.envs or {}).items():
         envserver.server(f"envs.{name}", path)  # each env's server, before anything runs (one line if it cannot)
     load_start = load_avg()
+    started = time.perf_counter()
     code = code_provenance([cfg.workload.fn, cfg.workload.setup])
-    processes, stop_reason, replaced = collect(cfg, payload)
+    handover = Handover()
+    try:
+        processes, stop_reason, replaced = collect(cfg, payload, handover)
+    finally:
+        handover.close()
     problem = next((r.config_error for r in processes if r.config_error is not None), None)
     if problem is not None:
         raise ConfigError(problem.key, problem.value, problem.expected)
@@ -71,6 +77,7 @@ def run(
     load_end = load_avg()
     raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced, code)
     raw.profile = profile_probe(cfg)
+    raw.wall_s, raw.prepared = time.perf_counter() - started, handover.prepared
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 
 
@@ -99,16 +106,19 @@ def launcher(task: Task, cfg: ExperimentConfig) -> Launcher:
     return FreshProcess()
 
 
-def run_task(task: Task, cfg: ExperimentConfig) -> ProcessResult:
-    """One task run by its launcher (a worker process's result, or this process's for isolate=none)."""
-    result = launcher(task, cfg).launch(WORKER, task, cfg.timing.timeout_s)
+def run_task(task: Task, cfg: ExperimentConfig, handover: Handover | None = None) -> ProcessResult:
+    """One task run by its launcher (a worker process's result, or this process's for isolate=none), or by the
+    handover that prepared its worker; tried again while another process holds the device (timing.open_retries)."""
+    chosen = handover or launcher(task, cfg)
+    t = cfg.timing
+    result = with_retries(lambda: chosen.launch(WORKER, task, t.timeout_s), t.open_retries, t.open_wait_s)
     if task.env is not None and cfg.envs:
         result.env = task.env
     return result
 
 
 def collect(
-    cfg: ExperimentConfig, payload: Payload | None = None
+    cfg: ExperimentConfig, payload: Payload | None = None, handover: Handover | None = None
 ) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
     """Results of the job's processes, why no more were started, and the processes replaced under steal.
 
@@ -148,7 +158,12 @@ def collect(
         env = None if separate else slot
         task = Task(cfg, p, modes[slot], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
         # separate modes: a mode that failed starts no more processes; its failure stands in for them
-        result = stand_in[slot] if slot in stand_in else run_task(task, cfg)
+        platform = results[0].platform if results else None  # the first process says which device auto found
+        prepared = handover if handover is not None and prepares(cfg, platform) else None
+        if slot in stand_in:
+            result = stand_in[slot]
+        else:
+            result = run_task(task, cfg, prepared) if prepared is not None else run_task(task, cfg)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
         # a replacement stolen from too: the steal persists, and replacing would only spend the budget

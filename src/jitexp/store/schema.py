@@ -119,6 +119,26 @@ ATTRIBUTION = [
 ]
 # profile=true: the profile worker's loop per compiled mode (its events: profile.csv)
 PROFILE = ["profile_calls", "profile_step_s", "profile_execute_s", "profile_error"]
+# the device beside the wall clock (analysis.device): process 0's trace of a few steady calls, the device's measured
+# peaks and the shares of them, the open of the device and where the job's wall time went; `unavailable` says once
+# which of a job's columns its host or backend cannot give, and why
+DEVICE = [
+    "device_s",
+    "host_overhead_s",
+    "device_time_calls",
+    "peak_flops_per_s",
+    "peak_bytes_per_s",
+    "peak_flops_share",
+    "peak_bytes_share",
+    "device_peak_flops_share",
+    "device_peak_bytes_share",
+    "device_open_s",
+    "job_wall_s",
+    "job_open_s",
+    "job_compile_s",
+    "prepared_processes",
+    "unavailable",
+]
 # the collectives XLA inserted for a sharded job (worker.attribution.collective_counts): totals, then per kind
 COLLECTIVE_KINDS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute"]
 COLLECTIVES = [
@@ -181,6 +201,7 @@ ENVIRONMENT_COLUMNS = [
     "x64",
     "cpu_async_dispatch",
     "xla_flags",
+    "tpu_premapped_buffer_bytes",
     *CODE_COLUMNS,
     "timestamp",
 ]
@@ -201,6 +222,7 @@ COLUMNS = (
     + ["output_sharding"]  # the PartitionSpec jit gave the first output array; empty without a mesh
     + COLLECTIVES
     + PROFILE
+    + DEVICE
     + WORK
     + CHECKS
     + [c for c in ENVIRONMENT_COLUMNS if c not in IDENTITY]
@@ -231,6 +253,7 @@ PROCESS_COLUMNS = [
     "compiles_during_timing",
     "stop_reason",
     "replaced",
+    "device_open_s",
     *NOISE_COLUMNS,
     *PROBE_COLUMNS,
 ]
@@ -283,6 +306,9 @@ INT_COLUMNS = [
     "distributed_processes",
     *COLLECTIVES,
     "profile_calls",
+    "device_time_calls",
+    "prepared_processes",
+    "tpu_premapped_buffer_bytes",
     "count",
     "peak_rss_growth_bytes",
     "device_peak_bytes",
@@ -315,6 +341,7 @@ TEXT_COLUMNS = [
     *MESH_COLUMNS,
     "output_sharding",
     "profile_error",
+    "unavailable",
     "thread",
     "event",
     "donation",

@@ -11,9 +11,41 @@ import jax
 import numpy as np
 
 from jitexp.config import DeviceConfig, ExperimentConfig
-from jitexp.errors import ConfigError
+from jitexp.errors import ConfigError, device_busy, first_line
 from jitexp.worker import workload
 from jitexp.worker.jaxinfo import jax_flag
+
+PREMAPPED = "TPU_PREMAPPED_BUFFER_SIZE"
+BUSY_HINT = (
+    "another process held the device when this one opened it (a TPU is held by one process at a time); the job "
+    "tried again timing.open_retries times, timing.open_wait_s apart: stop the other process, or raise them"
+)
+
+
+class DeviceBusy(RuntimeError):
+    """The device is held by another process (JAX's open was refused): the driver tries again."""
+
+
+def before_open(dc: DeviceConfig) -> None:
+    """What must be set before JAX creates its clients: a CPU job opens no accelerator (on a TPU host a plain
+    jax.devices() would take the chip from the job that needs it), and a TPU's pinned host buffer is
+    device.premapped_buffer_bytes unless the environment says otherwise. Nothing once the clients exist."""
+    from jax._src import xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        return
+    if dc.platform == "cpu" and not os.environ.get("JAX_PLATFORMS"):
+        jax.config.update("jax_platforms", "cpu")
+    if dc.platform in ("tpu", "auto") and dc.premapped_buffer_bytes is not None:
+        os.environ.setdefault(PREMAPPED, str(dc.premapped_buffer_bytes))
+
+
+def premapped(device) -> dict:
+    """The TPU's pinned host buffer in force (the environment column tpu_premapped_buffer_bytes); {} off a TPU."""
+    value = os.environ.get(PREMAPPED, "")
+    if device.platform != "tpu":
+        return {}
+    return {"tpu_premapped_buffer_bytes": int(value) if value.isdigit() else None}
 
 
 def resolve_device(dc: DeviceConfig):
@@ -58,7 +90,12 @@ def start_backends(cpu_async_dispatch: bool | None) -> bool:
     if _cpu_async is None:
         if cpu_async_dispatch is not None:
             jax.config.update(key, cpu_async_dispatch)
-        jax.devices()
+        try:
+            jax.devices()
+        except RuntimeError as exc:
+            if device_busy(str(exc)):
+                raise DeviceBusy(first_line(exc)) from exc
+            raise
         _cpu_async = bool(jax_flag(key))
     elif cpu_async_dispatch is not None and cpu_async_dispatch != _cpu_async:
         raise ConfigError(

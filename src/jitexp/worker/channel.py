@@ -14,3 +14,17 @@ def enter_phase(phase_name: str) -> None:
     """Tell the driver which phase this worker is in (a timeout or crash row names it)."""
     if conn is not None:
         conn.send(("phase", phase_name))
+
+
+def wait_for_go(task: Any) -> None:
+    """A prepared (gated) worker waits here, its imports done, until the driver says the device is free; the go
+    brings the process number, modes, calls and extras it is to run (records.GO_FIELDS). A driver that closes the
+    pipe instead (the job needed no more processes) ends the worker."""
+    if not task.gated or conn is None:
+        return
+    try:
+        kind, fields = conn.recv()
+    except EOFError:
+        raise SystemExit(0) from None
+    for name, value in fields.items():
+        setattr(task, name, value)

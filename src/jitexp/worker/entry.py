@@ -15,11 +15,21 @@ import time
 from typing import Any
 
 from jitexp.config import variant_configs
-from jitexp.errors import ConfigError, PhaseError, failure_of, phase
+from jitexp.errors import DEVICE_BUSY, ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
 from jitexp.worker import channel, memory, payload, probes, sharding, workload
-from jitexp.worker.backend import jax_settings, pinning, resolve_device, start_backends, warm_backend
+from jitexp.worker.backend import (
+    BUSY_HINT,
+    DeviceBusy,
+    before_open,
+    jax_settings,
+    pinning,
+    premapped,
+    resolve_device,
+    start_backends,
+    warm_backend,
+)
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.inputs import (
     Functions,
@@ -31,6 +41,7 @@ from jitexp.worker.inputs import (
 )
 from jitexp.worker.jaxinfo import environment
 from jitexp.worker.measure import KINDS, measure_variants
+from jitexp.worker.peaks import peaks
 
 
 def entry(task: Task, conn: Any) -> None:
@@ -64,12 +75,20 @@ def measure_process(task: Task) -> ProcessResult:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
         loaded = {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
         result.setup_kinds = {name: setup_kind(f.setup) for name, f in loaded.items() if f.setup is not None}
+        channel.wait_for_go(task)  # a prepared worker: until the device is free (engine.handover)
+        result.process = task.process
+        opening = time.perf_counter()
+        before_open(cfg.device)
         sharding.request_devices(cfg.device)
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
+        result.device_open_s = time.perf_counter() - opening
         sharding.check_count(cfg.device, device)
     except ConfigError as error:
         result.config_error = ConfigProblem(error.key, error.value, error.expected)
+        return result
+    except DeviceBusy as busy:  # another process holds the device: the driver tries again (timing.open_retries)
+        result.error = Failure("open", DEVICE_BUSY, str(busy), BUSY_HINT)
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
     with jax_settings(
@@ -78,7 +97,7 @@ def measure_process(task: Task) -> ProcessResult:
         or (task.kind == "sequence" and any(workload.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
     ):
         warm_backend(device)
-        result.environment = {**environment(), **pinning()}
+        result.environment = {**environment(), **pinning(), **premapped(device)}
         if task.kind == "measure":
             result.noise.host_probe = probes.host_probe()
         rss_before = memory.reset_peak_rss()
@@ -113,5 +132,7 @@ def measure_process(task: Task) -> ProcessResult:
         if sampled is not None:
             result.noise = dataclasses.replace(sampled, host_probe=result.noise.host_probe)
         result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
+        if task.kind == "measure" and task.extras and cfg.roofline:  # after the memory figures: not the job's
+            result.peaks, result.peaks_error = peaks(device, cfg.dtype)
     result.measure_s = time.perf_counter() - started
     return result

@@ -21,7 +21,7 @@ from jitexp.worker.checks import extras
 from jitexp.worker.compiles import CompileCounter
 from jitexp.worker.inputs import Functions, Inputs, check_setup_memory, donor, input_builder, raised_at, variant_cfg
 from jitexp.worker.modes import Carry, ColdCall, cold_call
-from jitexp.worker.profiling import profile_calls
+from jitexp.worker.profiling import device_time, profile_calls
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
@@ -97,7 +97,19 @@ def _sample(
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
                 out[mode] = distributed.dropped(task.cfg, exc)
+                continue
+            if mode.rsplit(":", 1)[-1] in ("jit", "aot"):  # a variant's key is variant:mode
+                m.extras.update(_device_time(task.cfg, c, float(np.median(samples))))
     return noise_of(cold_share, rounds.ticks, t.max_steal)
+
+
+def _device_time(cfg: ExperimentConfig, c: ColdCall, per_call_s: float) -> dict[str, Any]:
+    """device_time=true: the steady loop's device time (worker.profiling.device_time), or why there is none."""
+    if not cfg.device_time:
+        return {"device_time_error": "device_time=false"}
+    if cfg.distributed.processes > 1:  # every task would have to run the traced calls' collectives alike
+        return {"device_time_error": "not traced when a process spans several SLURM tasks"}
+    return device_time(c.loop, per_call_s)
 
 
 def noise_of(cold: noise.Shares | None, ticks: list, max_steal: float) -> Noise:

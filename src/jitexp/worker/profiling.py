@@ -1,6 +1,6 @@
 """profile=true's worker: each compiled mode's steady calls under jax.profiler.trace, untimed, its trace files kept and
 read into rows (jitexp.analysis.profile). A worker of its own, after the timed ones: the profiler never touches a
-timed number."""
+timed number. And device_time: process 0's short trace of each compiled mode after its timed rounds (device_s)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import gzip
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import jax
 
 from jitexp.analysis.profile import profile_rows
-from jitexp.errors import PhaseError, failure_of
+from jitexp.errors import PhaseError, failure_of, first_line
 from jitexp.records import ModeResult, Profile, Task
 from jitexp.worker import distributed, workload
 from jitexp.worker.inputs import Inputs, donor
 from jitexp.worker.modes import cold_call
+from jitexp.worker.timing import Loop
 
 PROFILE_SECONDS = 0.5  # the profiled loop lasts about this long (at least MIN_CALLS calls), after as long a warm-up
 MIN_CALLS, MAX_CALLS = 10, 10_000
@@ -26,8 +28,6 @@ KEPT = (".trace.json.gz", ".xplane.pb")  # Perfetto / chrome://tracing reads the
 def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """Each mode's cold call and PROFILE_SECONDS of warm-up, then about PROFILE_SECONDS of its steady loop (the timed region's own
     calls) inside jax.profiler.trace, Python tracing off; the trace's rows and files in out[mode].profile."""
-    options = jax.profiler.ProfileOptions()
-    options.python_tracer_level = 0  # the host's own events (dispatch), not every Python function
     for position, mode in enumerate(task.modes):
         own = w if position == 0 else inputs()
         if position > 0 or not task.fresh:
@@ -40,14 +40,45 @@ def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], 
         except PhaseError as exc:
             out[mode] = distributed.dropped(task.cfg, exc, workload.call_of(own))
             continue
-        with tempfile.TemporaryDirectory(prefix="jitexp-profile-") as folder:
-            try:
-                with jax.profiler.trace(folder, profiler_options=options):
-                    per_call, _ = c.loop(calls)
-            except Exception as exc:  # the steady calls ran in the timed workers: a failure here is the profiler's
-                out[mode] = ModeResult(failure_of("execute", exc))
-                continue
-            files = {p.name: p.read_bytes() for p in Path(folder).rglob("*") if p.name.endswith(KEPT)}
-        trace = next((data for name, data in files.items() if name.endswith(".trace.json.gz")), None)
-        events, execute_s = profile_rows(json.loads(gzip.decompress(trace)) if trace else {}, calls, per_call * calls)
+        try:
+            per_call, trace, files = traced(c.loop, calls, KEPT)
+        except Exception as exc:  # the steady calls ran in the timed workers: a failure here is the profiler's
+            out[mode] = ModeResult(failure_of("execute", exc))
+            continue
+        events, execute_s = profile_rows(trace, calls, per_call * calls)
         out[mode] = ModeResult(profile=Profile(calls, per_call * calls, execute_s, events, files))
+
+
+def traced(loop: Loop, calls: int, kept: tuple[str, ...] = ()) -> tuple[float, dict, dict[str, bytes]]:
+    """`loop(calls)` under jax.profiler.trace with Python tracing off (the host's own events, dispatch, not every
+    Python function): (seconds per call with the profiler on, the trace's JSON, the files whose names end in
+    `kept`)."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    with tempfile.TemporaryDirectory(prefix="jitexp-profile-") as folder:
+        with jax.profiler.trace(folder, profiler_options=options):
+            per_call, _ = loop(calls)
+        found = {p.name: p.read_bytes() for p in Path(folder).rglob("*") if p.name.endswith((".trace.json.gz", *kept))}
+    raw = next((data for name, data in found.items() if name.endswith(".trace.json.gz")), None)
+    trace = json.loads(gzip.decompress(raw)) if raw else {}
+    return per_call, trace, {name: data for name, data in found.items() if name.endswith(kept)}
+
+
+def device_time(loop: Loop, per_call_s: float) -> dict[str, Any]:
+    """Extras' device_s: the device's own time per call of a warm steady loop, from a trace of about DEVICE_SECONDS
+    of it (the outermost events of the threads that run the program, jitexp.analysis.profile), after the timed
+    rounds; device_time_error says why it is empty."""
+    calls = int(min(DEVICE_MAX_CALLS, max(DEVICE_MIN_CALLS, DEVICE_SECONDS / max(per_call_s, 1e-9))))
+    try:
+        per_call, trace, _ = traced(loop, calls)
+    except Exception as exc:
+        return {"device_time_error": f"the profiler failed: {type(exc).__name__}: {first_line(exc)}"}
+    _, execute_s = profile_rows(trace, calls, per_call * calls)
+    if execute_s is None:
+        return {"device_time_calls": calls, "device_time_error": NO_EXECUTION}
+    return {"device_s": execute_s, "device_time_calls": calls}
+
+
+DEVICE_SECONDS = 0.1  # device_time traces about this long a loop (at least DEVICE_MIN_CALLS calls)
+DEVICE_MIN_CALLS, DEVICE_MAX_CALLS = 5, 1000
+NO_EXECUTION = "the program ran inline on the calling thread (a small CPU program): the trace has no device events"

@@ -1,0 +1,90 @@
+"""A row's device columns: device time beside wall time, the shares of the device's measured peaks, where the job's
+wall time went (open, compile, the rest), and the one note that says which columns this host or backend cannot
+give. Pure: records and rows in, columns out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
+
+COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile
+
+
+def job_split(raw: JobRaw) -> dict[str, Any]:
+    """job_wall_s and its parts summed over the job's processes: job_open_s (opening the device) and job_compile_s
+    (trace, lower and compile of every cold first call); the rest is sampling, checks, probes and process starts."""
+    if raw.wall_s is None:
+        return {}
+    every = [*raw.processes, *raw.replaced]
+    opened = [p.device_open_s for p in every if p.device_open_s is not None]
+    compiled = [
+        getattr(m.cold, phase)
+        for p in every
+        for modes in [p.modes, *p.variants.values()]
+        for m in modes.values()
+        if m.cold is not None
+        for phase in COMPILE_PHASES
+    ]
+    return {
+        "job_wall_s": raw.wall_s,
+        "job_open_s": sum(opened) if opened else None,
+        "job_compile_s": sum(compiled),
+        "prepared_processes": raw.prepared,
+    }
+
+
+def device_columns(row: Mapping[str, Any], peaks: Mapping[str, float]) -> dict[str, Any]:
+    """host_overhead_s (wall minus device time per call) and the shares of peak: achieved FLOP/s and bytes/s by
+    wall time (peak_*_share) and by device time (device_peak_*_share), each against the device's measured peak."""
+    out: dict[str, Any] = dict(peaks)
+    median, device = _number(row.get("median_s")), _number(row.get("device_s"))
+    if median is not None and device is not None:
+        out["host_overhead_s"] = median - device
+    for work, peak_key, name in (
+        ("flops", "peak_flops_per_s", "flops"),
+        ("bytes_accessed", "peak_bytes_per_s", "bytes"),
+    ):
+        amount, peak = _number(row.get(work)), _number(peaks.get(peak_key))
+        if amount is None or peak is None or amount <= 0 or peak <= 0:
+            continue
+        if median is not None and median > 0:
+            out[f"peak_{name}_share"] = amount / median / peak
+        if device is not None and device > 0:
+            out[f"device_peak_{name}_share"] = amount / device / peak
+    return out
+
+
+def unavailable(rows: Sequence[Mapping[str, Any]], first: ProcessResult, roofline: bool) -> str:
+    """Which columns the job could not fill and why, once for the job ("noise: not available on this host; ..."):
+    a blank is then a fact about the host or backend, not a silent NaN."""
+    notes = []
+    if (
+        first.error is None
+        and first.config_error is None
+        and all(getattr(first.noise, c, None) is None for c in NOISE_COLUMNS)
+    ):
+        notes.append("noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)")
+    reasons = {r.get("device_time_error") for r in rows if r.get("mode") in ("jit", "aot") and r.get("status") == "ok"}
+    reasons.discard(None)
+    if reasons:
+        notes.append("device_s: " + "; ".join(sorted(str(r) for r in reasons)))
+    if roofline and first.peaks_error:
+        notes.append(f"peaks: {first.peaks_error}")
+    elif not roofline:
+        notes.append("peaks: roofline=false")
+    if first.platform == "cpu":
+        notes.append("device_peak_bytes: the CPU backend keeps no allocator statistics")
+    return "; ".join(notes)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -1,0 +1,79 @@
+"""A device that one process may hold at a time (a TPU): the next worker prepared while the current one measures.
+
+Opening a TPU takes seconds and only one process may hold it, so a job's processes hand it over one to the next.
+`Handover` forks each next worker (the forkserver's imports, then the workload's) while the current one still
+measures; the prepared worker waits (records.Task.gated) and opens the device only when the driver tells it to, once
+the current worker has exited and let go. `with_retries` tries again a process refused the device at open.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from jitexp.config import ExperimentConfig
+from jitexp.engine import processes
+from jitexp.engine.processes import Running, Target
+from jitexp.errors import DEVICE_BUSY
+from jitexp.records import ProcessResult, Task
+
+
+def prepares(cfg: ExperimentConfig, platform: str | None) -> bool:
+    """Whether a job's next process runs through the handover: timing.prepare_next, or (null) on an accelerator, as
+    device.platform names it or, with auto, as the first process found (`platform`, None before it has run); never
+    in-process, across SLURM tasks or with envs (each has a launcher of its own)."""
+    if cfg.isolate == "none" or cfg.distributed.processes > 1 or cfg.envs:
+        return False
+    if cfg.timing.prepare_next is not None:
+        return cfg.timing.prepare_next
+    named = cfg.device.platform if cfg.device.platform != "auto" else platform
+    return named not in (None, "cpu")
+
+
+class Handover:
+    """A launcher (processes.Launcher) that keeps the next worker forked and waiting: `launch` releases the prepared
+    one with its task (or starts one), prepares the one after, and returns the first's result once it has exited."""
+
+    def __init__(self) -> None:
+        self._next: Running | None = None
+        self.prepared = 0  # launches that found their worker already forked
+
+    def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        running, self._next = self._next, None
+        if running is None:
+            running = processes.start(target, dataclasses.replace(task, gated=True))
+        else:
+            self.prepared += 1
+        running.go(task)
+        following = dataclasses.replace(task, process=task.process + 1, calls=1, extras=False, gated=True)
+        self._next = processes.start(target, following)  # forks and imports while `running` measures
+        return running.wait(timeout_s)
+
+    def close(self) -> None:
+        """End the prepared worker the job did not need."""
+        if self._next is not None:
+            self._next.kill()
+            self._next = None
+
+
+def busy(result: ProcessResult) -> bool:
+    """The process was refused its device at open (another process held it)."""
+    return result.error is not None and result.error.error_type == DEVICE_BUSY
+
+
+def with_retries(
+    launch: Callable[[], ProcessResult], retries: int, wait_s: float, sleep: Callable[[float], None] = time.sleep
+) -> ProcessResult:
+    """`launch()` again, `wait_s` apart, while its process is refused the device, at most `retries` more times; the
+    last refusal (saying how often it was tried) is the result then."""
+    result = launch()
+    for _ in range(retries):
+        if not busy(result):
+            return result
+        sleep(wait_s)
+        result = launch()
+    if busy(result) and result.error is not None:
+        tries = retries + 1
+        result.error.error_message += f" (tried {tries} time{'s' if tries != 1 else ''}, {wait_s:g} s apart)"
+    return result

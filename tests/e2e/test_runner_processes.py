@@ -122,3 +122,28 @@ def test_the_preflights_child_keeps_its_process_and_once_dead_is_not_started_aga
         assert child.call("os", "getpid") == (False, None)  # not started again
     finally:
         child.close()
+
+
+def test_the_next_worker_is_prepared_while_one_measures_and_each_open_is_recorded():
+    # timing.prepare_next=true does on a CPU what an accelerator's job does by default (engine.handover)
+    result = job(
+        "workload=add_one", "mode=jit", "size=8", "timing.processes=3", "timing.max_processes=3", "timing.prepare_next=true"
+    )
+    jit = result.by_mode("jit")
+    assert jit["status"] == "ok" and jit["n_processes"] == 3
+    assert jit["prepared_processes"] == 2  # processes 1 and 2 were forked while the one before measured
+    kept = sorted(p["process"] for p in result.processes if not p["replaced"])
+    assert kept == [0, 1, 2]  # each prepared worker ran as the process the driver's go named
+    assert all(p["device_open_s"] > 0 for p in result.processes)
+    assert jit["device_open_s"] > 0 and jit["job_open_s"] >= jit["device_open_s"]
+    assert jit["job_wall_s"] > jit["job_open_s"] + jit["job_compile_s"]
+    assert jit["flops"] > 0  # process 0 (the extras) is still the one that ran first
+
+
+def test_a_cpu_job_on_the_default_device_says_where_it_ran_and_why_columns_are_empty():
+    result = job("workload=add_one", "mode=jit", "size=1000", "timing.processes=1", "timing.max_processes=1")
+    jit = result.by_mode("jit")
+    assert (jit["platform"], jit["device_kind"]) == ("cpu", "cpu")  # device=auto on a machine with no accelerator
+    assert jit["peak_flops_per_s"] > 0 and jit["peak_bytes_per_s"] > 0
+    assert "device_peak_bytes: the CPU backend keeps no allocator statistics" in jit["unavailable"]
+    assert jit["prepared_processes"] == 0  # auto on a CPU: no hand-over

@@ -43,6 +43,7 @@ def test_each_mode_measures_compute_heavy(mode):
             "check_vs_numpy",
             "check_vs_eager",  # empty when the outputs match
             "output_sharding",  # with a mesh only
+            "tpu_premapped_buffer_bytes",  # on a TPU only
         }
     )
     compiled_only = {
@@ -64,6 +65,14 @@ def test_each_mode_measures_compute_heavy(mode):
         "max_rel_err_vs_eager",
         "matches_eager",
         *COLLECTIVES,  # counted in the compiled HLO: 0 on one device
+        # device time: process 0 traces the compiled modes' steady loops (device_time=true)
+        "device_s",
+        "host_overhead_s",
+        "device_time_calls",
+        "peak_flops_share",
+        "peak_bytes_share",
+        "device_peak_flops_share",
+        "device_peak_bytes_share",
     }
     # empty when a process's rounds lasted under 10 jiffies (timing=quick), present when they lasted longer (a
     # loaded machine); kept_vs_all_processes only when a process was replaced under steal

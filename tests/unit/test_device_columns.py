@@ -1,0 +1,129 @@
+"""The accelerator's columns and the engine's hand-over, without a device: the open retry against a fake launch that
+refuses, when the next worker is prepared, the device columns and the job line's split, from plain records."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from jitexp import compose
+from jitexp.analysis.device import device_columns, job_split, unavailable
+from jitexp.analysis.formatting import device_text, split_text
+from jitexp.engine.handover import busy, prepares, with_retries
+from jitexp.errors import DEVICE_BUSY, Failure, device_busy
+from jitexp.records import Cold, JobRaw, ModeResult, Noise, ProcessResult
+
+# what libtpu said on the TPU v5e machine when a second process opened the chip (2026-12-05)
+HELD = (
+    "Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 2168. "
+    "Not attempting to load libtpu.so in this process."
+)
+
+
+def refused(process: int = 0) -> ProcessResult:
+    return ProcessResult(process, error=Failure("open", DEVICE_BUSY, HELD, "hint"))
+
+
+def test_libtpus_refusal_is_recognised_and_other_failures_are_not():
+    assert device_busy(HELD)
+    assert not device_busy("Unable to initialize backend 'tpu': NOT_FOUND: no TPU devices")
+    assert busy(refused()) and not busy(ProcessResult(0)) and not busy(ProcessResult(0, error=Failure("execute", "X", "m", "")))
+
+
+def test_a_refused_open_is_tried_again_after_a_wait_until_the_device_is_free():
+    answers = [refused(), refused(), ProcessResult(0, platform="tpu")]
+    waits: list[float] = []
+    result = with_retries(lambda: answers.pop(0), retries=5, wait_s=2.0, sleep=waits.append)
+    assert result.error is None and result.platform == "tpu"
+    assert waits == [2.0, 2.0] and answers == []
+
+
+def test_a_device_held_through_every_retry_becomes_an_error_row_that_says_how_often_it_was_tried():
+    calls = []
+
+    def launch() -> ProcessResult:
+        calls.append(1)
+        return refused()
+
+    result = with_retries(launch, retries=3, wait_s=0.5, sleep=lambda s: None)
+    assert len(calls) == 4
+    assert result.error is not None and result.error.error_phase == "open" and result.error.error_type == DEVICE_BUSY
+    assert result.error.error_message.endswith("(tried 4 times, 0.5 s apart)")
+
+
+def test_other_failures_are_not_retried():
+    calls = []
+
+    def launch() -> ProcessResult:
+        calls.append(1)
+        return ProcessResult(0, error=Failure("execute", "SIGSEGV", "crash", ""))
+
+    assert with_retries(launch, retries=5, wait_s=1.0, sleep=lambda s: pytest.fail("slept")).error is not None
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "first_platform", "expected"),
+    [
+        ([], None, False),  # auto, before the first process: unknown, not prepared
+        ([], "cpu", False),
+        ([], "tpu", True),  # auto found a TPU: the later processes are prepared
+        (["device=tpu"], None, True),  # named: from the first process on
+        (["device=cpu"], None, False),
+        (["timing.prepare_next=true"], "cpu", True),  # asked for, on a CPU too
+        (["device=tpu", "timing.prepare_next=false"], "tpu", False),
+        (["device=tpu", "isolate=none"], "tpu", False),  # in-process: no worker to prepare
+    ],
+)
+def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(overrides, first_platform, expected):
+    assert prepares(compose(["timing=quick", *overrides]), first_platform) is expected
+
+
+def test_the_device_columns_put_device_time_beside_wall_time_and_the_shares_of_the_measured_peaks():
+    peaks = {"peak_flops_per_s": 2.0e14, "peak_bytes_per_s": 8.0e11}
+    row = {"median_s": 6.6e-3, "device_s": 5.88e-3, "flops": 2 * 8192**3, "bytes_accessed": 3 * 2 * 8192**2}
+    cols = device_columns(row, peaks)
+    assert cols["host_overhead_s"] == pytest.approx(0.72e-3)
+    assert cols["device_peak_flops_share"] == pytest.approx(2 * 8192**3 / 5.88e-3 / 2.0e14)
+    assert cols["peak_flops_share"] == pytest.approx(2 * 8192**3 / 6.6e-3 / 2.0e14)
+    assert cols["peak_bytes_share"] == pytest.approx(3 * 2 * 8192**2 / 6.6e-3 / 8.0e11)
+    assert cols["peak_flops_per_s"] == 2.0e14  # on the row, so a report can draw the ceilings
+    # no device time: the wall-clock shares alone; no peaks: no shares at all
+    assert "device_peak_flops_share" not in device_columns({**row, "device_s": math.nan}, peaks)
+    assert not any("share" in k for k in device_columns(row, {}))
+
+
+def test_the_job_line_shows_device_time_and_the_share_of_peak_in_the_resource_the_call_uses_most():
+    row = {"device_s": 5.88e-3, "device_peak_flops_share": 0.935, "device_peak_bytes_share": 0.01}
+    assert device_text(row) == " (device 5.88 ms, 94% of peak FLOP/s)"
+    tiny = {"device_s": 6.1e-7, "device_peak_flops_share": 1e-6, "device_peak_bytes_share": 0.0042}
+    assert device_text(tiny) == " (device 610 ns, 0.42% of peak bytes/s)"
+    assert device_text({"device_s": math.nan}) == ""
+
+
+def test_the_job_split_adds_each_process_open_and_compile_and_names_the_rest():
+    def process(i: int, opened: float) -> ProcessResult:
+        cold = Cold(first_call_s=0.5, trace_s=0.01, lower_s=0.02, compile_s=0.1, execute_s=0.37, first_call_compiles=1)
+        return ProcessResult(i, modes={"jit": ModeResult(cold=cold)}, device_open_s=opened)
+
+    raw = JobRaw([process(0, 1.5), process(1, 1.25)], "ci", wall_s=10.0, prepared=1)
+    split = job_split(raw)
+    assert split == pytest.approx(
+        {"job_wall_s": 10.0, "job_open_s": 2.75, "job_compile_s": 0.26, "prepared_processes": 1}
+    )
+    assert split_text(split) == "10 s: open 2.75 s, compile 260 ms, the rest 6.99 s"
+    assert job_split(JobRaw([process(0, 1.0)], "ci")) == {}  # no wall time (a bare record): nothing to split
+
+
+def test_unavailable_says_once_which_columns_this_host_cannot_give_and_why():
+    tpu_host = ProcessResult(0, platform="tpu", noise=Noise(), peaks={"peak_flops_per_s": 1.0})
+    rows = [{"mode": "jit", "status": "ok", "device_time_error": None}]
+    assert unavailable(rows, tpu_host, roofline=True).startswith("noise: not available on this host")
+    vm = ProcessResult(0, platform="cpu", noise=Noise(steal=0.0, run_queue_wait=0.01), peaks_error="copy probe: X")
+    inline = [{"mode": "jit", "status": "ok", "device_time_error": "the program ran inline"}]
+    note = unavailable(inline, vm, roofline=True)
+    assert "noise" not in note
+    assert "device_s: the program ran inline" in note and "peaks: copy probe: X" in note
+    assert "device_peak_bytes: the CPU backend keeps no allocator statistics" in note
+    assert "peaks: roofline=false" in unavailable(rows, tpu_host, roofline=False)

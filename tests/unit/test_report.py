@@ -472,8 +472,9 @@ def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
     ):
         assert text in summary, text
     assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
-    # the terminal lists every file written
-    assert "wrote 12 files in" in printed
+    # the terminal lists every file written (roofline.png: the jit and aot rows have flops and bytes_accessed)
+    assert "wrote 13 files in" in printed
+    assert "roofline: roofline.png" in printed
     for name in (
         "attribution.csv",
         "time_chain_float32.png",

@@ -17,7 +17,7 @@ import pandas as pd
 
 from jitexp.report.caveats import caveat_summary
 from jitexp.report.detail_tables import attribution_table, cache_table, memory_table, sequence_table
-from jitexp.report.markdown import PLOT_KINDS, environment_table, summary_markdown
+from jitexp.report.markdown import PLOT_KINDS, environment_table, is_kind, summary_markdown
 from jitexp.report.page import PAGE, page_html
 from jitexp.report.profile_view import load_profile, profile_table
 from jitexp.report.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
@@ -194,14 +194,15 @@ def _write_report(
 
 
 def _in_kind_order(images: Sequence[Path]) -> list[Path]:
-    """The pictures in the report's section order (time, speedup, cold start, growth, compile, calls)."""
-    return [p for kind in PLOT_KINDS for p in images if p.name.startswith(kind + "_")]
+    """The pictures in the report's section order (time, speedup, cold start, growth, compile, devices, roofline,
+    calls)."""
+    return [p for kind in PLOT_KINDS for p in images if is_kind(p.name, kind)]
 
 
 def _remove_old_plots(out: Path) -> None:
     """Drop PNGs an earlier report wrote here, so none outlives the data it showed."""
     for kind in (*PLOT_KINDS, *OLD_PLOT_KINDS):
-        for old in out.glob(f"{kind}_*.png"):
+        for old in [*out.glob(f"{kind}_*.png"), out / f"{kind}.png"]:
             old.unlink(missing_ok=True)
 
 
@@ -273,7 +274,7 @@ def _files_by_kind(paths: Sequence[Path]) -> list[tuple[str, list[str]]]:
     """Written files grouped for the terminal: summary, tables, then each kind of plot."""
     groups: dict[str, list[str]] = {}
     for p in paths:
-        kind = {".csv": "tables", ".md": "summary", ".html": "page"}.get(p.suffix) or p.name.split("_", 1)[0]
+        kind = {".csv": "tables", ".md": "summary", ".html": "page"}.get(p.suffix) or p.stem.split("_", 1)[0]
         groups.setdefault(kind, []).append(p.name)
     return list(groups.items())
 

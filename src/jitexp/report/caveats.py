@@ -78,6 +78,7 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             + _examples(df[compiles > 0], knobs=knobs)
         )
     lines += steal_caveats(df)
+    lines += unavailable_caveats(df)
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
         values = get_column(df, column)
         bad = values.notna() & ~values.map(is_true).astype(bool)
@@ -91,6 +92,27 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
                 f"(check_vs_{against.lower()} says why)" + _examples(df[uncomparable], knobs=knobs)
             )
     return lines
+
+
+def unavailable_caveats(df: pd.DataFrame) -> list[str]:
+    """What the host or backend could not give, in one line: the `unavailable` note a job writes on each of its rows
+    (``noise: not available on this host (...); device_peak_bytes: the CPU backend keeps ...``), each column's
+    reason once, with how many jobs it covers when not all; none without such a note."""
+    jobs = one_per_job(df)
+    counts: dict[str, int] = {}
+    for text in get_column(jobs, "unavailable"):
+        for reason in dict.fromkeys(UNAVAILABLE_ITEM.split(cell_text(text))):
+            if reason.strip():
+                counts[reason.strip()] = counts.get(reason.strip(), 0) + 1
+    if not counts:
+        return []
+    n = len(jobs)
+    parts = [reason + ("" if count == n else f" ({count} of {n} jobs)") for reason, count in counts.items()]
+    return ["not available here, so those columns are empty: " + "; ".join(parts)]
+
+
+# the `unavailable` note's items: ``column: why``, joined by "; " (a why may hold "; " itself)
+UNAVAILABLE_ITEM = re.compile(r";\s+(?=[A-Za-z_][\w]*: )")
 
 
 # A host probe's job medians further apart than this (max/min - 1) say the host moved between jobs:

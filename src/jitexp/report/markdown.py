@@ -35,6 +35,7 @@ PLOT_KINDS = {
     "scaling": "Growth: time vs size",
     "compile": "Compile cost vs size",
     "devices": "Scaling over devices",
+    "roofline": "Roofline: achieved FLOP/s against arithmetic intensity, under the measured ceilings",
     "calls": "Per-call latency: first calls and the retrace probe",
 }
 SPEEDUP_NOTE = (
@@ -170,11 +171,17 @@ def summary_markdown(
 def _image_sections(images: Sequence[str]) -> list[str]:
     lines = []
     for kind, heading in PLOT_KINDS.items():
-        names = [n for n in images if n.startswith(kind + "_")]
+        names = [n for n in images if is_kind(n, kind)]
         if names:
             lines += [f"## {heading}", ""]
             lines += [f"![{Path(n).stem}]({n})\n" for n in names]
     return lines
+
+
+def is_kind(name: str, kind: str) -> bool:
+    """Whether a picture's file name is of kind: ``kind_<case>.png``, or ``kind.png`` for a figure of the whole
+    run (roofline.png)."""
+    return name.startswith(kind + "_") or name == f"{kind}.png"
 
 
 def environment_table(df: pd.DataFrame) -> pd.DataFrame:

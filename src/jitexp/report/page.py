@@ -52,6 +52,9 @@ CAPTIONS = {
     "compile": "compile time (circles) and cold first call (squares) over size",
     "devices": "time per call and speedup against one device over the device counts a sweep measured; dotted: "
     "the ideal (speedup = devices). CPU devices share the machine's cores",
+    "roofline": "achieved FLOP/s against arithmetic intensity (flops / bytes_accessed), by wall time (circles) and "
+    "by device time where measured (triangles; the line between them is the host's share), under the device's "
+    "measured ceilings (dotted: the matmul and copy probes' peaks)",
     "calls": "per-call latency of the first calls and of the retrace probe; red ring: the call compiled",
 }
 STYLE = """

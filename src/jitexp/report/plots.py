@@ -1,7 +1,7 @@
 """Report plots as PNG files: every figure family the data support, drawn in the report's order.
 
 Each family lives in its own module (plot_time, plot_speedup, plot_coldstart, plot_growth, plot_devices,
-plot_calls);
+plot_roofline, plot_calls);
 none imports matplotlib until it draws, so importing this module is cheap.
 """
 
@@ -16,6 +16,7 @@ from jitexp.report.plot_calls import calls_charts
 from jitexp.report.plot_coldstart import coldstart_charts
 from jitexp.report.plot_devices import device_charts
 from jitexp.report.plot_growth import compile_charts, scaling_charts
+from jitexp.report.plot_roofline import roofline_chart
 from jitexp.report.plot_speedup import speedup_charts
 from jitexp.report.plot_time import time_charts
 
@@ -32,5 +33,6 @@ def make_plots(
         *scaling_charts(df, out),
         *compile_charts(df, out),
         *device_charts(df, out),
+        *roofline_chart(df, out),
         *calls_charts(calls, df, out),
     ]

@@ -9,7 +9,15 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jitexp.analysis.formatting import format_value, is_missing, payoff_text, ratio_cell, short_name, verdict_words
+from jitexp.analysis.formatting import (
+    format_value,
+    is_missing,
+    payoff_text,
+    ratio_cell,
+    short_name,
+    three_digits,
+    verdict_words,
+)
 from jitexp.labels import built_by, size_text
 from jitexp.report.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying
 from jitexp.report.caveats import row_notes
@@ -33,7 +41,7 @@ def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
 
 def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every row, compact: identity (varying columns only, the knobs a sweep changes among them), status, key
-    timings, error class, notes."""
+    timings, the device's side where measured (`device_columns`), error class, notes."""
     always = ["workload", "mode", "size"]
     shown = varying(df, ["dtype", STATIC_ARGNUMS, AB_VARIANT, *KNOBS, "device_kind", "seed"])
     table = df.reindex(columns=always + shown).copy()
@@ -41,6 +49,8 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     table.insert(3, "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
         table[col] = get_column(df, col)
+    for col, values in device_columns(df).items():
+        table[col] = values
     errors = [short_name(v) for v in get_column(df, "error_type")]
     if any(errors):
         table["error"] = errors
@@ -50,6 +60,48 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     if not table["params"].astype(bool).any():
         table = table.drop(columns="params")
     return table.reset_index(drop=True)
+
+
+# share of the device's measured peak: (by device time, by wall time) columns, per rate
+PEAK_SHARES = {
+    "FLOP/s": ("device_peak_flops_share", "peak_flops_share"),
+    "bytes/s": ("device_peak_bytes_share", "peak_bytes_share"),
+}
+
+
+def device_columns(df: pd.DataFrame) -> dict[str, pd.Series]:
+    """The device's side of each row, for the rows table, only the columns some row has: device_s and
+    host_overhead_s, the achieved FLOP/s and bytes/s as a percentage of the device's measured peak (by device time
+    where the row has it, else by wall time; the header says which, or each cell where the rows mix), and
+    device_peak_bytes (the device allocator's peak)."""
+    columns: dict[str, pd.Series] = {}
+    for col in ("device_s", "host_overhead_s"):
+        values = pd.to_numeric(get_column(df, col), errors="coerce")
+        if values.notna().any():
+            columns[col] = values
+    for rate, (by_device, by_wall) in PEAK_SHARES.items():
+        device = pd.to_numeric(get_column(df, by_device), errors="coerce")
+        wall = pd.to_numeric(get_column(df, by_wall), errors="coerce")
+        on_device = device.notna()
+        share = device.where(on_device, wall)
+        if share.isna().all():
+            continue
+        mixed = on_device.any() and (~on_device & wall.notna()).any()
+        basis = "" if mixed else (" (device)" if on_device.any() else " (wall)")
+        cells = [
+            "-" if is_missing(v) else percent_text(v) + ((" device" if dev else " wall") if mixed else "")
+            for v, dev in zip(share, on_device)
+        ]
+        columns[f"% peak {rate}{basis}"] = pd.Series(cells, index=df.index, dtype=object)
+    memory = pd.to_numeric(get_column(df, "device_peak_bytes"), errors="coerce")
+    if memory.notna().any():
+        columns["device_peak_bytes"] = memory
+    return columns
+
+
+def percent_text(share: float) -> str:
+    """A share of a peak as a percentage, three digits at most: ``94.3%``, ``3.4%``, ``0.0012%``."""
+    return f"{three_digits(float(share) * 100)}%"
 
 
 def size_cells(df: pd.DataFrame) -> pd.Series:

@@ -35,6 +35,7 @@ LABEL_SLANT = 30  # degrees below horizontal: neighbours up and to the right (a 
 POINT_COLUMNS = [
     "device",
     "workload",
+    "dtype",
     "mode",
     "label",
     "intensity",
@@ -108,6 +109,7 @@ def roofline_points(df: pd.DataFrame) -> pd.DataFrame:
         {
             "device": device_names(rows),
             "workload": cases.get_column(rows, "workload"),
+            "dtype": cases.text_column(rows, "dtype"),
             "mode": cases.text_column(rows, "mode"),
             "label": point_labels(rows),
             "intensity": flops / moved,
@@ -153,8 +155,8 @@ def roofline_chart(df: pd.DataFrame, out: Path) -> list[Path]:
     for ax, device in zip(axes, devices):
         mine = points[points["device"] == device]
         drew_device |= _draw_panel(ax, mine, limits.get(device))
-        ax.set_title(plot_style.fit_title(fig, _panel_title(df, device, limits.get(device)), fontsize=9), fontsize=9)
-    shared = _shared_text(df, points)
+        ax.set_title(plot_style.fit_title(fig, _panel_title(device, limits.get(device)), fontsize=9), fontsize=9)
+    shared = _shared_text(points)
     fig.suptitle("roofline: achieved FLOP/s against arithmetic intensity" + (f" | {shared}" if shared else ""))
     plot_style.legend_below(fig, _legend(points, drew_device, bool(limits)), ncol=2)
     buffer = io.BytesIO()
@@ -302,7 +304,7 @@ def _ceiling_notes(ax, ceiling: Ceiling) -> None:
             )
 
 
-def _panel_title(df: pd.DataFrame, device: str, ceiling: Ceiling | None) -> str:
+def _panel_title(device: str, ceiling: Ceiling | None) -> str:
     name = device or "device not recorded"
     if ceiling is None:
         return f"{name}: no measured ceilings in these rows (an older run, or no peak probes): points only"
@@ -316,16 +318,10 @@ def _panel_title(df: pd.DataFrame, device: str, ceiling: Ceiling | None) -> str:
     return f"{name}: " + ", ".join(parts)
 
 
-def _shared_text(df: pd.DataFrame, points: pd.DataFrame) -> str:
+def _shared_text(points: pd.DataFrame) -> str:
     """What every point shares (workload, dtype), for the title."""
-    rows = cases.ok_rows(df)
-    parts = []
-    if points["workload"].nunique(dropna=False) == 1:
-        parts.append(formatting.cell_text(points["workload"].iloc[0]))
-    dtypes = cases.text_column(rows, "dtype")
-    if dtypes.nunique() == 1 and dtypes.iloc[0]:
-        parts.append(dtypes.iloc[0])
-    return " | ".join(p for p in parts if p)
+    shared = [c for c in ("workload", "dtype") if points[c].nunique(dropna=False) == 1]
+    return " | ".join(text for c in shared if (text := formatting.cell_text(points[c].iloc[0])))
 
 
 def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool) -> list:

@@ -127,7 +127,12 @@ def test_the_preflights_child_keeps_its_process_and_once_dead_is_not_started_aga
 def test_the_next_worker_is_prepared_while_one_measures_and_each_open_is_recorded():
     # timing.prepare_next=true does on a CPU what an accelerator's job does by default (engine.handover)
     result = job(
-        "workload=add_one", "mode=jit", "size=8", "timing.processes=3", "timing.max_processes=3", "timing.prepare_next=true"
+        "workload=add_one",
+        "mode=jit",
+        "size=8",
+        "timing.processes=3",
+        "timing.max_processes=3",
+        "timing.prepare_next=true",
     )
     jit = result.by_mode("jit")
     assert jit["status"] == "ok" and jit["n_processes"] == 3

@@ -10,7 +10,7 @@ import pytest
 from jitexp import compose
 from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.formatting import device_text, split_text
-from jitexp.engine.handover import busy, prepares, with_retries
+from jitexp.engine.handover import busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
 from jitexp.records import Cold, JobRaw, ModeResult, Noise, ProcessResult
 
@@ -28,7 +28,11 @@ def refused(process: int = 0) -> ProcessResult:
 def test_libtpus_refusal_is_recognised_and_other_failures_are_not():
     assert device_busy(HELD)
     assert not device_busy("Unable to initialize backend 'tpu': NOT_FOUND: no TPU devices")
-    assert busy(refused()) and not busy(ProcessResult(0)) and not busy(ProcessResult(0, error=Failure("execute", "X", "m", "")))
+    assert (
+        busy(refused())
+        and not busy(ProcessResult(0))
+        and not busy(ProcessResult(0, error=Failure("execute", "X", "m", "")))
+    )
 
 
 def test_a_refused_open_is_tried_again_after_a_wait_until_the_device_is_free():
@@ -64,20 +68,29 @@ def test_other_failures_are_not_retried():
 
 
 @pytest.mark.parametrize(
-    ("overrides", "first_platform", "expected"),
+    ("overrides", "opened", "expected"),
     [
-        ([], None, False),  # auto, before the first process: unknown, not prepared
         ([], "cpu", False),
-        ([], "tpu", True),  # auto found a TPU: the later processes are prepared
-        (["device=tpu"], None, True),  # named: from the first process on
-        (["device=cpu"], None, False),
+        ([], "tpu", True),  # a worker opened a TPU: the next one is forked while it measures
+        ([], "gpu", True),
         (["timing.prepare_next=true"], "cpu", True),  # asked for, on a CPU too
-        (["device=tpu", "timing.prepare_next=false"], "tpu", False),
-        (["device=tpu", "isolate=none"], "tpu", False),  # in-process: no worker to prepare
+        (["timing.prepare_next=false"], "tpu", False),
     ],
 )
-def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(overrides, first_platform, expected):
-    assert prepares(compose(["timing=quick", *overrides]), first_platform) is expected
+def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(overrides, opened, expected):
+    assert prepares(compose(["timing=quick", *overrides]), opened) is expected
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ([], True),
+        (["timing.prepare_next=false"], False),  # the plain launcher, as before the hand-over
+        (["isolate=none"], False),  # in-process: no worker to prepare
+    ],
+)
+def test_fresh_workers_of_this_interpreter_run_through_the_handover(overrides, expected):
+    assert hands_over(compose(["timing=quick", *overrides])) is expected
 
 
 def test_the_device_columns_put_device_time_beside_wall_time_and_the_shares_of_the_measured_peaks():

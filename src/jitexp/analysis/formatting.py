@@ -433,7 +433,7 @@ def device_text(row: Mapping) -> str:
     shares = [
         (row.get(f"device_peak_{name}_share"), label) for name, label in (("flops", "FLOP/s"), ("bytes", "bytes/s"))
     ]
-    known = [(float(share), label) for share, label in shares if not is_missing(share)]
+    known = [(float(share), label) for share, label in shares if share is not None and not is_missing(share)]
     peak = ""
     if known:
         share, label = max(known)
@@ -444,12 +444,11 @@ def device_text(row: Mapping) -> str:
 
 def split_text(row: Mapping) -> str:
     """``31.2 s: open 9.8 s, compile 1.2 s, the rest 20.2 s``: where the job's wall time went; empty when unknown."""
-    wall = row.get("job_wall_s")
-    if is_missing(wall):
+    wall, opened, compiled = (row.get(k) for k in ("job_wall_s", "job_open_s", "job_compile_s"))
+    if wall is None or is_missing(wall):
         return ""
-    opened, compiled = row.get("job_open_s"), row.get("job_compile_s")
-    opened = 0.0 if is_missing(opened) else float(opened)
-    compiled = 0.0 if is_missing(compiled) else float(compiled)
+    opened = 0.0 if opened is None or is_missing(opened) else float(opened)
+    compiled = 0.0 if compiled is None or is_missing(compiled) else float(compiled)
     rest = max(float(wall) - opened - compiled, 0.0)
     return (
         f"{format_seconds(wall)}: open {format_seconds(opened)}, compile {format_seconds(compiled)}, "

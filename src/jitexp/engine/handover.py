@@ -1,9 +1,10 @@
 """A device that one process may hold at a time (a TPU): the next worker prepared while the current one measures.
 
 Opening a TPU takes seconds and only one process may hold it, so a job's processes hand it over one to the next.
-`Handover` forks each next worker (the forkserver's imports, then the workload's) while the current one still
-measures; the prepared worker waits (records.Task.gated) and opens the device only when the driver tells it to, once
-the current worker has exited and let go. `with_retries` tries again a process refused the device at open.
+`Handover` runs a job's fresh workers: once the current worker says it has opened its device, and that device is one
+to prepare for (`prepares`), the next worker is forked (the forkserver's imports, then the workload's) while the
+current one measures; it waits (records.Task.gated) and opens the device only when the driver releases it, after the
+current worker has exited and let go. `with_retries` tries again a process refused the device at open.
 """
 
 from __future__ import annotations
@@ -20,22 +21,27 @@ from jitexp.records import ProcessResult, Task
 
 
 def prepares(cfg: ExperimentConfig, platform: str | None) -> bool:
-    """Whether a job's next process runs through the handover: timing.prepare_next, or (null) on an accelerator, as
-    device.platform names it or, with auto, as the first process found (`platform`, None before it has run); never
-    in-process, across SLURM tasks or with envs (each has a launcher of its own)."""
-    if cfg.isolate == "none" or cfg.distributed.processes > 1 or cfg.envs:
-        return False
+    """Whether the next worker is prepared while a worker on `platform` (what it opened) measures:
+    timing.prepare_next, or (null) on an accelerator, where one process may hold a TPU at a time."""
     if cfg.timing.prepare_next is not None:
         return cfg.timing.prepare_next
-    named = cfg.device.platform if cfg.device.platform != "auto" else platform
-    return named not in (None, "cpu")
+    return platform not in (None, "cpu")
+
+
+def hands_over(cfg: ExperimentConfig) -> bool:
+    """The job's processes run through a Handover: fresh workers of this interpreter (not in-process, not as SLURM
+    tasks, not in an env's server: each of those has a launcher of its own) and a preparation not ruled out."""
+    plain = cfg.isolate == "process" and cfg.distributed.processes == 1 and not cfg.envs
+    return plain and cfg.timing.prepare_next is not False
 
 
 class Handover:
-    """A launcher (processes.Launcher) that keeps the next worker forked and waiting: `launch` releases the prepared
-    one with its task (or starts one), prepares the one after, and returns the first's result once it has exited."""
+    """A launcher (processes.Launcher) that prepares each next worker: `launch` releases the prepared one with its
+    task (or starts one), forks the one after once the first has opened a device to prepare for, and returns the
+    first's result once it has exited. `close()` ends a prepared worker the job did not need."""
 
-    def __init__(self) -> None:
+    def __init__(self, cfg: ExperimentConfig) -> None:
+        self.cfg = cfg
         self._next: Running | None = None
         self.prepared = 0  # launches that found their worker already forked
 
@@ -47,8 +53,12 @@ class Handover:
             self.prepared += 1
         running.go(task)
         following = dataclasses.replace(task, process=task.process + 1, calls=1, extras=False, gated=True)
-        self._next = processes.start(target, following)  # forks and imports while `running` measures
-        return running.wait(timeout_s)
+
+        def opened(platform: str) -> None:
+            if self._next is None and prepares(self.cfg, platform):
+                self._next = processes.start(target, following)  # forks and imports while `running` measures
+
+        return running.wait(timeout_s, on_open=opened)
 
     def close(self) -> None:
         """End the prepared worker the job did not need."""

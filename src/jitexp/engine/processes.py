@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,8 +153,9 @@ class Running:
         self.conn.close()
         read_and_remove(self.task.stderr_path)
 
-    def wait(self, timeout_s: float) -> ProcessResult:
-        """The worker's result, or its crash or timeout as a failed result; returns once the process has exited."""
+    def wait(self, timeout_s: float, on_open: Callable[[str], None] | None = None) -> ProcessResult:
+        """The worker's result, or its crash or timeout as a failed result; returns once the process has exited.
+        `on_open(platform)` is called when the worker says it has opened its device."""
         task, proc, receive = self.task, self.proc, self.conn
         phase, result, outcome = "start", None, "crash"
         try:
@@ -170,6 +171,9 @@ class Running:
                     break
                 if kind == "phase":
                     phase = value
+                elif kind == "opened":
+                    if on_open is not None:
+                        on_open(value)
                 elif kind == "interrupt":
                     raise KeyboardInterrupt
                 else:

@@ -19,7 +19,7 @@ from jitexp.analysis.rows import job_result
 from jitexp.analysis.speedups import ci_met
 from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
-from jitexp.engine.handover import Handover, prepares, with_retries
+from jitexp.engine.handover import Handover, hands_over, with_retries
 from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
 from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
@@ -48,7 +48,7 @@ def run(
     load_start = load_avg()
     started = time.perf_counter()
     code = code_provenance([cfg.workload.fn, cfg.workload.setup])
-    handover = Handover()
+    handover = Handover(cfg)
     try:
         processes, stop_reason, replaced = collect(cfg, payload, handover)
     finally:
@@ -158,8 +158,7 @@ def collect(
         env = None if separate else slot
         task = Task(cfg, p, modes[slot], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
         # separate modes: a mode that failed starts no more processes; its failure stands in for them
-        platform = results[0].platform if results else None  # the first process says which device auto found
-        prepared = handover if handover is not None and prepares(cfg, platform) else None
+        prepared = handover if handover is not None and hands_over(cfg) else None
         if slot in stand_in:
             result = stand_in[slot]
         else:

@@ -16,6 +16,12 @@ def enter_phase(phase_name: str) -> None:
         conn.send(("phase", phase_name))
 
 
+def opened(platform: str) -> None:
+    """Tell the driver this worker holds its device now (engine.handover prepares the next worker then)."""
+    if conn is not None:
+        conn.send(("opened", platform))
+
+
 def wait_for_go(task: Any) -> None:
     """A prepared (gated) worker waits here, its imports done, until the driver says the device is free; the go
     brings the process number, modes, calls and extras it is to run (records.GO_FIELDS). A driver that closes the

@@ -83,6 +83,7 @@ def measure_process(task: Task) -> ProcessResult:
         result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
         device = resolve_device(cfg.device)
         result.device_open_s = time.perf_counter() - opening
+        channel.opened(device.platform)
         sharding.check_count(cfg.device, device)
     except ConfigError as error:
         result.config_error = ConfigProblem(error.key, error.value, error.expected)

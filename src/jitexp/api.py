@@ -63,7 +63,7 @@ def measure(
     kwargs are fn's own keyword arguments; the options mean what the CLI's keys of the same name
     mean (docs/configuration.md). timing: a preset (default, quick, rigorous) or a mapping of timing
     keys over the default preset. device: cpu, gpu, tpu, auto or e.g. gpu:1 (default: where the first
-    array argument lives, else cpu). name and size label the rows (default: fn's qualified name, and
+    array argument lives, else auto). name and size label the rows (default: fn's qualified name, and
     the arguments' shapes in short, `input_shapes`; the `size` column then holds the element count of
     the largest array argument).
     """
@@ -240,7 +240,8 @@ def _dtype(found: list) -> str:
 
 
 def _device(device: str | None, args: Sequence, kwargs: Mapping) -> tuple[str, int]:
-    """(platform, index) of `cpu`, `gpu:1`, ...; None: the device of the first jax.Array argument, else cpu."""
+    """(platform, index) of `cpu`, `gpu:1`, ...; None: the device of the first jax.Array argument, else auto (the
+    accelerator where there is one, as the CLI's default)."""
     if device is None:
         return _device_of_arrays(args, kwargs)
     platform, _, index = device.partition(":")
@@ -251,14 +252,14 @@ def _device(device: str | None, args: Sequence, kwargs: Mapping) -> tuple[str, i
 
 def _device_of_arrays(args: Sequence, kwargs: Mapping) -> tuple[str, int]:
     if "jax" not in sys.modules:
-        return "cpu", 0
+        return "auto", 0
     import jax
 
     for leaf in jax.tree.leaves((tuple(args), dict(kwargs))):
         if isinstance(leaf, jax.Array):
             first = sorted(leaf.devices(), key=lambda d: d.id)[0]
             return first.platform, jax.devices(first.platform).index(first)
-    return "cpu", 0
+    return "auto", 0
 
 
 def _short(value: Any) -> Any:

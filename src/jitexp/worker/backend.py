@@ -17,8 +17,9 @@ from jitexp.worker.jaxinfo import jax_flag
 
 PREMAPPED = "TPU_PREMAPPED_BUFFER_SIZE"
 BUSY_HINT = (
-    "another process held the device when this one opened it (a TPU is held by one process at a time); the job "
-    "tried again timing.open_retries times, timing.open_wait_s apart: stop the other process, or raise them"
+    "another process held the device when this one opened it (a TPU is held by one process at a time), through "
+    "timing.open_retries tries timing.open_wait_s apart: stop that process (a notebook or script that has used the "
+    "TPU holds it until it exits; there, jitexp.measure(..., isolate='none') measures in that process), or raise them"
 )
 
 

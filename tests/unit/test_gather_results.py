@@ -123,3 +123,36 @@ def test_iter_jobs_walks_job_folders_in_order_and_reads_each_file_when_asked(tmp
     assert list(jobs[2].results["job_num"]) == [10]
     assert [job.path.name for job in iter_jobs(tmp_path, marker=CALLS_CSV)] == ["1"]
     assert [job.path for job in iter_jobs(tmp_path / "2")] == [tmp_path / "2"]  # a job folder is its own job
+
+
+def test_a_job_with_variants_or_envs_writes_which_one_into_its_long_files(tmp_path):
+    # samples.csv and processes.csv of a job with variants (or envs) say which variant (env) each row measured,
+    # right after `mode`: without it the two variants' samples of one mode could not be told apart
+    from jitexp.records import JobResult
+    from jitexp.store.folders import PROCESSES_CSV, write_job
+    from jitexp.store.schema import PROCESS_COLUMNS, SAMPLE_COLUMNS
+
+    for column in ("variant", "env"):
+        samples = [
+            {"job_num": 0, "workload": "w", "mode": "jit", "size": 8, "process": p, "round": 0, "number": 1,
+             "per_call_s": 0.001 * (p + 1), column: name}
+            for p, name in enumerate(("a", "b"))
+        ]  # fmt: skip
+        processes = [
+            {"job_num": 0, "workload": "w", "mode": "jit", "size": 8, "process": p, "first_call_s": 0.05, column: name}
+            for p, name in enumerate(("a", "b"))
+        ]  # fmt: skip
+        folder = tmp_path / column
+        folder.mkdir()
+        write_job(JobResult(rows=[{"workload": "w", "mode": "jit"}], samples=samples, processes=processes), folder)
+        for name, columns in ((SAMPLES_CSV, SAMPLE_COLUMNS), (PROCESSES_CSV, PROCESS_COLUMNS)):
+            frame = read_text(folder / name)
+            at = columns.index("mode") + 1
+            assert list(frame.columns) == [*columns[:at], column, *columns[at:]], name
+            assert list(frame[column]) == ["a", "b"], name
+    # a job without either writes neither column
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    sample = {k: v for k, v in samples[0].items() if k != "env"}
+    write_job(JobResult(rows=[{"workload": "w", "mode": "jit"}], samples=[sample]), plain)
+    assert list(read_text(plain / SAMPLES_CSV).columns) == SAMPLE_COLUMNS

@@ -105,6 +105,24 @@ def test_the_cold_call_and_its_parts_come_from_one_observed_process():
         assert by_process[p]["first_call_compiles"] == cold.first_call_compiles
 
 
+@pytest.mark.parametrize("firsts", [(0.080, 0.060), (0.050, 0.090, 0.070, 0.060)])
+def test_an_even_count_of_processes_gives_the_lower_median_cold_call(firsts):
+    # two or four processes whose cold calls differ: the row's call is the lower of the two middle ones (0.060),
+    # an observed call with its own parts, neither the upper one (0.080 / 0.070) nor their mean
+    colds = [Cold(f, f / 10, f / 5, f / 4, f - f / 10 - f / 5 - f / 4, round(f * 100)) for f in firsts]
+    processes = [
+        ProcessResult(p, {"jit": mode(1e-3, position=0, cold=cold)}, platform="cpu", device_kind="cpu")
+        for p, cold in enumerate(colds)
+    ]
+    (row,) = job_result(config("jit"), JobRaw(processes, "ci")).rows
+    lower = Cold(0.060, 0.006, 0.012, 0.015, 0.060 - 0.006 - 0.012 - 0.015, 6)
+    assert row["first_call_s"] == 0.060 and row["first_call_compiles"] == 6
+    assert (row["trace_s"], row["lower_s"], row["compile_s"]) == pytest.approx(
+        (lower.trace_s, lower.lower_s, lower.compile_s)
+    )
+    assert row["execute_s"] == pytest.approx(lower.execute_s)
+
+
 def test_a_failed_mode_is_an_error_row_and_the_others_keep_their_numbers():
     processes = [process(p) for p in range(3)]
     for r in processes:

@@ -61,19 +61,39 @@ def test_empty_input_is_an_error():
 
 from scipy import stats as scipy_stats  # noqa: E402
 
-from jitexp.analysis.stats import break_even, hierarchical_medians, percentile_ci, point_medians, robust_cv, verdict  # noqa: E402
+from jitexp.analysis.stats import (  # noqa: E402
+    ALPHA,
+    THRESHOLD,
+    break_even,
+    change_verdict,
+    hierarchical_medians,
+    percentile_ci,
+    point_medians,
+    robust_cv,
+    verdict,
+)
 
 
 def test_break_even_hand_computed():
     # 0.05 + (n-1)*0.001 <= 0.01 + (n-1)*0.004  <=>  n-1 >= 13.33  =>  n = 15
     assert break_even(0.010, 0.004, 0.050, 0.001) == (15, pytest.approx(math.nan, nan_ok=True))
-    assert 0.050 + 14 * 0.001 <= 0.010 + 14 * 0.004
-    assert not 0.050 + 13 * 0.001 <= 0.010 + 13 * 0.004
+    # the neighbours on either side of that answer: a first call 1 ms cheaper crosses at n-1 = 13 (n = 14), one
+    # 2 ms dearer at n-1 = 14 (n = 15 still), 3 ms dearer at n-1 = 14.33 (n = 16)
+    assert break_even(0.010, 0.004, 0.049, 0.001)[0] == 14
+    assert break_even(0.010, 0.004, 0.052, 0.001)[0] == 15
+    assert break_even(0.010, 0.004, 0.053, 0.001)[0] == 16
 
 
 def test_break_even_exact_integer_boundary():
-    # gap 0.03, gain 0.01 per call: equality at n-1 = 3, so n = 4 despite float rounding
-    assert break_even(0.01, 0.02, 0.04, 0.01)[0] == 4
+    # gap 0.06, gain 0.004 per call: the lines meet exactly at n-1 = 15, so n = 16. In floats the lead after
+    # 16 calls is -0.06 + 15 * 0.004 = -6.9e-18, not 0: without the rounding tolerance the answer would be 17.
+    lead, gain = 0.01 - 0.07, 0.01 - 0.006
+    assert lead + 15 * gain < 0  # the inputs do hit the rounding (else this test would prove nothing)
+    assert break_even(0.01, 0.01, 0.07, 0.006)[0] == 16
+    # the same tolerance when the compiled steady state is slower: a lead of 0.029 lost by 0.001 per call is level
+    # at n-1 = 29 (n = 30), where the float sum is -3.5e-18; without the tolerance the answer would be 29
+    assert 0.03 - 0.001 + 29 * (0.001 - 0.002) < 0
+    assert break_even(0.03, 0.001, 0.001, 0.002) == (math.inf, 30)
 
 
 @pytest.mark.parametrize(
@@ -109,6 +129,21 @@ def test_verdicts():
     assert verdict(1.1, 1.4) == "faster"
     assert verdict(0.5, 0.9) == "slower"
     assert verdict(0.9, 1.2) == "no significant difference"
+
+
+def test_change_threshold_is_symmetric_in_log():
+    # 5% slower is a ratio above 1.05; 5% faster one below 1/1.05 = 0.95238, not below 1 - 0.05 = 0.95: a ratio
+    # between the two is faster, as its inverse (1.0513) is slower
+    between = 0.951
+    assert 1 - THRESHOLD < between < 1 / (1 + THRESHOLD)
+    assert change_verdict(between, 0.001) == "faster"
+    assert change_verdict(1 / between, 0.001) == "slower"
+    # the threshold itself, on either side, is within the noise (strict inequalities)
+    assert change_verdict(1 + THRESHOLD, 0.001) == "no significant change"
+    assert change_verdict(1 / (1 + THRESHOLD), 0.001) == "no significant change"
+    assert change_verdict(0.953, 0.001) == change_verdict(1 / 0.953, 0.001) == "no significant change"
+    # and a ratio outside it only counts when significant and finite
+    assert change_verdict(0.5, ALPHA) == change_verdict(math.nan, 0.001) == "no significant change"
 
 
 def test_robust_cv_ignores_one_wild_value():

@@ -15,6 +15,15 @@ import gc
 import pytest
 
 
+def pytest_configure(config):
+    """What needs a process once per machine is done here, before any layer refuses processes: matplotlib's first
+    import on a machine (an empty MPLCONFIGDIR or HOME: a new user, a fresh CI container) runs `fc-list` to build its
+    font cache, which tests/unit's refusal turned into 14 failures (LaunchRefused). Importing its font_manager builds
+    the cache, or reads it in a few ms where it exists. Every process runs this hook: pytest-xdist's controller
+    before it starts its workers, so they find the cache built (.ci/run proves it with an empty HOME)."""
+    import matplotlib.font_manager  # noqa: F401
+
+
 @pytest.fixture(scope="session", autouse=True)
 def frozen_heap():
     """What is alive once the tests are collected (the modules of pandas, matplotlib, Hydra, JAX) goes to the garbage

@@ -11,6 +11,7 @@ Shared helpers live in tests/helpers.py (`from helpers import run_cli`).
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 
@@ -22,6 +23,10 @@ def pytest_configure(config):
     the cache, or reads it in a few ms where it exists. Every process runs this hook: pytest-xdist's controller
     before it starts its workers, so they find the cache built (.ci/run proves it with an empty HOME)."""
     import matplotlib.font_manager  # noqa: F401
+
+    # The suite measures on the CPU by its own config, whatever the product's default device (auto: an accelerator
+    # where there is one): every worker and command it starts inherits this. tests/e2e/test_tpu.py takes it off.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,7 +14,6 @@ import pytest
 import jitexp
 from helpers import read
 from jitexp import compose, run
-from jitexp.analysis.stats import verdict
 from jitexp.api import timing_presets
 from jitexp.report import build, compare_cli
 
@@ -48,16 +47,20 @@ def test_a_closure_gives_the_rows_a_cli_job_gives():
     # the same columns as the CLI's rows (the CLI adds config_hash when it writes; setup_s comes from a setup)
     short = {"steal_median", "steal_max", "run_queue_wait_median"}  # empty when too short to read (timing=quick)
     assert set(cli.by_mode("jit")) - set(jit) - short <= {"param_n"}
-    assert set(jit) - set(cli.by_mode("jit")) - short <= {"setup_s"}
+    # device time: a CPU program small enough to run inline on the calling thread has none (add_one at 64 elements;
+    # the closure's program of two inputs runs on XLA's client thread): the CLI's row says why in `unavailable`
+    device_time = {"device_s", "host_overhead_s", "device_peak_flops_share", "device_peak_bytes_share"}
+    assert set(jit) - set(cli.by_mode("jit")) - short <= {"setup_s", *device_time}
     parts = measured.first_call("jit")
     assert set(parts) == {"first_call_s", "trace_s", "lower_s", "compile_s", "execute_s"}
     # each phase is a compile event's duration inside the cold call, the rest is execute_s: every one was seen,
     # none counted twice (execute_s > 0), and the cold call compiled jit's program once
     assert all(parts[k] > 0 for k in ("trace_s", "lower_s", "compile_s", "execute_s")), parts
     assert jit["first_call_compiles"] == 1 and measured.row("eager")["first_call_compiles"] > 1
-    # the verdict is the CI's (one quick process on a loaded CI machine may straddle 1: not asserted as "faster")
+    # 49 dispatched ops against one fused kernel: jit ~17x faster on the 2-core VM under load, so faster with a CI
+    # above 1 even when a preempted sample or two widen it (the quick preset samples on until its CI is within 10%)
     assert jit["speedup_ci_low"] <= measured.speedup("jit") <= jit["speedup_ci_high"], measured
-    assert measured.verdict("jit") == verdict(jit["speedup_ci_low"], jit["speedup_ci_high"]), measured
+    assert measured.verdict("jit") == "faster" and jit["speedup_ci_low"] > 2, measured
     assert repr(measured).startswith("scaled.<locals>.f f32[64] f32[64] float32 cpu: eager ")
     assert "<table>" in measured._repr_html_() and "jit" in measured._repr_html_()
     with pytest.raises(ValueError, match="eager has no speedup: it is the baseline mode"):

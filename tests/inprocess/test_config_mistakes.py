@@ -320,7 +320,7 @@ def test_a_users_file_whose_args_do_not_fit_the_function_is_one_line_naming_the_
 
 
 def test_a_device_file_has_no_required_key(tmp_path):
-    """Both device keys have defaults (platform cpu, index 0): a file may set either alone."""
+    """Both device keys have defaults (platform auto, index 0): a file may set either alone."""
     write_option(tmp_path, "device", "index: 0\n")
     [job] = preflight.check(["--config-dir", str(tmp_path / "conf"), "device=mine"])
-    assert (job.device.platform, job.device.index) == ("cpu", 0)
+    assert (job.device.platform, job.device.index) == ("auto", 0)

@@ -56,8 +56,8 @@ def validate_distributed(cfg: ExperimentConfig) -> int:
         raise ConfigError(
             "mesh.shape", None, f"{key} needs a mesh over every process's devices, e.g. mesh.shape={{data: {n}}}"
         )
-    if cfg.device.platform not in ("cpu", "gpu"):
-        raise ConfigError("device.platform", cfg.device.platform, f"with {key}: cpu (gloo) or gpu")
+    if cfg.device.platform not in ("cpu", "gpu", "auto"):  # auto: the GPU where the node has one, else the CPU
+        raise ConfigError("device.platform", cfg.device.platform, f"with {key}: cpu (gloo), gpu or auto")
     if cfg.device.platform == "gpu" and cfg.device.count != 1:  # jax.distributed gives each SLURM task one GPU
         raise ConfigError("device.count", cfg.device.count, f"with {key} on gpu: 1 (each SLURM task drives one GPU)")
     return n

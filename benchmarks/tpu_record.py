@@ -42,30 +42,13 @@ TARGET_RATIO = 0.05
 MATMUL_8192_DEVICE = (5.5e-3, 6.3e-3)
 
 
-def plain_entry(task: Any, conn: Any) -> None:
-    """A fresh process's plain loop of the case's jitted function: 3 warm-up calls, batches of >= 10 ms, 30 of them;
-    it opens the device as a user's script does (JAX's default device)."""
-    from accuracy import user_loop
-
-    from jitexp.records import ModeResult, ProcessResult
-    from jitexp.worker.timing import calibrate
-
-    sys.path[:] = task.sys_path
-    plain = user_loop(task.cfg)
-    plain(3)
-    number = calibrate(lambda n: (plain(n), None), 0.01).number
-    times = np.asarray([plain(number) for _ in range(30)])
-    conn.send(("result", ProcessResult(task.process, modes={"plain": ModeResult(samples_s=times, number=number)})))
-    conn.close()
-
-
 def plain_median(cfg: Any) -> float | None:
     from jitexp.engine.handover import with_retries
     from jitexp.engine.processes import Target, launch
     from jitexp.records import Task
 
     task = Task(cfg, 0, ("jit",), 1, extras=False)
-    result = with_retries(lambda: launch(Target("tpu_record", "plain_entry"), task, 600.0), 5, 2.0)
+    result = with_retries(lambda: launch(Target("accuracy", "plain_entry"), task, 600.0), 5, 2.0)
     if result.failed:
         print(f"  plain loop failed: {result.error}", flush=True)
         return None

@@ -32,9 +32,12 @@ def test_the_example_notebook_runs_and_shows_its_results(tmp_path):
     assert "<table>" in shown["text/html"] and "first call" in shown["text/html"]
     # cell 3: (speedup, verdict, the cold call's parts), the same figures the Measurement showed in cell 2
     speedup, verdict, parts = ast.literal_eval(code[3].outputs[0]["data"]["text/plain"])
-    # The verdict is a timing (one quick process on a loaded CI machine can straddle 1): the test asserts
-    # that the line shows the same figure and verdict as cell 3, in the words that verdict takes.
-    assert verdict in ("faster", "slower", "no significant difference"), verdict
+    # The notebook's loss is three tiny layers (~12 ops): eager dispatches each, jit runs one program, 6.5x faster
+    # on the 2-core VM (650 us vs 100 us). Its verdict is one quick process's: "faster" as a rule, but a loaded
+    # machine can widen that process's interval over 1 (jit's calls wait on XLA's threads for a core; a 10x
+    # speedup once measured 0.24x), never into an interval wholly below 1 across the rounds, and one process always
+    # has an interval (never "cannot tell"). The test then asserts the line shows cell 3's figure and verdict.
+    assert verdict != "slower" and not verdict.startswith("cannot tell"), (speedup, verdict)
     shown_speedup = re.search(r"jit (as fast as|([\d.]+)x (faster|slower) than) eager", shown["text/plain"])
     assert shown_speedup, shown["text/plain"]
     figure = 1.0 if shown_speedup[1] == "as fast as" else float(shown_speedup[2])

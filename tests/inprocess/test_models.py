@@ -8,7 +8,6 @@ jobs run in this process (isolate=none), and one of them through the installed c
 from __future__ import annotations
 
 import inspect
-import pickle
 import warnings
 from functools import cache
 from importlib import resources
@@ -30,6 +29,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from jitexp import compose, run  # noqa: E402
 from jitexp.config import import_fn  # noqa: E402
 from jitexp.worker.checks import output_error  # noqa: E402
+from jitexp.worker.payload import pack, unpack  # noqa: E402
+from jitexp.worker.workload import Workload  # noqa: E402
 from jitexp.workloads import models  # noqa: E402
 
 MODELS = ["mlp_train_step", "eqx_mlp_grad", "nnx_train_step", "transformer_block", "rng_dropout"]
@@ -267,11 +268,17 @@ def test_eqx_module_fails_under_plain_jax_jit_and_works_under_filter_jit():
     # aot: filter_jit has .lower; its Compiled is called with the full arguments, module included
     compiled = eqx.filter_jit(models.eqx_mlp_grad).lower(model, x, y).compile()
     assert float(compiled(model, x, y)[0]) == pytest.approx(float(loss), rel=1e-6)
-    # filter_jit takes no static_argnums / donate_argnums (non-arrays are static by type; donation is donate=)
-    with pytest.raises(ValueError, match="static_argnums"):
-        eqx.filter_jit(models.eqx_mlp_grad, static_argnums=[])
-    with pytest.raises(ValueError, match="donate_argnums"):
-        eqx.filter_jit(models.eqx_mlp_grad, donate_argnums=[0])
+    # jitexp's worker wraps it as the YAML says: filter_jit refuses static_argnums / donate_argnums even empty, so
+    # Workload.jitted passes only the options a job sets, and aot calls equinox's Compiled with every argument
+    w = Workload(
+        "eqx_mlp_grad",
+        models.eqx_mlp_grad,
+        (model, x, y),
+        static_argnums=(),
+        jit_fn=import_fn(spec("eqx_mlp_grad")["jit_fn"]),
+    )
+    assert float(w.jitted()(model, x, y)[0]) == pytest.approx(float(loss), rel=1e-6)
+    assert w.aot_inputs() == ((model, x, y), {})
 
 
 def test_nnx_step_under_nnx_jit_trains_the_model_in_place():
@@ -342,16 +349,22 @@ def test_rng_dropout_is_deterministic_in_its_key_scales_the_kept_and_traces_the_
     assert np.array_equal(np.asarray(step(key, x, jnp.zeros((), jnp.float32))[1]), np.asarray(x))
 
 
-# --- pickling (a finding, not a need: the engine builds the arguments inside the worker) --------------------------
+# --- jitexp.measure's trip to a worker (payload.pack / unpack) --------------------------------------------------
 
 
-def test_cloudpickle_round_trips_every_setup_output_and_pickle_the_plain_pytrees():
-    cloudpickle = pytest.importorskip("cloudpickle")
+def test_every_models_arguments_reach_a_worker_through_jitexps_payload_unchanged():
+    # what jitexp.measure(fn, *args) does with a model's arguments: packed (cloudpickled, arrays and typed keys as
+    # host values) in the driver, unpacked and put on the device in the worker, afresh for each set of inputs
+    device = jax.devices()[0]
     for name in MODELS:
         args = build(name)
-        assert leaves_equal(cloudpickle.loads(cloudpickle.dumps(args)), args), name
-    for name in ("mlp_train_step", "transformer_block", "rng_dropout"):
-        assert leaves_equal(pickle.loads(pickle.dumps(build(name))), build(name)), name
+        payload, _ = pack(import_fn(spec(name)["fn"]), args, {}, None, pickled=True)
+        assert isinstance(payload.function, bytes) and isinstance(payload.arguments, bytes), name
+        fn, jit_fn, inputs = unpack(payload, spec(name).get("jit_fn") or "jax.jit", device)
+        first, second = inputs(), inputs()
+        assert leaves_equal(first.args, args) and leaves_equal(second.args, args), name
+        assert arrays(first.args)[0] is not arrays(second.args)[0], name  # fresh buffers for each set of inputs
+        assert fn.__name__ == name and jit_fn is import_fn(spec(name).get("jit_fn") or "jax.jit"), name
 
 
 SCAN = ["timing=quick", "isolate=none", "size=16", "mode=[jit,aot]", "mode.donate_argnums=null", "check=false"]

@@ -253,7 +253,9 @@ def test_numpy_mode_pairs_with_eager_and_jit_in_one_job():
     for row in (eager, jit):
         assert row["speedup_vs_numpy"] == pytest.approx(numpy_row["median_s"] / row["median_s"])
         assert row["speedup_vs_numpy_ci_low"] <= row["speedup_vs_numpy"] <= row["speedup_vs_numpy_ci_high"]
-        assert row["verdict_vs_numpy"] in ("faster", "slower", "no significant difference")
+        # a 16x16 matmul: NumPy's call takes ~1 us, JAX's dispatch alone tens: eager and jit are both slower than
+        # the twin, ~40x on the 2-core VM (speedup_vs_numpy 0.02-0.03): a verdict noise cannot flip
+        assert row["verdict_vs_numpy"] == "slower" and row["speedup_vs_numpy"] < 0.5, row
 
 
 def test_numpy_mode_needs_a_twin_and_is_dropped_beside_other_modes():

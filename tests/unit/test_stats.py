@@ -63,13 +63,21 @@ from scipy import stats as scipy_stats  # noqa: E402
 
 from jitexp.analysis.stats import (  # noqa: E402
     ALPHA,
+    EXACT_SIGNED_RANK_MAX_N,
     THRESHOLD,
+    Unpaired,
     break_even,
     change_verdict,
+    group_medians,
     hierarchical_medians,
+    mode_samples,
+    paired_change,
     percentile_ci,
     point_medians,
+    rank_sum_cdf,
     robust_cv,
+    signed_rank_cdf,
+    signed_rank_interval,
     verdict,
 )
 
@@ -255,12 +263,7 @@ from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from jitexp.analysis.stats import (  # noqa: E402
-    EXACT_SIGNED_RANK_MAX_N,
-    paired_change,
-    rank_sum_cdf,
     rank_sum_interval,
-    signed_rank_cdf,
-    signed_rank_interval,
     two_sample_change,
 )
 
@@ -395,3 +398,110 @@ def test_the_speedup_interval_over_processes_and_within_one():
     boot = hierarchical_medians(groups[:1], seed=0)
     one = speedup_interval(medians[:1, 0], medians[:1, 1], boot[:, 0] / boot[:, 1])
     assert one == (pytest.approx(medians[0, 0] / medians[0, 1]), *percentile_ci(boot[:, 0] / boot[:, 1]))
+
+
+# ---- the gaps mutation testing found (scripts/mutation.sh analysis/stats.py) -----------------------------------
+
+
+def test_tukey_outliers_counts_only_beyond_the_fences():
+    from jitexp.analysis.stats import tukey_outliers
+
+    # sorted five values: q1 = 4, q3 = 6 (linear percentiles), IQR 2, fences at 4 - 3 = 1 and 6 + 3 = 9
+    assert tukey_outliers([1.0, 4.0, 5.0, 6.0, 9.0]) == 0  # on a fence is not beyond it
+    assert tukey_outliers([0.9, 4.0, 5.0, 6.0, 9.1]) == 2
+    assert tukey_outliers([0.9, 4.0, 5.0, 6.0, 9.1], k=2.0) == 0
+    assert tukey_outliers([0, 0, 0, 100]) == 1  # four values are enough (q3 25, upper fence 62.5)
+    assert tukey_outliers([0, 0, 100]) == 0  # three are not
+
+
+def test_summarize_reports_each_figure_of_a_known_sample():
+    s = summarize(np.arange(11.0))  # 0..10
+    assert (s.p10_s, s.median_s, s.p90_s, s.iqr_s, s.min_s, s.max_s) == (1.0, 5.0, 9.0, 5.0, 0.0, 10.0)
+    assert s.std_s == pytest.approx(np.arange(11.0).std(ddof=1)) and s.cv == pytest.approx(s.std_s / 5.0)
+    one = summarize([0.5])
+    assert (one.std_s, one.cv, one.n_samples) == (0.0, 0.0, 1)  # one sample: no spread, not NaN
+    assert summarize([0.4, 0.6]).std_s == pytest.approx(0.1414213562) and summarize([0.4, 0.6]).cv > 0
+    assert math.isnan(summarize([0.0, 0.0]).cv)  # no mean to divide by
+    with pytest.raises(ValueError, match="^summarize needs at least one sample$"):
+        summarize([])
+
+
+def test_robust_cv_of_two_values_and_of_a_zero_median():
+    assert robust_cv([9.0, 11.0]) == pytest.approx(1.4826 * 1.0 / 10.0)
+    assert math.isnan(robust_cv([0.0, 0.0, 0.0]))
+
+
+def test_percentile_ci_takes_the_central_level_of_the_replicates():
+    assert percentile_ci(np.arange(1001.0)) == pytest.approx((25.0, 975.0))
+    assert percentile_ci(np.arange(1001.0), level=0.9) == pytest.approx((50.0, 950.0))
+
+
+def test_hierarchical_bootstrap_within_one_process_resamples_its_rounds():
+    # one process: only the rounds vary, so its replicates are the plain bootstrap of the rounds' median, for
+    # paired rounds (modes resampled together) and for unpaired ones (each mode on its own)
+    rng = np.random.default_rng(4)
+    rounds = rng.lognormal(0.0, 0.2, (15, 2))
+    rounds[:, 1] *= 3  # the second mode three times slower: a replicate is per mode
+    theirs = scipy_stats.bootstrap(
+        (rounds[:, 0],), np.median, n_resamples=4000, method="percentile", random_state=np.random.default_rng(5)
+    ).confidence_interval
+    for group in (rounds, Unpaired([rounds[:, 0], rounds[:, 1]])):
+        reps = hierarchical_medians([group], n_resamples=4000, seed=2)
+        assert reps.shape == (4000, 2)
+        assert np.median(reps[:, 1]) / np.median(reps[:, 0]) == pytest.approx(3, rel=0.15)
+        low, high = percentile_ci(reps[:, 0])
+        assert low == pytest.approx(theirs.low, rel=0.05) and high == pytest.approx(theirs.high, rel=0.05)
+    # the default seed is 0: the same replicates on every call
+    assert np.array_equal(hierarchical_medians([rounds]), hierarchical_medians([rounds], seed=0))
+    with pytest.raises(ValueError, match="^every process needs at least one round$"):
+        hierarchical_medians([Unpaired([[], [1.0]])])
+
+
+def test_mode_samples_and_group_medians_per_mode():
+    group = [[1, 10], [2, 20], [3, 30]]  # integers: counted as floats
+    assert [list(a) for a in mode_samples(group)] == [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]]
+    assert list(group_medians(group)) == [2.0, 20.0]
+    assert list(group_medians(Unpaired([[1.0, 5.0, 9.0], [4.0, 6.0]]))) == [5.0, 5.0]
+
+
+def test_the_normal_approximations_above_the_exact_range_agree_with_the_exact_distributions():
+    # signed rank at n = 60 and rank sum at 40 + 40 are beyond the exact tables: their normal approximation
+    # (with continuity correction) must be close to the exact distribution, computed here with Python integers
+    n = 60
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for r in range(1, n + 1):
+        counts = [c + (counts[i - r] if i >= r else 0) for i, c in enumerate(counts)]
+    exact = np.cumsum(counts) / 2.0**n
+    approx = signed_rank_cdf(n)
+    assert approx.shape == exact.shape and n > EXACT_SIGNED_RANK_MAX_N
+    assert np.abs(approx - exact).max() < 2e-3
+    assert approx[len(approx) // 2] == pytest.approx(0.5, abs=0.01)
+    m = 40
+    approx = rank_sum_cdf(m, m)
+    assert approx.shape == (m * m + 1,) and approx[0] < 1e-6 and approx[-1] > 1 - 1e-6
+    assert approx[m * m // 2] == pytest.approx(0.5, abs=0.01)
+    # P(U <= c) at the normal quantile 1.96 sd below the mean is about 2.5%
+    sd = math.sqrt(m * m * (2 * m + 1) / 12)
+    assert approx[int(m * m / 2 - 1.96 * sd)] == pytest.approx(0.025, abs=0.003)
+
+
+def test_signed_rank_interval_of_nothing():
+    est, low, high, p = signed_rank_interval([math.nan, math.inf])
+    assert math.isnan(est) and math.isnan(low) and math.isnan(high) and p == 1.0
+
+
+def test_paired_change_uses_its_threshold_and_alpha():
+    base = np.full(8, 1.0)
+    new = base * np.array([1.06, 1.07, 1.08, 1.06, 1.07, 1.08, 1.06, 1.07])  # 6-8% slower in every pair
+    assert paired_change(base, new)["verdict"] == "slower"
+    assert paired_change(base, new, threshold=0.1)["verdict"] == "no significant change"  # within 10%
+    # one pair faster, its log ratio the second smallest: p = 2 * 3 / 256 = 0.023, significant at 0.05, not at 0.02
+    mixed = base * np.array([1.10, 1 / 1.15, 1.20, 1.21, 1.22, 1.23, 1.24, 1.25])
+    assert paired_change(base, mixed)["p_value"] == pytest.approx(6 / 256)
+    assert paired_change(base, mixed)["verdict"] == "slower"
+    assert paired_change(base, mixed, alpha=0.02)["verdict"] == "no significant change"
+    # five pairs: 2 / 2**5 = 0.0625 can never pass 0.05, but can pass 0.1
+    assert paired_change(base[:5], new[:5])["verdict"].startswith("cannot tell")
+    assert paired_change(base[:5], new[:5], alpha=0.1)["verdict"] == "slower"
+    with pytest.raises(ValueError, match=r"^paired_change needs the same number \(>= 1\) of values on each side$"):
+        paired_change([1.0], [1.0, 2.0])

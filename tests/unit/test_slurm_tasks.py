@@ -45,7 +45,7 @@ def test_ranks_that_ended_alike_are_one_srun_line_and_the_first_is_named(tmp_pat
 
 
 def test_a_rank_whose_measurement_failed_says_so_in_jitexps_own_words(tmp_path):
-    # the line the rank's worker writes (worker.distributed), read back here
+    # the line the rank's worker writes (worker.rank), read back here
     line = failure_of("trace", ValueError("no sharded step today")).line()
     (tmp_path / "rank-1.err").write_text(f"{line}\n")
     said = f"srun: error: vm: task 1: Exited with exit code {STEP_STOPPED}\nsrun: error: vm: task 0: Killed\n"

@@ -1,4 +1,4 @@
-"""distributed.processes=N: each measuring process as one `srun` step of N tasks running jitexp.worker.distributed.
+"""distributed.processes=N: each measuring process as one `srun` step of N tasks running jitexp.worker.rank.
 
 The driver writes the task into a folder in the working directory (a cluster shares it between nodes), runs
 `srun --ntasks=N --kill-on-bad-exit=1` with each task's stderr in its own file (inside an allocation with
@@ -28,7 +28,7 @@ from jitexp.records import STEP_STOPPED, ProcessResult, Task
 from jitexp.records import STEP_TASK as TASK
 
 SRUN = "srun"
-MODULE = "jitexp.worker.distributed"
+MODULE = "jitexp.worker.rank"
 # srun's "srun: error: node: task 1: Exited with exit code 3", or "tasks 0-1: ..." for ranks that ended alike
 _TASK_LINE = re.compile(r"tasks? (\d+)[\d,\-]*: (.+)$")
 _SIGNALS = {"Killed": "SIGKILL", "Aborted": "SIGABRT", "Segmentation fault": "SIGSEGV", "Terminated": "SIGTERM"}

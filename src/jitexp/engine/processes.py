@@ -394,9 +394,11 @@ _XLA_FATAL = re.compile(r"F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 def crash_hint(name: str, line: str = "") -> str:
     if "Termination timeout" in line and "rendezvous" in line:
         return (
-            "XLA's CPU collectives waited 40 s for a device that never joined: eager ops over several CPU devices "
-            "can deadlock in XLA while other processes load the cores (plain JAX does too; jitted steps did not); "
-            "measure eager on a quiet machine, or mode=jit"
+            "a device's share of an XLA CPU collective never arrived: XLA's CPU client had fewer than 2 x "
+            "device.count threads (the worker raises PJRT_NPROC to that before the client starts; a client started "
+            "earlier in the same process keeps its threads, as with isolate=none after another job), or that share "
+            "ran behind the others for longer than XLA's limit "
+            "(XLA_FLAGS=--xla_cpu_collective_call_terminate_timeout_seconds=N, default 40)"
         )
     if name == "SIGKILL":
         return "killed from outside, often by the out-of-memory killer: use a smaller size"

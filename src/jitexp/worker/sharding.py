@@ -3,6 +3,7 @@ inputs placed on it by their PartitionSpecs (jit follows the inputs: no mesh con
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ def request_devices(device: DeviceConfig) -> None:
         return
     try:
         jax.config.update("jax_num_cpu_devices", device.count)
+        client_threads(device.count)
     except RuntimeError:  # the backend has started in this process
         have = len(jax.local_devices(backend="cpu"))
         if have < device.count:
@@ -35,6 +37,23 @@ def request_devices(device: DeviceConfig) -> None:
                 f"this process's CPU backend started with {have} device(s) and keeps them; "
                 "use isolate=process (the default) for another count",
             ) from None
+
+
+def client_threads(count: int) -> None:
+    """Give XLA's CPU client at least 2 x count threads (PJRT_NPROC, read when the client starts).
+
+    The client runs each device's launch of a program and each device's share of it on one pool of max(cores,
+    devices) threads (PJRT_NPROC, else NPROC, stands for the cores), and a launch holds its thread while it waits
+    for a free in-flight slot of its device (32 each). Eager ops over several devices run ahead of their execution;
+    once 32 wait per device, the count launches hold the threads that a collective's shares need, and XLA aborts
+    after 40 s ("Termination timeout for `all reduce ...`"): 4 devices on 2 cores have a pool of 4. With 2 x count
+    threads the launches and one collective's shares both fit (docs/decisions.md, issue 42).
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    given = os.environ.get("PJRT_NPROC") or os.environ.get("NPROC")
+    threads = int(given) if given and given.isdigit() else cores
+    if threads < 2 * count:
+        os.environ["PJRT_NPROC"] = str(2 * count)
 
 
 def check_count(device: DeviceConfig, first: Any) -> None:

@@ -68,7 +68,7 @@ def main(folder: str) -> None:
     os.chdir(task.cwd)
     faulthandler.enable()  # a rank that crashes leaves "Fatal Python error: ..." in its own stderr file
     faulthandler.dump_traceback_later(task.cfg.timing.timeout_s + GRACE_S, exit=True)
-    if task.cfg.device.platform == "cpu":
+    if task.cfg.device.platform in ("cpu", "auto"):  # auto: the CPU where the node has no GPU; unused on a GPU
         jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives across processes
     sharding.request_devices(task.cfg.device)  # before the backend starts: device.count per process
     jax.distributed.initialize()

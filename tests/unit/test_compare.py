@@ -437,3 +437,34 @@ def test_another_device_count_or_mesh_is_another_case_and_a_run_without_those_co
     assert set(table["verdict"]) == {"missing"}, table  # 4 devices are not 1 device slower: BASE's case is not in NEW
     old = fake_run(tmp_path / "old", {"w": 1e-3}, seed=2)  # written before device columns existed
     assert verdicts(old, one)[("w", "steady")] == "no significant change"
+
+
+def test_a_status_row_says_no_process_was_compared_and_leaves_every_figure_empty():
+    from jitexp.report.compare import _status_row
+    from jitexp.report.compare_runs import COLUMNS, NOTE
+
+    row = _status_row("broken")
+    assert (row["metric"], row["verdict"], row["n_base"], row["n_new"], row[NOTE]) == ("status", "broken", 0, 0, "")
+    figures = [c for c in COLUMNS if c not in ("metric", "verdict", "n_base", "n_new", NOTE) and c in row]
+    assert figures and all(isinstance(row[c], float) and math.isnan(row[c]) for c in figures), row
+
+
+def test_a_failure_in_new_is_told_by_its_phase_type_and_message_or_else_its_status():
+    from jitexp.report.compare import _failure
+
+    row = {"error_phase": "run", "error_type": "ValueError", "error_message": "bad shape", "status": "error"}
+    assert _failure(row) == "error in NEW: run: ValueError: bad shape"
+    assert _failure({"error_phase": math.nan, "status": "timeout"}) == "error in NEW: status timeout"
+
+
+def test_the_gate_by_default_fails_cannot_tell_and_missing_cases():
+    from jitexp.report.compare import failing
+
+    table = pd.DataFrame(
+        {
+            "metric": ["steady", "steady", "status", "steady", "compile"],
+            "verdict": ["slower", "cannot tell (1 process per side)", "missing", "faster", "slower"],
+        }
+    )
+    assert list(failing(table, ["steady"]).index) == [0, 1, 2]
+    assert list(failing(table, ["steady"], allow_undetectable=True, allow_missing=True).index) == [0]

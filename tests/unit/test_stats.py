@@ -505,3 +505,65 @@ def test_paired_change_uses_its_threshold_and_alpha():
     assert paired_change(base[:5], new[:5], alpha=0.1)["verdict"] == "slower"
     with pytest.raises(ValueError, match=r"^paired_change needs the same number \(>= 1\) of values on each side$"):
         paired_change([1.0], [1.0, 2.0])
+
+
+def test_break_even_at_its_edges():
+    # lines that meet after 2 calls, where -lead / gain rounds to 1.0000000000000002: the first guess (3) is walked
+    # back to 2, the tolerance holding the float sum -2.8e-17
+    assert -(0.3 - 0.4) / (0.2 - 0.1) > 1
+    assert break_even(0.3, 0.2, 0.4, 0.1)[0] == 2
+    assert break_even(0.01, 0.005, 0.012, 0.001)[0] == 2  # behind after call 1, ahead from call 2
+    assert break_even(0.0, 0.002, 0.0, 0.001)[0] == 1  # equal first calls (no tolerance at all): ahead from 1
+    # the tolerance is relative to the first calls: 1e-11 s at first calls of ~1 ms is a real difference (4 calls,
+    # not 3), far above the rounding of such numbers
+    assert break_even(0.001, 0.0001, 0.0011, 0.00005)[0] == 3
+    assert break_even(0.001, 0.0001, 0.0011 + 1e-11, 0.00005)[0] == 4
+    # a gain of 2**-30 s a call against a 1 s dearer first call: the answer is found at once, not counted up to
+    assert break_even(0.0, 2**-30, 1.0, 0.0)[0] == 2**30 + 1
+
+
+def test_rank_sum_interval_and_two_sample_change_with_an_empty_side_or_their_own_threshold_and_alpha():
+    from jitexp.analysis.stats import rank_sum_interval, two_sample_change
+
+    for base, new in (([], [1.0]), ([1.0], []), ([], [])):
+        est, low, high, p = rank_sum_interval(base, new)
+        assert math.isnan(est) and math.isnan(low) and math.isnan(high) and p == 1.0
+    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0]
+    new = [v * 1.07 for v in base]  # 7% slower, every process: p = 2 / C(12, 6) = 0.0022
+    assert two_sample_change(base, new)["verdict"] == "slower"
+    assert two_sample_change(base, new, threshold=0.1)["verdict"] == "no significant change"
+    # three processes a side: p = 2 / C(6, 3) = 0.1, never below 0.05, below 0.2
+    assert two_sample_change(base[:3], new[:3])["verdict"] == "cannot tell (3 processes per side)"
+    assert two_sample_change(base[:3], new[:3], alpha=0.2)["verdict"] == "slower"
+
+
+def test_undetectable_names_the_counts_that_can_never_reach_significance():
+    from jitexp.analysis.stats import undetectable
+
+    assert [undetectable(n) for n in (0, 1, 2, 5, 6)] == [
+        "0 process pairs",
+        "1 process pair",
+        "2 process pairs",
+        "5 process pairs",  # 2 / 2**5 = 0.0625
+        None,  # 2 / 2**6 = 0.031
+    ]
+    assert undetectable(5, alpha=0.1) is None
+    assert [undetectable(n, n) for n in (1, 2, 3, 4)] == [
+        "1 process per side",
+        "2 processes per side",
+        "3 processes per side",  # 2 / C(6, 3) = 0.1
+        None,  # 2 / C(8, 4) = 0.029
+    ]
+    assert undetectable(3, 4) == "3 vs 4 processes per side" and undetectable(0, 9) == "0 vs 9 processes per side"
+
+
+def test_change_verdict_at_alpha_itself_is_not_significant():
+    assert change_verdict(2.0, ALPHA) == "no significant change"
+    assert change_verdict(2.0, ALPHA - 1e-9) == "slower" and change_verdict(0.5, ALPHA - 1e-9) == "faster"
+
+
+def test_signed_rank_interval_of_ties_and_of_an_even_count_of_walsh_averages():
+    # all ratios 1 (log 0): zeros count on both sides, p = 1; nothing is significant
+    assert signed_rank_interval([0.0] * 8)[3] == 1.0
+    # three values have six Walsh averages (0.1, 0.15, 0.2, 0.25, 0.3, 0.4): the estimate is the mean of the middle two
+    assert signed_rank_interval([0.1, 0.2, 0.4])[0] == pytest.approx(0.225)

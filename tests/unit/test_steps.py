@@ -80,3 +80,21 @@ def test_an_outlying_run_does_not_hide_a_real_step():
     every run counted toward the spread)."""
     found = [places([1.0] * 2 + [1.6] + [1.0] * 3 + [1.5] * 6, seed=s) for s in range(100)]
     assert sum(f == [(5, 6)] for f in found) >= 80
+
+
+def test_four_runs_two_at_each_level_are_the_fewest_that_make_a_step():
+    # the fewest runs a line needs (2 * MIN_SEGMENT); noiseless, so the step's standard error is 0 and its CI a point
+    (step,) = find_steps([1.0, 1.0, 2.0, 2.0])
+    assert (step.before, step.after, step.ratio, step.n_before, step.n_after) == (1, 2, 2.0, 2, 2)
+    assert step.ci_low == step.ci_high == 2.0 and step.direction == "slower"
+    assert [(s.before, s.after) for s in find_steps([2.0, 2.0, 2.0, 1.0, 1.0])] == [(2, 3)]
+
+
+def test_each_runs_own_spread_comes_from_its_ci_where_it_has_one():
+    from jitexp.report.steps import Z95, _own_sd
+
+    y = np.log([1.0, 1.0, 1.0])
+    assert _own_sd(y, None, [1.1, 1.1, 1.1]).size == 0 and _own_sd(y, [0.9, 0.9, 0.9], None).size == 0
+    # a missing, inverted or non-positive CI is left out
+    own = _own_sd(y, [0.9, None, 1.2, 0.0], [1.1, 1.2, 1.0, 1.0])
+    assert own == pytest.approx([(np.log(1.1) - np.log(0.9)) / (2 * Z95)])

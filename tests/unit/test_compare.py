@@ -468,3 +468,32 @@ def test_the_gate_by_default_fails_cannot_tell_and_missing_cases():
     )
     assert list(failing(table, ["steady"]).index) == [0, 1, 2]
     assert list(failing(table, ["steady"], allow_undetectable=True, allow_missing=True).index) == [0]
+
+
+def test_the_table_lists_broken_then_missing_then_the_largest_changes_first(tmp_path):
+    base = fake_run(tmp_path / "base", {"same": 1e-3, "double": 1e-3, "half": 1e-3, "v": 1e-3, "gone": 1e-3}, seed=0)
+    new = fake_run(
+        tmp_path / "new", {"same": 1e-3, "double": 2e-3, "half": 0.6e-3, "v": 1e-3}, seed=1, errors={"v": BOOM}
+    )
+    table = compare(base, new)
+    assert list(table.index) == list(range(len(table))) and "index" not in table.columns
+    assert list(table["verdict"][:2]) == ["broken", "missing"] and table["note"][1] == "not in NEW"
+    steady = table[table["metric"] == "steady"]
+    assert list(steady["workload"]) == ["double", "half", "same"]  # by |log ratio|: 2x, then 1/0.6 = 1.67x, then ~1
+    assert (table.loc[table["verdict"] == "missing", ["n_base", "n_new"]] == 0).all(axis=None)
+
+
+def test_a_metric_only_one_side_has_counts_the_processes_of_that_side(tmp_path):
+    base = fake_run(tmp_path / "base", {"w": 1e-3}, seed=0)
+    new = fake_run(tmp_path / "new", {"w": 1e-3}, seed=1, processes=6)
+    procs = pd.read_csv(new / "0" / "processes.csv")
+    procs["compile_s"] = np.nan
+    procs.to_csv(new / "0" / "processes.csv", index=False)
+    row = compare(base, new).set_index("metric").loc["compile"]
+    assert (row["verdict"], row["n_base"], row["n_new"]) == ("cannot tell (no compile in NEW)", 8, 0)
+
+
+def test_metric_row_uses_its_threshold():
+    base, new = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0], [1.07, 1.08, 1.06, 1.09, 1.05, 1.07]  # ~7% slower
+    assert metric_row("compile", base, new, 0.05, 0.05, between_run_sd=0.0)["verdict"] == "slower"
+    assert metric_row("compile", base, new, 0.1, 0.05, between_run_sd=0.0)["verdict"] == "no significant change"

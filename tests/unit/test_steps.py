@@ -98,3 +98,14 @@ def test_each_runs_own_spread_comes_from_its_ci_where_it_has_one():
     # a missing, inverted or non-positive CI is left out
     own = _own_sd(y, [0.9, None, 1.2, 0.0], [1.1, 1.2, 1.0, 1.0])
     assert own == pytest.approx([(np.log(1.1) - np.log(0.9)) / (2 * Z95)])
+
+
+def test_runs_whose_own_cis_are_wide_hide_a_step_their_values_alone_would_show():
+    # a clean 30% step; each run's own 95% CI of +-40% says the runs are far noisier than their spread shows
+    values = np.array([1.0] * 6 + [1.3] * 6) * (1 + 1e-3 * np.tile([1, -1], 6))
+    assert [(s.before, s.after) for s in find_steps(values)] == [(5, 6)]
+    assert find_steps(values, values * 0.6, values * 1.4) == []
+    assert [(s.before, s.after) for s in find_steps(values, values * 0.6, None)] == [(5, 6)]  # no CI: no own spread
+    from jitexp.report.steps import _own_sd
+
+    assert list(_own_sd(np.zeros(1), [1.0], [1.0])) == [0.0]  # a CI of one point: no spread, still counted

@@ -466,7 +466,11 @@ def test_mode_samples_and_group_medians_per_mode():
 
 def test_the_normal_approximations_above_the_exact_range_agree_with_the_exact_distributions():
     # signed rank at n = 60 and rank sum at 40 + 40 are beyond the exact tables: their normal approximation
-    # (with continuity correction) must be close to the exact distribution, computed here with Python integers
+    # (with continuity correction) must be close to the exact distribution, computed here with Python integers.
+    # Computed afresh: a table cached by an earlier test (or, under mutation testing, by the process the test was
+    # forked from) would not run the approximation at all
+    signed_rank_cdf.cache_clear()
+    rank_sum_cdf.cache_clear()
     n = 60
     counts = [1] + [0] * (n * (n + 1) // 2)
     for r in range(1, n + 1):
@@ -567,3 +571,31 @@ def test_signed_rank_interval_of_ties_and_of_an_even_count_of_walsh_averages():
     assert signed_rank_interval([0.0] * 8)[3] == 1.0
     # three values have six Walsh averages (0.1, 0.15, 0.2, 0.25, 0.3, 0.4): the estimate is the mean of the middle two
     assert signed_rank_interval([0.1, 0.2, 0.4])[0] == pytest.approx(0.225)
+
+
+def test_ratio_bounds_keep_a_log_interval_that_excludes_zero_off_one():
+    from jitexp.analysis.stats import _ratio_bounds
+
+    assert _ratio_bounds(-0.1, 0.2) == (math.exp(-0.1), math.exp(0.2))
+    assert _ratio_bounds(0.1, 0.2) == (math.exp(0.1), math.exp(0.2))
+    assert _ratio_bounds(-0.2, -0.1) == (math.exp(-0.2), math.exp(-0.1))
+    # a bound a hair from 0 would round to exactly 1 and seem to touch it: it stays the next float off 1
+    assert _ratio_bounds(1e-17, 0.2) == (math.nextafter(1.0, 2.0), math.exp(0.2))
+    assert _ratio_bounds(-0.2, -1e-17) == (math.exp(-0.2), math.nextafter(1.0, 0.0))
+    assert _ratio_bounds(0.0, 0.0) == (1.0, 1.0)  # an interval at 0 itself is not moved
+
+
+def test_undetectable_at_its_edges():
+    from jitexp.analysis.stats import undetectable
+
+    assert undetectable(6, alpha=2 / 64) == "6 process pairs"  # the smallest p must be below alpha, not at it
+    assert undetectable(4, 4, alpha=2 / 70) == "4 processes per side"
+    assert undetectable(6, alpha=0.04) is None  # 2 / 64 = 0.031
+    assert undetectable(5, 3) is None  # 2 / C(8, 3) = 0.036
+    assert undetectable(1, 40) is None and undetectable(40, 1) is None  # 2 / 41 = 0.049: one process can be enough
+    assert undetectable(3, 0) == "3 vs 0 processes per side"
+
+
+def test_break_even_when_the_compiled_mode_is_ahead_for_one_call_only():
+    # 2 ms cheaper first call, 4 ms dearer each call after: level or ahead at call 1 only
+    assert break_even(0.012, 0.001, 0.01, 0.005) == (math.inf, 1)

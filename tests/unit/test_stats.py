@@ -524,6 +524,7 @@ def test_break_even_at_its_edges():
     assert break_even(0.001, 0.0001, 0.0011 + 1e-11, 0.00005)[0] == 4
     # a gain of 2**-30 s a call against a 1 s dearer first call: the answer is found at once, not counted up to
     assert break_even(0.0, 2**-30, 1.0, 0.0)[0] == 2**30 + 1
+    assert break_even(1.0, 0.0, 0.0, 2**-30) == (math.inf, 2**30 + 1)  # and the other way: ahead that long
 
 
 def test_rank_sum_interval_and_two_sample_change_with_an_empty_side_or_their_own_threshold_and_alpha():

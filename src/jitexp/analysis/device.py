@@ -4,10 +4,10 @@ give. Pure: records and rows in, columns out."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jitexp.analysis.formatting import is_missing, is_positive
 from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
 
 COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile
@@ -40,20 +40,22 @@ def device_columns(row: Mapping[str, Any], peaks: Mapping[str, float]) -> dict[s
     """host_overhead_s (wall minus device time per call) and the shares of peak: achieved FLOP/s and bytes/s by
     wall time (peak_*_share) and by device time (device_peak_*_share), each against the device's measured peak."""
     out: dict[str, Any] = dict(peaks)
-    median, device = _number(row.get("median_s")), _number(row.get("device_s"))
-    if median is not None and device is not None:
-        out["host_overhead_s"] = median - device
+    median: Any = row.get("median_s")
+    device: Any = row.get("device_s")
+    if not is_missing(median) and not is_missing(device):
+        out["host_overhead_s"] = float(median) - float(device)
     for work, peak_key, name in (
         ("flops", "peak_flops_per_s", "flops"),
         ("bytes_accessed", "peak_bytes_per_s", "bytes"),
     ):
-        amount, peak = _number(row.get(work)), _number(peaks.get(peak_key))
-        if amount is None or peak is None or amount <= 0 or peak <= 0:
+        amount: Any = row.get(work)
+        peak: Any = peaks.get(peak_key)
+        if not (is_positive(amount) and is_positive(peak)):
             continue
-        if median is not None and median > 0:
-            out[f"peak_{name}_share"] = amount / median / peak
-        if device is not None and device > 0:
-            out[f"device_peak_{name}_share"] = amount / device / peak
+        if is_positive(median):
+            out[f"peak_{name}_share"] = float(amount) / float(median) / float(peak)
+        if is_positive(device):
+            out[f"device_peak_{name}_share"] = float(amount) / float(device) / float(peak)
     return out
 
 
@@ -78,13 +80,3 @@ def unavailable(rows: Sequence[Mapping[str, Any]], first: ProcessResult, rooflin
     if first.platform == "cpu":
         notes.append("device_peak_bytes: the CPU backend keeps no allocator statistics")
     return "; ".join(notes)
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -46,17 +46,19 @@ class Handover:
         self.prepared = 0  # launches that found their worker already forked
 
     def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
+        gated = dataclasses.replace(task, gated=True)  # its process, modes, calls and extras come with the go
         running, self._next = self._next, None
         if running is None:
-            running = processes.start(target, dataclasses.replace(task, gated=True))
+            running = processes.start(target, gated)
         else:
             self.prepared += 1
         running.go(task)
-        following = dataclasses.replace(task, process=task.process + 1, calls=1, extras=False, gated=True)
 
         def opened(platform: str) -> None:
             if self._next is None and prepares(self.cfg, platform):
-                self._next = processes.start(target, following)  # forks and imports while `running` measures
+                self._next = processes.start(
+                    target, dataclasses.replace(gated)
+                )  # forks and imports while `running` measures
 
         return running.wait(timeout_s, on_open=opened)
 

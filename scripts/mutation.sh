@@ -16,8 +16,8 @@
 # tens of minutes on 2 cores (docs/benchmarks.md, "Mutation testing", has the table and each module's time).
 #
 # Per module it prints: mutants, killed (a timeout counts: the mutant made a test loop or hang), survived, other
-# (no tests / suspicious / not checked), the equivalent mutants listed in scripts/mutation_equivalent.txt, and the
-# score = killed / (mutants - equivalent). The other survivors' names follow; `cd $MUTATION_DIR && mutmut show NAME`
+# (no tests / suspicious / not checked), the equivalent mutants listed in scripts/mutation_equivalent/ (one file
+# a module: analysis.stats.txt, ...), and the score = killed / (mutants - equivalent). The other survivors' names follow; `cd $MUTATION_DIR && mutmut show NAME`
 # prints one's diff.
 set -euo pipefail
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
@@ -87,16 +87,16 @@ PY
             echo "$module: ran in $(($(date +%s) - start)) s"
         fi
     fi
-    python - "$module" "$repo/scripts/mutation_equivalent.txt" <<'PY'
+    python - "$module" "$repo/scripts/mutation_equivalent" <<'PY'
 import json
 import sys
 from pathlib import Path
 
 from mutmut.stats import status_by_exit_code
 
-module, equivalent_file = sys.argv[1], Path(sys.argv[2])
+module, equivalent_dir = sys.argv[1], Path(sys.argv[2])
 equivalent = set()
-if equivalent_file.is_file():
+for equivalent_file in sorted(equivalent_dir.glob("*.txt")):
     for line in equivalent_file.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:

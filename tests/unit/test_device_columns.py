@@ -67,30 +67,37 @@ def test_other_failures_are_not_retried():
     assert len(calls) == 1
 
 
+@pytest.fixture(scope="module")
+def configs():
+    """Each command line's config, composed once: the cases below share them."""
+    lines = [(), ("timing.prepare_next=true",), ("timing.prepare_next=false",), ("isolate=none",)]
+    return {line: compose(["timing=quick", *line]) for line in lines}
+
+
 @pytest.mark.parametrize(
     ("overrides", "opened", "expected"),
     [
-        ([], "cpu", False),
-        ([], "tpu", True),  # a worker opened a TPU: the next one is forked while it measures
-        ([], "gpu", True),
-        (["timing.prepare_next=true"], "cpu", True),  # asked for, on a CPU too
-        (["timing.prepare_next=false"], "tpu", False),
+        ((), "cpu", False),
+        ((), "tpu", True),  # a worker opened a TPU: the next one is forked while it measures
+        ((), "gpu", True),
+        (("timing.prepare_next=true",), "cpu", True),  # asked for, on a CPU too
+        (("timing.prepare_next=false",), "tpu", False),
     ],
 )
-def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(overrides, opened, expected):
-    assert prepares(compose(["timing=quick", *overrides]), opened) is expected
+def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(configs, overrides, opened, expected):
+    assert prepares(configs[overrides], opened) is expected
 
 
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        ([], True),
-        (["timing.prepare_next=false"], False),  # the plain launcher, as before the hand-over
-        (["isolate=none"], False),  # in-process: no worker to prepare
+        ((), True),
+        (("timing.prepare_next=false",), False),  # the plain launcher, as before the hand-over
+        (("isolate=none",), False),  # in-process: no worker to prepare
     ],
 )
-def test_fresh_workers_of_this_interpreter_run_through_the_handover(overrides, expected):
-    assert hands_over(compose(["timing=quick", *overrides])) is expected
+def test_fresh_workers_of_this_interpreter_run_through_the_handover(configs, overrides, expected):
+    assert hands_over(configs[overrides]) is expected
 
 
 def test_the_device_columns_put_device_time_beside_wall_time_and_the_shares_of_the_measured_peaks():

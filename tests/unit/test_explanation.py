@@ -137,3 +137,76 @@ def test_the_label_never_moves_towards_one_big_kernel_as_the_speedup_grows():
         ranks = [order[label] for label in labels]
         assert ranks == sorted(ranks), labels
         assert labels[-3:].count("one big kernel either way") == 0
+
+
+@pytest.mark.parametrize(
+    "eager_s, changes, label, detail",
+    [
+        (
+            4e-4,
+            {},
+            "dispatch-bound",
+            "eager dispatches 49 ops x 5 us = 245 us, 61% of its 400 us; jit runs 1 kernel in 100 us",
+        ),
+        # jit saved 290 us, more than the 153 us of dispatch: all of it is counted, none of it overlaps
+        (
+            3e-4,
+            {"eager_ops": 17, "op_dispatch_s": 9e-6, "median_s": 1e-5, "xla_kernels": 3},
+            "dispatch-bound",
+            "eager dispatches 17 ops x 9 us = 153 us, 51% of its 300 us; jit runs 3 kernels in 10 us",
+        ),
+        (
+            4e-3,
+            {"eager_bytes": 12_000, "mode": "pmap"},
+            "Python-bound",
+            "eager spends 3.6 ms, 90% of its 4 ms, beyond its 49 ops' dispatch (245 us) and kernels (at most 150 us: "
+            "pmap's 100 us x 1.5x the memory traffic): Python run on every eager call (autodiff traced again, pytree "
+            "and optimizer code) that pmap ran once, when it traced",
+        ),
+        # more traffic under jit than under eager: the kernels take at most jit's own time
+        (
+            4e-3,
+            {"eager_bytes": 4_000, "eager_ops": 50},
+            "Python-bound",
+            "eager spends 3.65 ms, 91% of its 4 ms, beyond its 50 ops' dispatch (250 us) and kernels (at most 100 us: "
+            "jit's 100 us x 1.0x the memory traffic): Python run on every eager call (autodiff traced again, pytree "
+            "and optimizer code) that jit ran once, when it traced",
+        ),
+        (
+            1.1e-4,
+            {"eager_ops": 1, "eager_bytes": 8_000, "xla_kernels": 2},
+            "one big kernel either way",
+            "40 kFLOP at 5 flops/byte: the time is in kernels eager runs too (1 eager op, 2 kernels); dispatch is 5% "
+            "of eager's 110 us, and jit gains 1.10x",
+        ),
+        (
+            4e-3,
+            {"xla_kernels": 3, "xla_fusions": 2},
+            "fusion-bound",
+            "eager moves 391 KiB through memory in 49 ops; jit's 3 kernels (2 fused) move 7.81 KiB, 50x less",
+        ),
+        (
+            5e-4,
+            {"eager_bytes": 12_000, "flops": 3e6},
+            "mixed",
+            "dispatch 49% of eager's 500 us; memory traffic 1.5x less under jit; 3 MFLOP at 5.0 flops/byte; 5.00x",
+        ),
+        # jit saved 95 us of eager's 100 us of dispatch: the rest overlaps kernels jit runs as well
+        (
+            5e-4,
+            {"eager_bytes": 12_000, "eager_ops": 20, "median_s": 4.1e-4},
+            "mixed",
+            "dispatch 19% of eager's 500 us (its ops' 100 us of dispatch overlap its kernels: jit saved 90 us); "
+            "memory traffic 1.5x less under jit; 40 kFLOP at 5.0 flops/byte; 1.22x",
+        ),
+        # no traffic figure and a jit time too short to measure
+        (
+            1.0,
+            {"eager_ops": 2, "op_dispatch_s": 0.05, "median_s": 0.0, "bytes_accessed": None, "flops": None},
+            "mixed",
+            "dispatch 10% of eager's 1 s; memory traffic ?x less under jit; ? flop at 5.0 flops/byte; infx",
+        ),
+    ],
+)
+def test_each_label_quotes_its_figures(eager_s, changes, label, detail):
+    assert explain({"median_s": eager_s}, {**ROW, **changes}) == {"explanation": label, "explanation_detail": detail}

@@ -46,8 +46,9 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     kernels, fusions = _num(row, "xla_kernels"), _num(row, "xla_fusions")
     eager_bytes, fused_bytes = _num(row, "eager_bytes"), _num(row, "bytes_accessed")
     intensity, flops = _num(row, "arithmetic_intensity"), _num(row, "flops")
-    share = min(ops * per_op, max(eager_s - own_s + per_op, 0.0)) / eager_s  # at most what jit saved
-    overlap = _saved(ops * per_op, share * eager_s, eager_s - own_s)
+    counted_s = min(ops * per_op, max(eager_s - own_s + per_op, 0.0))  # at most what jit saved
+    share = counted_s / eager_s
+    overlap = _saved(ops * per_op, counted_s, eager_s - own_s)
     paired = _num(row, "speedup")  # the row's own figure (over processes) where it has one, as its table prints
     speedup = paired if not math.isnan(paired) else eager_s / own_s if own_s > 0 else math.inf
     low = _num(row, "speedup_ci_low")

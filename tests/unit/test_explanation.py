@@ -210,3 +210,122 @@ def test_the_label_never_moves_towards_one_big_kernel_as_the_speedup_grows():
 )
 def test_each_label_quotes_its_figures(eager_s, changes, label, detail):
     assert explain({"median_s": eager_s}, {**ROW, **changes}) == {"explanation": label, "explanation_detail": detail}
+
+
+UNIT = {"mode": "jit", "arithmetic_intensity": 5.0, "eager_bytes": 1.0, "bytes_accessed": 1.0}
+
+
+@pytest.mark.parametrize(
+    "eager_s, figures, label",
+    [
+        # dispatch 2 x 0.25 s: half of eager's 1 s, exactly at the threshold
+        (1.0, {"eager_ops": 2, "op_dispatch_s": 0.25, "median_s": 0.25}, "dispatch-bound"),
+        (1.0, {"eager_ops": 2, "op_dispatch_s": 0.24, "median_s": 0.25}, "mixed"),  # 0.48 s
+        # 1 s - 0.25 s of dispatch - 0.25 s of kernels leaves half for Python, exactly
+        (1.0, {"eager_ops": 1, "op_dispatch_s": 0.25, "median_s": 0.25}, "Python-bound"),
+        (1.0, {"eager_ops": 1, "op_dispatch_s": 0.25, "median_s": 0.26}, "mixed"),
+        # 1.25x exactly is little to gain, with 2 eager ops or 10 flops/byte; not with 3 ops at 5 flops/byte
+        (1.25, {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0}, "one big kernel either way"),
+        (1.25, {"eager_ops": 2, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.25}, "one big kernel either way"),
+        (1.25, {"eager_ops": 3, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.25}, "mixed"),
+        (
+            1.25,
+            {"eager_ops": 3, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.25, "arithmetic_intensity": 10.0},
+            "one big kernel either way",
+        ),
+        (
+            1.25,
+            {"eager_ops": 3, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.25, "arithmetic_intensity": 9.9},
+            "mixed",
+        ),
+        (1.25, {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.26}, "mixed"),
+        # the row's own speedup where it has one, and its CI's low end only when lower
+        (1.25, {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": None}, "one big kernel either way"),
+        (
+            1.0,
+            {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.3, "speedup_ci_low": 1.2},
+            "one big kernel either way",
+        ),
+        (
+            1.0,
+            {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.2, "speedup_ci_low": 1.3},
+            "one big kernel either way",
+        ),
+        (
+            1.0,
+            {"eager_ops": 1, "op_dispatch_s": 0.01, "median_s": 1.0, "speedup": 1.3, "speedup_ci_low": None},
+            "mixed",
+        ),
+        # twice less traffic exactly is fusion
+        (3.0, {"eager_ops": 1, "op_dispatch_s": 0.1, "median_s": 1.0, "eager_bytes": 2.0}, "fusion-bound"),
+        (3.0, {"eager_ops": 1, "op_dispatch_s": 0.1, "median_s": 1.0, "eager_bytes": 1.99}, "mixed"),
+        (
+            3.0,
+            {"eager_ops": 1, "op_dispatch_s": 0.1, "median_s": 1.0, "eager_bytes": 2.0, "bytes_accessed": 0},
+            "mixed",
+        ),
+        # figures as text (a CSV read without types) count as numbers
+        (1.0, {"eager_ops": "2", "op_dispatch_s": "0.25", "median_s": "0.25"}, "dispatch-bound"),
+    ],
+)
+def test_each_threshold_is_inclusive(eager_s, figures, label):
+    assert explain({"median_s": eager_s}, {**UNIT, **figures})["explanation"] == label
+
+
+@pytest.mark.parametrize(
+    "eager, changes, detail",
+    [
+        (
+            {"median_s": None},
+            {"eager_ops": None, "op_dispatch_s": "n/a", "median_s": [1]},
+            "no eager_ops, op_dispatch_s, eager median_s, median_s",
+        ),
+        ({"median_s": 4e-4}, {"median_s": float("nan")}, "no median_s"),
+        ({}, {"attribution_error": "could not trace"}, "no eager median_s"),  # only the ops' absence has a reason
+        ({"median_s": 4e-4}, {"op_dispatch_s": None, "attribution_error": "could not trace"}, "no op_dispatch_s"),
+        ({"median_s": 4e-4}, {"eager_ops": None, "attribution_error": ""}, "no eager_ops"),
+        ({"median_s": 4e-4}, {"eager_ops": None, "attribution_error": float("nan")}, "no eager_ops"),
+        ({"median_s": 0.0}, {}, "eager's median is not positive"),
+        ({"median_s": -1.0}, {}, "eager's median is not positive"),
+    ],
+)
+def test_a_row_without_the_figures_is_unexplained_and_says_which(eager, changes, detail):
+    assert explain(eager, {**ROW, **changes}) == {"explanation": "unexplained", "explanation_detail": detail}
+
+
+def test_compiles_while_timed_are_quoted_only_when_there_were_some():
+    for eager in ({"median_s": 4e-3, "compiles_during_timing": 0}, {"median_s": 4e-3, "compiles_during_timing": None}):
+        assert explain(eager, {**ROW, "eager_bytes": 12_000})["explanation_detail"].endswith("when it traced")
+    once = explain({"median_s": 4e-3, "compiles_during_timing": 1}, {**ROW, "eager_bytes": 12_000})
+    assert once["explanation_detail"].endswith(
+        "when it traced; eager compiled 1 times while timed (a lax loop's body traced and compiled per call)"
+    )
+
+
+@pytest.mark.parametrize(
+    "flops, text",
+    [
+        (None, "? flop"),
+        (0, "0 FLOP"),
+        (999, "999 FLOP"),
+        (1000, "1 kFLOP"),
+        (999_000, "999 kFLOP"),
+        (1e6, "1 MFLOP"),
+        (2.5e6, "2.5 MFLOP"),
+        (1e9, "1 GFLOP"),
+        (1.234e12, "1.23e+03 GFLOP"),
+    ],
+)
+def test_flops_in_the_largest_unit_they_fill(flops, text):
+    assert explain({"median_s": 1.1e-4}, {**ROW, "eager_ops": 1, "eager_bytes": 8_000, "flops": flops})[
+        "explanation_detail"
+    ].startswith(f"{text} at 5 flops/byte")
+
+
+@pytest.mark.parametrize(
+    "ops, kernels, counts",
+    [(1, 1, "(1 eager op, 1 kernel)"), (2, 0, "(2 eager ops, 0 kernels)"), (0, None, "(0 eager ops, ? kernels)")],
+)
+def test_counts_in_the_singular_and_the_plural(ops, kernels, counts):
+    detail = explain({"median_s": 1.1e-4}, {**ROW, "eager_ops": ops, "eager_bytes": 8_000, "xla_kernels": kernels})
+    assert counts in detail["explanation_detail"]

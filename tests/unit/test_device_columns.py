@@ -12,7 +12,7 @@ from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.formatting import device_text, split_text
 from jitexp.engine.handover import busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
-from jitexp.records import Cold, JobRaw, ModeResult, Noise, ProcessResult
+from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult
 
 # what libtpu said on the TPU v5e machine when a second process opened the chip (2026-12-05)
 HELD = (
@@ -147,3 +147,53 @@ def test_unavailable_says_once_which_columns_this_host_cannot_give_and_why():
     assert "device_s: the program ran inline" in note and "peaks: copy probe: X" in note
     assert "device_peak_bytes: the CPU backend keeps no allocator statistics" in note
     assert "peaks: roofline=false" in unavailable(rows, tpu_host, roofline=False)
+
+
+NO_NOISE_NOTE = "noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)"
+NOISE = Noise(steal=0.0, run_queue_wait=0.01)
+
+
+@pytest.mark.parametrize(
+    ("first", "roofline", "note"),
+    [
+        (
+            ProcessResult(0, platform="cpu", noise=Noise(), peaks_error="copy probe: X"),
+            True,
+            f"{NO_NOISE_NOTE}; device_s: inline; no trace; peaks: copy probe: X; "
+            "device_peak_bytes: the CPU backend keeps no allocator statistics",
+        ),
+        # a failed first process measured no noise: that says nothing about the host
+        (
+            ProcessResult(0, platform="tpu", error=Failure("open", "X", "m", "")),
+            False,
+            "device_s: inline; no trace; peaks: roofline=false",
+        ),
+        (
+            ProcessResult(0, platform="tpu", config_error=ConfigProblem("device", "tpu:9", "an index below 1")),
+            True,
+            "device_s: inline; no trace",
+        ),
+        # one noise column accounted is enough
+        (ProcessResult(0, platform="tpu", noise=Noise(rounds_under_steal=0)), True, "device_s: inline; no trace"),
+        (
+            ProcessResult(0, platform="gpu", noise=NOISE, peaks_error="flops probe: Y"),
+            False,
+            "device_s: inline; no trace; peaks: roofline=false",
+        ),
+    ],
+)
+def test_unavailable_names_each_missing_column_group_once_in_order(first, roofline, note):
+    rows = [
+        {"mode": "jit", "status": "ok", "device_time_error": "no trace"},
+        {"mode": "aot", "status": "ok", "device_time_error": "inline"},
+        {"mode": "aot", "status": "ok", "device_time_error": "inline"},
+        {"mode": "jit", "status": "ok", "device_time_error": None},
+        {"mode": "jit", "status": "ok"},
+        {"mode": "jit", "status": "error", "device_time_error": "failed"},  # an error row's reason is its error
+        {"mode": "eager", "status": "ok", "device_time_error": "eager has no program"},
+    ]
+    assert unavailable(rows, first, roofline) == note
+
+
+def test_unavailable_is_empty_when_the_host_and_backend_give_every_column():
+    assert unavailable([{"mode": "jit", "status": "ok"}], ProcessResult(0, platform="tpu", noise=NOISE), True) == ""

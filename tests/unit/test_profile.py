@@ -80,7 +80,142 @@ def test_a_trace_without_an_execution_thread_has_no_execution_time():
         ("/host:CPU", "python", "host"),
         ("/host:CPU", "tf_XLAEigen/2", "intra-op"),
         ("/host:CPU", "something", "other"),
+        ("/device:TPU:0", "python", "device"),  # the process decides first
+        ("/host:/device:GPU:0", "Stream #13", "other"),
+        ("", "PjRtClient", "execute"),
+        ("", "python PjRtClient", "execute"),
+        ("", "tf_XLAPjRtCpu", "intra-op"),
+        ("", "PjRt", "other"),
+        ("", "Client", "other"),
+        ("", "python3 main", "host"),
+        ("", "main python", "other"),
+        ("", "python Eigen", "host"),
+        ("", "work Eigen", "intra-op"),
+        ("", "XLA ThreadPool/3", "intra-op"),
+        ("", "tf_XLA", "intra-op"),
+        ("", "my tf_XLA", "other"),
+        ("", "Threadpool", "other"),
     ],
 )
 def test_thread_kinds(process, thread, kind):
     assert thread_kind(process, thread) == kind
+
+
+def exact(value):
+    return pytest.approx(value, rel=1e-12)
+
+
+def test_each_rows_figures():
+    trace = {
+        "traceEvents": [
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            event(20, "fusion", 0, 300),
+            event(20, "fusion", 1000, 500),
+            event(20, "copy", 2000, 100),
+        ]
+    }
+    rows, execute_s = profile_rows(trace, calls=4, wall_s=0.01)
+    assert rows[0] == {
+        "thread": "execute",
+        "event": "fusion",
+        "count": 2,
+        "per_call": 0.5,
+        "total_s": exact(800e-6),
+        "mean_s": exact(400e-6),
+        "per_call_s": exact(200e-6),
+        "share": exact(0.08),  # 200 us of a 2.5 ms call
+        "outermost": True,
+    }
+    assert rows[1]["event"] == "copy" and rows[1]["total_s"] == exact(100e-6)
+    assert execute_s == exact(225e-6)  # 900 us over 4 calls
+    assert [r["share"] for r in profile_rows(trace, calls=4, wall_s=0.0)[0]] == [
+        pytest.approx(float("nan"), nan_ok=True)
+    ] * 2
+
+
+def test_an_event_is_outermost_when_nothing_on_its_thread_is_open_as_it_starts():
+    trace = {
+        "traceEvents": [
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            event(20, "inner", 0, 100),  # starts with "outer" but ends first: inside it, whatever the order listed
+            event(20, "outer", 0, 400),
+            event(20, "next", 400, 100),  # starts as "outer" ends
+            event(20, "late", 450, 100),  # starts inside "next", ends after it
+            {"ph": "X", "pid": 1, "tid": 20, "name": "first", "dur": 50},  # no ts: at 0, inside "outer"
+        ]
+    }
+    rows, execute_s = profile_rows(trace, calls=1, wall_s=1e-3)
+    outermost = {r["event"]: r["outermost"] for r in rows}
+    assert outermost == {"inner": False, "outer": True, "next": True, "late": False, "first": False}
+    assert execute_s == exact(500e-6)
+
+
+def test_an_event_name_is_outermost_only_when_every_one_of_its_events_is():
+    trace = {
+        "traceEvents": [
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            event(20, "wait", 0, 100),
+            event(20, "run", 200, 100),
+            event(20, "wait", 250, 10),
+        ]
+    }
+    assert {r["event"]: r["outermost"] for r in profile_rows(trace, 1, 1e-3)[0]} == {"wait": False, "run": True}
+
+
+def test_only_complete_events_with_a_duration_count_and_metadata_needs_its_own_name():
+    trace = {
+        "traceEvents": [
+            "not an event",
+            {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+            {"ph": "M", "pid": 2, "name": "process_sort_index", "args": {"sort_index": 1}},
+            {"ph": "M", "pid": 2, "tid": 7, "name": "thread_sort_index", "args": {"sort_index": 1}},
+            {"ph": "X", "pid": 2, "tid": 7, "name": "thread_name", "ts": 0, "dur": 10, "args": {"name": "python"}},
+            {"ph": "X", "pid": 2, "tid": 7, "name": "kernel", "ts": 20, "dur": "30"},
+            {"ph": "X", "pid": 2, "tid": 7, "name": "kernel", "ts": 20},
+            {"ph": "B", "pid": 2, "tid": 7, "name": "kernel", "ts": 20, "dur": 30},
+            {"ph": "X", "pid": 2, "tid": 7, "ts": 40, "dur": 2.5},
+        ]
+    }
+    rows, execute_s = profile_rows(trace, 1, 1e-3)
+    assert [(r["thread"], r["event"], r["count"]) for r in rows] == [
+        ("device", "thread_name", 1),
+        ("device", "None", 1),
+    ]
+    assert execute_s == exact(12.5e-6)
+
+
+def test_threads_are_told_apart_by_process_and_thread_id():
+    trace = {
+        "traceEvents": [
+            {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+            meta(1, 7, "python"),
+            meta(2, 8, "Stream #1"),
+            event(7, "dispatch", 0, 10, pid=1),
+            event(7, "kernel", 0, 30, pid=2),  # the same tid in the device's process: not the python thread
+            event(9, "host work", 0, 40, pid=1),  # an unnamed thread
+        ]
+    }
+    rows, execute_s = profile_rows(trace, 1, 1e-3)
+    assert [(r["thread"], r["event"]) for r in rows] == [
+        ("other", "host work"),
+        ("device", "kernel"),
+        ("host", "dispatch"),
+    ]
+    assert execute_s == exact(30e-6)
+
+
+def test_execution_on_several_threads_is_the_union_of_their_outermost_events():
+    trace = {
+        "traceEvents": [
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            meta(1, 21, "tf_XLAPjRtCpuClient/2"),
+            meta(1, 30, "tf_XLAEigen/1"),
+            event(20, "a", 0, 100),
+            event(20, "a", 300, 100),
+            event(21, "b", 50, 100),  # overlaps the first: 50 us more
+            event(21, "b", 320, 20),  # inside the second
+            event(21, "b", 500, 10),
+            event(30, "c", 600, 1000),  # an intra-op worker's: not execution
+        ]
+    }
+    assert profile_rows(trace, 2, 1e-3)[1] == exact((150 + 100 + 10) / 2 * 1e-6)

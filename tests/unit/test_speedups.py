@@ -4,6 +4,7 @@ from hand-made worker records (no processes, no JAX)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -92,6 +93,12 @@ def test_a_ratio_without_a_log_is_left_out_of_the_speedup():
     assert speedup == pytest.approx(2.0) and (lo, hi) == pytest.approx((2.0, 8.0))
 
 
+def test_a_ratio_without_a_log_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        speedup_interval(np.array([1.0, 0.0, 0.0, -1.0, 2.0, 2.0]), np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0]))
+
+
 def test_two_processes_have_a_speedup_but_no_interval_even_with_replicates():
     assert speedup_interval(np.array([2.0, 2.0]), np.ones(2), np.array([1.0, 3.0])) == (2.0, 0.0, math.inf)
 
@@ -119,6 +126,13 @@ def test_ci_met_of_one_mode_compares_the_half_width_of_the_bootstrap_interval_wi
     assert ci_met([proc(0, jit=mode(1.0, 3.0))], ("jit",), target) == met
 
 
+@pytest.mark.parametrize(("target", "met"), [(0.2963, True), (0.2962, False)])
+def test_ci_met_of_one_mode_draws_1000_bootstrap_replicates(target, met):
+    # their 95% interval (seed 0) is 1.05-1.85 around the median of process medians 1.35: half-width 0.29630 medians
+    rounds = [[1.0, 1.25, 1.5], [1.1, 1.7, 2.0], [0.9, 1.3, 1.6], [1.2, 1.4, 2.2]]
+    assert ci_met([proc(p, jit=mode(*r)) for p, r in enumerate(rounds)], ("jit",), target) == met
+
+
 def test_ci_met_of_constant_samples_is_met_at_a_zero_target():
     assert ci_met([proc(0, jit=mode(2.0, 2.0, 2.0))], ("jit",), 0.0)
     assert ci_met([proc(p, eager=mode(2.0, 2.0), jit=mode(1.0, 1.0)) for p in range(6)], ("eager", "jit"), 0.0)
@@ -141,6 +155,13 @@ def test_ci_met_checks_every_mode_against_the_baseline():
 def test_ci_met_of_one_process_uses_the_interval_of_its_resampled_rounds(target, met):
     # rounds (2, 1) and (6, 1) resampled together: ratios 2, 4, 6 around the speedup 4: half-width 2 = 0.5 speedups
     assert ci_met([proc(0, eager=mode(2.0, 6.0), jit=mode(1.0, 1.0))], ("eager", "jit"), target) == met
+
+
+@pytest.mark.parametrize(("target", "met"), [(0.0705, True), (0.0704, False)])
+def test_ci_met_of_one_process_draws_1000_replicates_of_its_rounds(target, met):
+    # their 95% interval (seed 0) is 2.0-2.31 around the speedup 2.2: half-width 0.07045 speedups
+    eager = mode(2.3, 2.0, 2.0, 2.2, 2.9, 2.2, 2.7, 2.2, 2.1)
+    assert ci_met([proc(0, eager=eager, jit=mode(*[1.0] * 9))], ("eager", "jit"), target) == met
 
 
 def test_ci_met_of_two_processes_has_no_interval_even_when_one_ratio_has_no_log():
@@ -177,6 +198,20 @@ def test_ci_met_with_variants_compares_the_half_width_of_the_steady_ratio_interv
     # b / a per process 2, 2, 2, 2, 2, 8: ratio 2, interval 2-8: half-width 3 = 1.5 ratios; a alone is tight
     results = [variants(p, a={"jit": mode(1.0)}, b={"jit": mode(8.0 if p == 5 else 2.0)}) for p in range(6)]
     assert ci_met(results, ("jit",), target * (1 + 1e-12)) == met
+
+
+def test_ci_met_with_variants_goes_on_to_the_next_mode_after_one_without_pairs():
+    # b's eager failed everywhere: no eager pair; its jit against a's still counts
+    results = [
+        variants(
+            p,
+            a={"eager": mode(2.0), "jit": mode(1.0)},
+            b={"eager": mode(error=CRASH), "jit": mode(8.0 if p == 5 else 2.0)},
+        )
+        for p in range(6)
+    ]
+    assert ci_met(results, ("eager", "jit"), 1.5 * (1 + 1e-12))
+    assert not ci_met(results, ("eager", "jit"), 1.49)
 
 
 def test_ci_met_with_variants_compares_every_variant_with_the_first():
@@ -271,3 +306,15 @@ def test_ab_columns_leave_out_a_pair_without_a_positive_finite_value_on_either_s
     assert cols["ab_first_call_verdict"] == "cannot tell (3 process pairs)"
     assert "n_pairs" not in cols and not any(k.startswith("ab_compile") for k in cols)  # compile on neither side
     assert ab_columns("a", {"compile": [1.0]}, {}) == {"ab_baseline": "a"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [(None, 1.0), (1.0, None), (math.nan, 1.0), (1.0, math.inf), (0.0, 1.0), (1.0, 0.0), (1.0, -1.0)]
+)
+def test_ab_columns_of_no_valid_pair_has_no_metric_columns(a, b):
+    assert ab_columns("a", {"steady": [a]}, {"steady": [b]}) == {"ab_baseline": "a"}
+
+
+def test_ab_columns_keep_values_between_0_and_1():
+    cols = ab_columns("a", {"steady": [0.5, 0.25]}, {"steady": [0.25, 0.125]})
+    assert (cols["ab_steady_n_pairs"], cols["ab_steady_ratio"]) == (2, 0.5)

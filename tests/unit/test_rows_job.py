@@ -54,13 +54,16 @@ def test_the_job_columns_come_from_the_first_process_and_medians_over_all():
             cpu_async_dispatch=True,
             measure_s=1.0,
             peak_rss_growth_bytes=100,
+            device_peak_bytes=7,
             device_open_s=0.1,
+            setup_kinds={"": "setup"},
         ),
         proc(1, platform="other", measure_s=2.0, peak_rss_growth_bytes=301, setup_s=0.5, device_open_s=0.3),
-        proc(2, platform="other", measure_s=0.5, setup_s=0.7),
+        proc(2, platform="other", measure_s=0.5, setup_s=0.7, device_peak_bytes=4, setup_kinds={"": "size"}),
     ]
     raw = JobRaw(processes, "ci", load_avg_start=0.5, load_avg_end=0.7, provenance={"code_commit": "abc"}, wall_s=9.0)
-    rows = job_result(config(), raw, job_num=4, overrides="size=8").rows
+    cfg = dataclasses.replace(config(), workload=WorkloadConfig(fn="pkg.fn", setup="pkg.make"))
+    rows = job_result(cfg, raw, job_num=4, overrides="size=8").rows
     for row in rows:
         assert (row["job_num"], row["overrides"], row["workload"], row["size"]) == (4, "size=8", "fn", 8)
         assert (row["platform"], row["device_kind"], row["cpu_count"], row["jax_version"]) == (
@@ -81,9 +84,11 @@ def test_the_job_columns_come_from_the_first_process_and_medians_over_all():
             0.5,
             0.7,
         )
-        # medians over the processes that report one: 100 and 301 -> 200 (whole bytes), 0.1 and 0.3, 0.5 and 0.7
+        # medians over the processes that report one: 100 and 301 -> 200 (whole bytes), 7 and 4 -> 5, 0.1 and 0.3,
+        # 0.5 and 0.7
         assert row["peak_rss_growth_bytes"] == 200 and isinstance(row["peak_rss_growth_bytes"], int)
-        assert "device_peak_bytes" not in row
+        assert row["device_peak_bytes"] == 5
+        assert row["inputs"] == "setup"  # the first process that found the setup says how
         assert (row["device_open_s"], row["setup_s"]) == pytest.approx((0.2, 0.6))
         assert (row["job_wall_s"], row["job_open_s"], row["prepared_processes"]) == (9.0, pytest.approx(0.4), 0)
         assert row["n_steal_replaced"] == 0 and row["status"] == "ok"
@@ -244,3 +249,20 @@ def test_a_variant_row_that_failed_on_either_side_gets_no_ab_columns():
     assert rows[("after", "jit")]["status"] == "error" and rows[("before", "eager")]["status"] == "error"
     assert rows[("after", "eager")]["status"] == "ok" and rows[("before", "jit")]["status"] == "ok"
     assert not any(k.startswith("ab_") for r in rows.values() for k in r)
+
+
+def test_a_variant_row_compares_its_kept_processes_with_its_replaced_ones():
+    kept = [variant_process(p) for p in range(2)]
+    slow = ProcessResult(
+        9,
+        variants={
+            "before": {"eager": measured(4e-3), "jit": measured(9e-3)},
+            "after": {"eager": measured(4e-3), "jit": measured(2e-3)},
+        },
+    )
+    rows = {
+        (r["variant"], r["mode"]): r for r in job_result(variants_config(), JobRaw(kept, "ci", replaced=[slow])).rows
+    }
+    # before's jit: kept 1 ms, all three (1, 1, 9 ms) 1 ms too; after's jit: 2 ms throughout
+    assert rows[("before", "jit")]["kept_vs_all_processes"] == 1.0
+    assert rows[("after", "jit")]["kept_vs_all_processes"] == 1.0

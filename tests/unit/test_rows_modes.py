@@ -45,11 +45,12 @@ def test_each_mode_is_paired_with_the_first_and_with_numpy():
         6,
         eager=measured(4e-3, first=0.5),
         jit=measured(1e-3, first=2.0, flops=8e3, bytes_accessed=4e3, eager_ops=5, op_dispatch_s=1e-4),
+        aot=measured(1e-3, first=1.0, eager_ops=5, op_dispatch_s=1e-4),
         numpy=measured(2e-3, first=0.3),
     )
     # process 0's extras are the row's: another process's own analysis does not reach it
     results[1] = ProcessResult(1, {**results[1].modes, "jit": measured(1e-3, first=2.0, flops=1.0)})
-    eager, jit, numpy = mode_rows(config("eager", "jit", "numpy"), results, "ci", BASE)
+    eager, jit, aot, numpy = mode_rows(config("eager", "jit", "aot", "numpy"), results, "ci", BASE)
     assert [r["mode"] for r in (eager, jit, numpy)] == ["eager", "jit", "numpy"]
     assert all(r["status"] == "ok" and r["job_num"] == 1 for r in (eager, jit, numpy))
     assert (jit["median_s"], jit["n_processes"], jit["ci_scope"], jit["stop_reason"]) == (
@@ -65,7 +66,8 @@ def test_each_mode_is_paired_with_the_first_and_with_numpy():
     assert "speedup" not in eager
     assert (jit["baseline_mode"], numpy["baseline_mode"]) == ("eager", "eager")
     assert (jit["speedup"], numpy["speedup"]) == pytest.approx((4.0, 2.0))
-    assert jit["verdict"] == "faster" and "explanation" in jit and "explanation" not in numpy
+    assert jit["verdict"] == "faster" and "explanation" in jit and "explanation" in aot
+    assert "explanation" not in numpy and aot["speedup"] == pytest.approx(4.0)
     # the cold lines cross where 0.5 + 4e-3 (n - 1) = 2.0 + 1e-3 (n - 1): n - 1 = 500
     assert jit["break_even_calls"] == 501
     # against numpy: numpy's time over the mode's, the numpy row itself none
@@ -103,9 +105,20 @@ def test_one_process_has_a_within_process_ci():
     assert (row["median_s"], row["ci95_low_s"], row["ci95_high_s"]) == (1e-3, 1e-3, 1e-3)
 
 
+def test_one_process_pairs_its_modes_with_the_rounds_resampled():
+    results = processes(1, eager=measured(3e-3), jit=measured(1e-3), numpy=measured(6e-3))
+    eager, jit, numpy = mode_rows(config("eager", "jit", "numpy"), results, "ci", BASE)
+    # every round of each mode took the same time: each replicate's ratio is the ratio itself
+    assert (jit["speedup"], jit["speedup_ci_low"], jit["speedup_ci_high"]) == pytest.approx((3.0, 3.0, 3.0))
+    assert (numpy["speedup"], numpy["speedup_ci_low"], numpy["speedup_ci_high"]) == pytest.approx((0.5, 0.5, 0.5))
+    assert (jit["speedup_vs_numpy_ci_low"], jit["speedup_vs_numpy_ci_high"]) == pytest.approx((6.0, 6.0))
+    assert (eager["speedup_vs_numpy_ci_low"], eager["speedup_vs_numpy_ci_high"]) == pytest.approx((2.0, 2.0))
+
+
 def test_a_mode_with_no_flops_or_bytes_gets_no_rates():
     (row,) = mode_rows(config("jit"), processes(2, jit=measured(1e-3, flops=0.0, bytes_accessed=0.0)), "ci", BASE)
     assert "gflops_per_s" not in row and "gbytes_per_s" not in row
+    assert (row["n_processes"], row["ci_scope"]) == (2, "between_processes")
 
 
 def test_the_cold_call_is_the_median_processes_and_its_ci_spans_the_processes():

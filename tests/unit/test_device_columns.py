@@ -197,3 +197,30 @@ def test_unavailable_names_each_missing_column_group_once_in_order(first, roofli
 
 def test_unavailable_is_empty_when_the_host_and_backend_give_every_column():
     assert unavailable([{"mode": "jit", "status": "ok"}], ProcessResult(0, platform="tpu", noise=NOISE), True) == ""
+
+
+def test_the_job_split_counts_replaced_processes_and_every_variants_cold_call_and_may_lack_an_open():
+    cold = Cold(first_call_s=1.0, trace_s=0.25, lower_s=0.125, compile_s=0.5, execute_s=0.125, first_call_compiles=1)
+    measured = ProcessResult(0, variants={"a": {"jit": ModeResult(cold=cold)}, "b": {"jit": ModeResult(cold=cold)}})
+    replaced = ProcessResult(1, modes={"jit": ModeResult(cold=cold), "eager": ModeResult()})  # eager: no cold call
+    split = job_split(JobRaw([measured], "ci", replaced=[replaced], wall_s=4.0))
+    assert split == {"job_wall_s": 4.0, "job_open_s": None, "job_compile_s": 2.625, "prepared_processes": 0}
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        # 2 GB accessed in 0.5 s of wall time and 0.25 s on the device, against a 16 GB/s peak
+        (
+            {"median_s": 0.5, "device_s": 0.25, "flops": 0.0, "bytes_accessed": 2e9},
+            {"host_overhead_s": 0.25, "peak_bytes_share": 0.25, "device_peak_bytes_share": 0.5},
+        ),
+        ({"median_s": 0.5, "device_s": math.nan, "bytes_accessed": 2e9}, {"peak_bytes_share": 0.25}),
+        ({"median_s": None, "device_s": 0.25, "bytes_accessed": 2e9}, {"device_peak_bytes_share": 0.5}),
+        ({"median_s": 0.0, "device_s": 0.25, "flops": 1e9}, {"host_overhead_s": -0.25, "device_peak_flops_share": 0.5}),
+        ({"device_s": 0.25, "flops": -1.0}, {}),
+    ],
+)
+def test_the_device_columns_leave_out_what_a_missing_or_zero_figure_cannot_give(row, expected):
+    peaks = {"peak_flops_per_s": 8e9, "peak_bytes_per_s": 16e9}
+    assert device_columns(row, peaks) == {**peaks, **expected}

@@ -164,6 +164,13 @@ def test_ci_met_of_one_process_draws_1000_replicates_of_its_rounds(target, met):
     assert ci_met([proc(0, eager=eager, jit=mode(*[1.0] * 9))], ("eager", "jit"), target) == met
 
 
+def test_ci_met_of_unpaired_modes_resamples_each_modes_rounds_on_its_own():
+    # paired, round 1 is 2x and round 2 is 2x: every replicate's ratio is 2; unpaired, the rounds mix
+    results = [proc(0, eager=mode(2.0, 4.0), jit=mode(1.0, 2.0))]
+    assert ci_met(results, ("eager", "jit"), 0.0)
+    assert not ci_met(results, ("eager", "jit"), 0.0, unpaired=True)
+
+
 def test_ci_met_of_two_processes_has_no_interval_even_when_one_ratio_has_no_log():
     # process 1's eager median is 0: one finite ratio, and two processes' rounds are not one process's
     results = [proc(0, eager=mode(2.0, 2.0), jit=mode(1.0, 1.0)), proc(1, eager=mode(0.0, 0.0), jit=mode(1.0, 1.0))]

@@ -109,3 +109,117 @@ def test_runs_whose_own_cis_are_wide_hide_a_step_their_values_alone_would_show()
     from jitexp.report.steps import _own_sd
 
     assert list(_own_sd(np.zeros(1), [1.0], [1.0])) == [0.0]  # a CI of one point: no spread, still counted
+
+
+# ---- the gaps mutation testing found (scripts/mutation.sh report/steps.py) -----------------------------------
+
+from scipy import stats as sps  # noqa: E402
+
+from jitexp.report.steps import Z95, Step, _difference_sd, _kept, _proposed, _typical  # noqa: E402
+
+
+def test_a_run_without_a_log_among_enough_runs_gives_no_step():
+    with np.errstate(divide="ignore"):
+        assert find_steps([1.0] * 6 + [2.0] * 5 + [0.0]) == []  # a zero time: log is -inf
+
+
+def test_a_step_at_exactly_the_threshold_is_not_one():
+    assert find_steps([1.0, 1.0, 2.0, 2.0], threshold=1.0) == []  # 2x against a 100% threshold
+    assert len(find_steps([1.0, 1.0, 2.0, 2.0], threshold=0.99)) == 1
+
+
+def test_the_search_proposes_a_step_worth_more_than_its_penalty_of_3_ln_n():
+    # a step of d sd between 6 runs and 6 lowers the l2 cost by 6 * 6 / 12 * d**2 = 3 d**2; the penalty is 3 ln 12,
+    # so it is proposed from d = sqrt(ln 12) = 1.576
+    assert _proposed(np.r_[np.zeros(6), np.full(6, 1.55)], 12) == [0, 12]
+    assert _proposed(np.r_[np.zeros(6), np.full(6, 1.6)], 12) == [0, 6, 12]
+
+
+def test_the_noise_is_the_robust_spread_of_successive_differences():
+    # differences 1, 2, 3: median 2, absolute deviations 1, 0, 1, MAD 1; a difference has sqrt(2) the runs' sd
+    assert _difference_sd(np.array([0.0, 1.0, 3.0, 6.0])) == pytest.approx(1.4826 / np.sqrt(2))
+
+
+def test_a_clean_steps_ci_comes_from_the_runs_own_cis():
+    # every run's own 95% CI is exp(+-1.96 * 0.05) and the runs do not spread at all: the step's se is
+    # 0.05 * sqrt(1/6 + 1/6), its CI 2 exp(+-t se) with t the 97.5% point of t with 12 - 2 = 10 df
+    values = np.array([1.0] * 6 + [2.0] * 6)
+    (step,) = find_steps(values, values * np.exp(-Z95 * 0.05), values * np.exp(Z95 * 0.05))
+    half = 2.2281388519649385 * 0.05 * np.sqrt(1 / 3)
+    assert step.ratio == pytest.approx(2.0)
+    assert (step.ci_low, step.ci_high) == pytest.approx((2.0 * np.exp(-half), 2.0 * np.exp(half)))
+
+
+def test_the_search_is_scaled_by_the_typical_runs_own_ci():
+    # 50 noiseless runs, a 30% step at the middle; 26 runs carry a CI of exp(+-1.96 * 0.29), 24 a CI of one point.
+    # The typical own sd (median, 0.29) hides the step from the search; the CIs' mean square alone (0.52 * 0.29**2)
+    # would let it pass the test
+    values = np.array([1.0] * 25 + [1.3] * 25)
+    own = np.array([0.29] * 26 + [0.0] * 24)
+    assert find_steps(values, values * np.exp(-Z95 * own), values * np.exp(Z95 * own)) == []
+    assert [(s.before, s.after) for s in find_steps(values)] == [(24, 25)]
+
+
+def test_each_step_counts_the_runs_of_its_own_two_levels():
+    first, second = find_steps([1.0] * 4 + [2.0] * 3 + [4.0] * 5)
+    assert (first.before, first.after, first.n_before, first.n_after, first.ratio) == (3, 4, 4, 3, 2.0)
+    assert (second.before, second.after, second.n_before, second.n_after, second.ratio) == (6, 7, 3, 5, 2.0)
+
+
+def test_typical_runs_lie_within_4_robust_sd_of_their_segments_median():
+    # median 0, absolute deviations 0, 0, 0, .25, .25, .25, .25, b: MAD .25, robust sd 1.4826 * .25; the last run
+    # at exactly 4 robust sd is typical, just beyond it is not
+    at = 4 * (1.4826 * 0.25)
+    y = np.array([0.0, 0.0, 0.0, 0.25, -0.25, 0.25, -0.25, at])
+    assert _typical(y, [(0, 8)]).all()
+    y[-1] = np.nextafter(at, 2)
+    assert _typical(y, [(0, 8)]).tolist() == [True] * 7 + [False]
+    # no spread at all (most runs on their median): every run is typical
+    assert _typical(np.array([0.0, 0.0, 0.0, 0.0, 0.5, 1.0]), [(0, 6)]).all()
+
+
+def test_a_segment_keeps_its_outlier_only_when_fewer_than_two_runs_would_be_left():
+    # robust sd 1.4826 * 0.05 over the line: 10 is far off its segment (median 0), and two runs are left without it
+    y = np.array([0.0, 0.0, 10.0, 5.0, 5.1, 4.9, 5.0, 5.1])
+    assert _typical(y, [(0, 3), (3, 8)]).tolist() == [True, True, False] + [True] * 5
+    # a segment of two that far apart (both 5 from its median) would keep none: it keeps both
+    assert _typical(np.array([0.0, 10.0, 5.0, 5.1, 4.9, 5.0, 5.1]), [(0, 2), (2, 7)]).all()
+
+
+def kept(y: list[float], before: int, ratio: float | None = None, z: float = np.inf) -> bool:
+    """_kept of the boundary after run `before` of log values y (a step beyond the threshold unless told)."""
+    y = np.asarray(y)
+    a, b = y[: before + 1], y[before + 1 :]
+    ratio = np.exp(b.mean() - a.mean()) if ratio is None else ratio
+    step = Step(before, before + 1, ratio, ratio, ratio, a.size, b.size)
+    return _kept(y, step, z, 10, 0.05)
+
+
+@pytest.mark.parametrize(
+    ("y", "expected"),
+    [
+        ([0, 0, 1, 1], True),
+        ([0, 0, 1, 0.5], True),  # the middle 0.375 from the two levels alone: both new runs beyond it
+        ([0, 0, 1, 0.25], False),  # the middle 0.3125: one new run short of it
+        ([0, 0, 3, 1], False),  # a run on the middle (1) is nearer neither side
+        ([0, 0, -3, -1], False),  # and down
+        ([0, 2, 3, 3], False),  # an old run on the middle (2)
+        ([0, -2, -3, -3], False),  # and down
+    ],
+)
+def test_a_step_needs_two_runs_on_either_side_nearer_their_own_level(y, expected):
+    assert kept(y, 1) is expected
+
+
+def test_the_nearer_runs_are_counted_downwards_when_the_plain_means_tie():
+    # the typical runs (0.5, 0.5 before, -0.5, -0.5 after) make a step down; all the runs average 0 on either side
+    assert kept([-1, 0.5, 0.5, -0.5, -0.5, 1], 2, ratio=np.exp(-1)) is True
+
+
+def test_a_step_must_beat_the_bonferroni_corrected_t_over_the_places_it_could_be():
+    crit = sps.t.ppf(1 - 0.005 / 2 / 11, 10)  # 12 runs: 11 places, ALPHA 0.005 two-sided, 10 df
+    assert crit == pytest.approx(5.1142, abs=1e-4)
+    y = [0.0] * 6 + [1.0] * 6
+    assert kept(y, 5, z=crit) is False
+    assert kept(y, 5, z=np.nextafter(crit, np.inf)) is True
+    assert kept(y, 5, z=-np.nextafter(crit, np.inf)) is True

@@ -207,6 +207,11 @@ def test_ci_met_with_variants_compares_the_half_width_of_the_steady_ratio_interv
     assert ci_met(results, ("jit",), target * (1 + 1e-12)) == met
 
 
+def test_ci_met_with_variants_of_an_exact_ratio_is_met_at_a_zero_target():
+    results = [variants(p, a={"jit": mode(1.0, 1.0)}, b={"jit": mode(2.0, 2.0)}) for p in range(6)]
+    assert ci_met(results, ("jit",), 0.0)
+
+
 def test_ci_met_with_variants_goes_on_to_the_next_mode_after_one_without_pairs():
     # b's eager failed everywhere: no eager pair; its jit against a's still counts
     results = [
@@ -320,6 +325,12 @@ def test_ab_columns_leave_out_a_pair_without_a_positive_finite_value_on_either_s
 )
 def test_ab_columns_of_no_valid_pair_has_no_metric_columns(a, b):
     assert ab_columns("a", {"steady": [a]}, {"steady": [b]}) == {"ab_baseline": "a"}
+
+
+def test_ab_columns_go_on_to_the_next_metric_after_one_without_pairs():
+    cols = ab_columns("a", {"steady": [None, None], "compile": [1.0, 2.0]}, {"compile": [2.0, 4.0]})
+    assert (cols["ab_compile_n_pairs"], cols["ab_compile_ratio"]) == (2, 2.0)
+    assert not any(k.startswith("ab_steady") for k in cols)
 
 
 def test_ab_columns_keep_values_between_0_and_1():

@@ -600,3 +600,11 @@ def test_undetectable_at_its_edges():
 def test_break_even_when_the_compiled_mode_is_ahead_for_one_call_only():
     # 2 ms cheaper first call, 4 ms dearer each call after: level or ahead at call 1 only
     assert break_even(0.012, 0.001, 0.01, 0.005) == (math.inf, 1)
+
+
+def test_verdict_of_an_interval_on_1_or_without_a_bound():
+    # a bound on 1 itself is not beyond it
+    assert verdict(1.0, 1.5) == verdict(0.5, 1.0) == "no significant difference"
+    # no interval: a lower bound of 0 (or none) or an upper bound that is not finite, whatever the other bound
+    cannot = "cannot tell (fewer than 6 processes for a 95% interval)"
+    assert verdict(0.0, math.inf) == verdict(0.0, 0.5) == verdict(1.5, math.inf) == verdict(math.nan, 0.5) == cannot

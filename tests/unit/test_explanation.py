@@ -106,6 +106,8 @@ def test_dispatches_that_overlap_kernels_jit_runs_too_are_not_dispatch_bound():
         "dispatch is 11% of eager's 108 us (its ops' 108 us of dispatch overlap its kernels: jit saved 3 us)"
         in (out["explanation_detail"])
     )
+    even = explain({"median_s": 108e-6}, {**row, "median_s": 108e-6})["explanation_detail"]
+    assert "(its ops' 108 us of dispatch overlap its kernels: jit saved nothing)" in even
     slower = explain({"median_s": 108e-6}, {**row, "median_s": 130e-6})["explanation_detail"]
     assert "dispatch is 0% of eager's 108 us (its ops' 108 us of dispatch overlap its kernels: jit saved nothing)" in (
         slower

@@ -70,6 +70,7 @@ def test_a_trace_without_an_execution_thread_has_no_execution_time():
     rows, execute_s = profile_rows({"traceEvents": [meta(1, 10, "python"), event(10, "x", 0, 5)]}, 1, 1e-5)
     assert execute_s is None and [r["thread"] for r in rows] == ["host"]
     assert profile_rows({}, 1, 1.0) == ([], None)
+    assert profile_rows({}, 0, 0.0) == ([], None)  # no calls either
 
 
 @pytest.mark.parametrize(

@@ -117,9 +117,8 @@ def _missing(row: Mapping[str, Any], figures: Mapping[str, float]) -> str:
 
 
 def _num(row: Mapping[str, Any], key: str) -> float:
-    value = row.get(key)
     try:
-        return math.nan if value is None else float(value)
+        return float(row.get(key))  # None raises TypeError too
     except (TypeError, ValueError):
         return math.nan
 

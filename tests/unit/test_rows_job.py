@@ -104,6 +104,7 @@ def test_a_job_whose_processes_report_no_open_setup_or_wall_time_has_no_such_col
     row = job_result(config(), JobRaw([proc(0), proc(1)], "ci")).rows[0]
     assert {"device_open_s", "setup_s", "peak_rss_growth_bytes", "device_peak_bytes", "job_wall_s"}.isdisjoint(row)
     assert row["load_avg_end"] is None and row["load_avg_start"] is None
+    assert (row["job_num"], row["overrides"]) == (0, "")
 
 
 def test_instability_uses_the_jobs_steal_limit_and_the_end_load():

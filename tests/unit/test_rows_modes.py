@@ -60,7 +60,9 @@ def test_each_mode_is_paired_with_the_first_and_with_numpy():
         "ci",
     )
     assert (jit["flops"], jit["bytes_accessed"]) == (8e3, 4e3)
-    assert jit["gflops_per_s"] == pytest.approx(8e-3) and jit["gbytes_per_s"] == pytest.approx(4e-3)
+    # to the last digits: a billion, not a billion and one
+    assert jit["gflops_per_s"] == pytest.approx(8e-3, rel=1e-12)
+    assert jit["gbytes_per_s"] == pytest.approx(4e-3, rel=1e-12)
     assert "gflops_per_s" not in eager and "gbytes_per_s" not in numpy
     # against eager, the first mode: jit 4x, numpy 2x; only a compiled mode gets an explanation
     assert "speedup" not in eager
@@ -171,3 +173,13 @@ def test_an_error_in_one_mode_leaves_the_others_row_ok():
     eager, jit = mode_rows(config("eager", "jit"), results, "error", BASE)
     assert eager["status"] == "ok" and "error_message" not in eager and eager["median_s"] == 2e-3
     assert jit["status"] == "error"
+
+
+def test_when_every_process_failed_each_mode_is_an_error_row_with_no_statistics():
+    results = [ProcessResult(p, error=failure("worker died")) for p in range(2)]
+    rows = mode_rows(config("eager", "jit"), results, "error", BASE)
+    assert [(r["mode"], r["status"], r["error_message"]) for r in rows] == [
+        ("eager", "error", "worker died"),
+        ("jit", "error", "worker died"),
+    ]
+    assert not any("median_s" in r or "n_processes" in r for r in rows)

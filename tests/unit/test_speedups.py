@@ -172,7 +172,8 @@ def test_ci_met_of_unpaired_modes_resamples_each_modes_rounds_on_its_own():
 
 
 def test_ci_met_of_two_processes_has_no_interval_even_when_one_ratio_has_no_log():
-    # process 1's eager median is 0: one finite ratio, and two processes' rounds are not one process's
+    # process 1's eager median is 0, which leaves one ratio with a log: the processes are still two, whose rounds
+    # give no interval as one process's would
     results = [proc(0, eager=mode(2.0, 2.0), jit=mode(1.0, 1.0)), proc(1, eager=mode(0.0, 0.0), jit=mode(1.0, 1.0))]
     assert not ci_met(results, ("eager", "jit"), 1.0)
 

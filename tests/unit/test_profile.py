@@ -150,8 +150,10 @@ def test_an_event_is_outermost_when_nothing_on_its_thread_is_open_as_it_starts()
     assert outermost == {"inner": False, "outer": True, "next": True, "late": False, "first": False}
     assert execute_s == exact(500e-6)
     untimed = {"ph": "X", "pid": 1, "tid": 20, "name": "whole", "dur": 500}  # at 0, and longer than "part"
-    rows, _ = profile_rows({"traceEvents": [event(20, "part", 0, 400), untimed]}, calls=1, wall_s=1e-3)
-    assert {r["event"]: r["outermost"] for r in rows} == {"whole": True, "part": False}
+    rows, _ = profile_rows(
+        {"traceEvents": [event(20, "part", 0, 400), untimed, event(20, "after", 500, 100)]}, calls=1, wall_s=1e-3
+    )
+    assert {r["event"]: r["outermost"] for r in rows} == {"whole": True, "part": False, "after": True}
 
 
 def test_an_event_name_is_outermost_only_when_every_one_of_its_events_is():

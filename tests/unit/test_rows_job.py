@@ -135,6 +135,8 @@ def test_the_device_peaks_give_the_shares_of_peak():
     # 1e5 flops in 1 ms: 1e8 FLOP/s, a tenth of the peak
     assert jit["peak_flops_per_s"] == 1e9 and jit["peak_flops_share"] == pytest.approx(0.1)
     assert eager["peak_flops_per_s"] == 1e9 and "peak_flops_share" not in eager
+    # roofline=true and the peaks measured: nothing to say about them
+    assert jit["unavailable"] == "noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)"
 
 
 def test_the_cache_probe_columns_land_on_their_modes_row():
@@ -225,13 +227,15 @@ def variant_process(
 
 
 def test_each_variant_has_its_own_identity_and_is_paired_with_the_first():
-    out = job_result(variants_config(), JobRaw([variant_process(p) for p in range(6)], "ci"), job_num=2)
+    raw = JobRaw([variant_process(p) for p in range(6)], "ci")
+    out = job_result(variants_config(), raw, job_num=2, overrides="size=8")
     rows = {(r["variant"], r["mode"]): r for r in out.rows}
     assert list(rows) == [("before", "eager"), ("before", "jit"), ("after", "eager"), ("after", "jit")]
     before, after = rows[("before", "jit")], rows[("after", "jit")]
     assert (before["workload"], before["size"], before["param_n"], before["inputs"]) == ("once", 8, 1, "setup")
     assert (after["workload"], after["size"], after["param_n"], after["inputs"]) == ("thrice", 16, 3, "size")
-    assert (after["job_num"], after["platform"], after["stop_reason"], after["n_processes"]) == (2, "cpu", "ci", 6)
+    assert (after["job_num"], after["overrides"], after["platform"]) == (2, "size=8", "cpu")
+    assert (after["stop_reason"], after["n_processes"]) == ("ci", 6)
     # within each variant, jit against its own eager
     assert (before["speedup"], after["speedup"]) == pytest.approx((4.0, 2.0))
     # after against before, mode by mode: jit takes twice as long, eager the same

@@ -85,9 +85,9 @@ def probe(modes: dict[str, ModeResult]) -> ProcessResult:
 def test_cache_columns_pair_the_cold_and_the_warm_probe_per_mode():
     cold_probe = probe(
         {
+            "eager": ModeResult(),  # no cold call: no columns (and the modes after it still get theirs)
             "jit": ModeResult(cold=cold(2.0, 0.1, 0.2, 1.5)),
             "aot": ModeResult(cold=cold(3.0)),
-            "eager": ModeResult(),  # no cold call: no columns
             "numpy": ModeResult(cold=cold(1.0)),  # the warm probe has no such mode
         }
     )

@@ -742,3 +742,10 @@ def test_job_summary_says_when_each_mode_ran_in_processes_of_its_own():
     assert f.job_summary(rows) == (
         "w size=8: eager 2 ms \u00b15%, jit 1 ms \u00b12% [3 processes per mode, each mode in processes of its own]"
     )
+
+
+def test_job_summary_puts_the_processes_and_the_instability_in_one_bracket():
+    rows = [timed("eager", 2e-3, 0.05, n_processes=3, unstable=True, unstable_reason="load average 2.6 above 2 CPU(s)")]
+    assert f.job_summary(rows) == (
+        "w size=8: eager 2 ms \u00b15% [3 processes; unstable (eager): 1 reason, see results.csv unstable_reason]"
+    )

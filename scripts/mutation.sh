@@ -6,6 +6,8 @@
 #   scripts/mutation.sh analysis                                              # a whole package
 #   scripts/mutation.sh --survivors analysis/stats.py    # re-test its survivors and untested ones (after new tests)
 #   scripts/mutation.sh --all analysis/stats.py          # re-test every mutant, whatever it was before
+#   scripts/mutation.sh --timeouts analysis/rows.py      # re-test those a timeout killed (on a quiet machine: a loaded
+#                                                        # one can push a correct but slow run past its CPU limit)
 #   scripts/mutation.sh --score analysis/stats.py        # print the score of what has run, run nothing
 #
 # It runs in a copy of the working tree (tracked and untracked files git does not ignore) under $MUTATION_DIR
@@ -29,6 +31,7 @@ case ${1:-} in
     --score) score_only=1; shift ;;
     --survivors) which=survived; shift ;;
     --all) which=all; shift ;;
+    --timeouts) which=timeout; shift ;;
 esac
 if [[ $# -eq 0 ]]; then
     echo "usage: $0 [--score] MODULE...   (paths under src/jitexp, e.g. analysis/stats.py, report/steps.py, store)" >&2
@@ -73,7 +76,11 @@ if which == "all" or not metas:  # every mutant (none made yet: the first run ma
 for meta in metas if which != "all" else []:
     for key, code in json.loads(meta.read_text())["exit_code_by_key"].items():
         status = status_by_exit_code[code]
-        if (which == "unchecked" and code is None) or (which == "survived" and status in ("survived", "no tests")):
+        if (
+            (which == "unchecked" and code is None)
+            or (which == "survived" and status in ("survived", "no tests"))
+            or (which == "timeout" and status == "timeout")
+        ):
             print(key)
 PY
         )

@@ -78,7 +78,7 @@ for meta in metas if which != "all" else []:
         status = status_by_exit_code[code]
         if (
             (which == "unchecked" and code is None)
-            or (which == "survived" and status in ("survived", "no tests"))
+            or (which == "survived" and (code is None or status in ("survived", "no tests")))
             or (which == "timeout" and status == "timeout")
         ):
             print(key)

@@ -265,6 +265,10 @@ def test_params_text(row, static_mark, expected):
     assert f.params_text(row, static_mark=static_mark) == expected
 
 
+def test_params_text_marks_nothing_unless_asked():
+    assert f.params_text({"param_n": 2.0, "static_argnums": "[1]"}) == "n=2"
+
+
 @pytest.mark.parametrize(
     ("variant", "static_argnums", "expected"),
     [

@@ -14,7 +14,7 @@ import pytest
 from jitexp.analysis.stats import change_verdict, undetectable
 from jitexp.report.compare import BETWEEN_RUN_SD, compare, metric_row
 from jitexp.report.compare_cli import main
-from jitexp.report.compare_runs import load_side
+from jitexp.report.compare_runs import Side, load_side
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import RESULTS_CSV
 from jitexp.store.schema import PROCESS_COLUMNS, SAMPLE_COLUMNS
@@ -497,3 +497,74 @@ def test_metric_row_uses_its_threshold():
     base, new = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0], [1.07, 1.08, 1.06, 1.09, 1.05, 1.07]  # ~7% slower
     assert metric_row("compile", base, new, 0.05, 0.05, between_run_sd=0.0)["verdict"] == "slower"
     assert metric_row("compile", base, new, 0.1, 0.05, between_run_sd=0.0)["verdict"] == "no significant change"
+
+
+def hand_side(cases: dict[str, dict[str, list]], size: int = 64, errors: tuple[str, ...] = ()) -> Side:
+    """A run built by hand: one ok row per case (job folder = workload) with the given per-process values."""
+    rows = pd.DataFrame([{"workload": w, "mode": "jit", "size": size, "_job": w} for w in cases])
+    values = {(w, "", "", "jit"): v for w, v in cases.items()}
+    failed = pd.DataFrame([{"workload": w, "mode": "jit", "size": size, "_job": w, "status": "error"} for w in errors])
+    return Side(rows=rows, values=values, errors=failed)
+
+
+SAME = [1e-3, 1e-3, 1e-3, 1e-3]
+DOUBLED = [2e-3, 2e-3, 2e-3, 2e-3]
+
+
+def test_a_metric_neither_side_has_skips_only_that_metric():
+    side = hand_side({"w": {"first_call": SAME, "compile": SAME}})
+    assert list(compare(side, side)["metric"]) == ["first_call", "compile"]
+
+
+def test_a_metric_only_new_has_counts_the_processes_of_new():
+    base = hand_side({"w": {"first_call": SAME}})
+    new = hand_side({"w": {"first_call": SAME, "compile": SAME[:3]}})
+    row = compare(base, new).set_index("metric").loc["compile"]
+    assert (row["verdict"], row["n_base"], row["n_new"]) == ("cannot tell (no compile in BASE)", 0, 3)
+
+
+def test_ignored_columns_are_left_out_of_the_match():
+    base, new = hand_side({"w": {"compile": SAME}}), hand_side({"w": {"compile": SAME}}, size=128)
+    assert list(compare(base, new)["verdict"]) == ["missing"]
+    table = compare(base, new, ignore=["size"])
+    assert list(table.columns[:2]) == ["workload", "mode"]
+    assert list(table["verdict"]) == ["no significant change"]
+
+
+def test_broken_comes_before_missing_whatever_the_order_of_the_cases():
+    base = hand_side({"gone": {"compile": SAME}, "v": {"compile": SAME}})
+    new = hand_side({}, errors=("v",))
+    assert list(compare(base, new)[["workload", "verdict"]].itertuples(index=False)) == [
+        ("v", "broken"),
+        ("gone", "missing"),
+    ]
+
+
+def test_a_row_without_a_ratio_sorts_as_no_change_keeping_its_place():
+    # steady only in BASE: 'cannot tell' with no ratio, as large a change as compile's exact 1.0 (none): the
+    # case order stays; compile's 2x comes first
+    base = hand_side({"w": {"steady": [np.ones(3)] * 4, "first_call": SAME, "compile": SAME}})
+    new = hand_side({"w": {"first_call": DOUBLED, "compile": SAME}})
+    table = compare(base, new)
+    assert list(table["metric"]) == ["first_call", "steady", "compile"]
+    assert list(table["ratio"][[0, 2]]) == [2.0, 1.0] and math.isnan(table["ratio"][1])
+
+
+def test_metric_row_uses_its_alpha():
+    base, new = [1.0, 1.01, 0.99], [2.0, 2.01, 1.99]  # 3 processes a side: p = 0.1 at best
+    assert metric_row("compile", base, new, 0.05, 0.5, between_run_sd=0.0)["verdict"] == "slower"
+    assert (
+        metric_row("compile", base, new, 0.05, 0.05, between_run_sd=0.0)["verdict"]
+        == "cannot tell (3 processes per side)"
+    )
+
+
+def test_host_drift_excuses_by_the_threshold_given():
+    # steady 1.5x slower, the matmul probe 1.4x slower: 1.5 / 1.4 = 1.07 is beyond 5%, within 10%
+    spread = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99]
+    base = hand_side({"w": {"steady": [np.array([s]) for s in spread], "host_probe_matmul_s": spread}})
+    new = hand_side(
+        {"w": {"steady": [np.array([1.5 * s]) for s in spread], "host_probe_matmul_s": [1.4 * s for s in spread]}}
+    )
+    verdict = {t: compare(base, new, threshold=t, excuse_host_drift="matmul")["verdict"][0] for t in (0.05, 0.1)}
+    assert verdict == {0.05: "slower", 0.1: "within host drift"}

@@ -118,7 +118,7 @@ def _missing(row: Mapping[str, Any], figures: Mapping[str, float]) -> str:
 
 def _num(row: Mapping[str, Any], key: str) -> float:
     try:
-        return float(row.get(key))  # None raises TypeError too
+        return float(row.get(key))  # type: ignore[arg-type]  # None raises TypeError too, caught below
     except (TypeError, ValueError):
         return math.nan
 

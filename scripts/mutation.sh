@@ -18,9 +18,10 @@
 # tens of minutes on 2 cores (docs/benchmarks.md, "Mutation testing", has the table and each module's time).
 #
 # Per module it prints: mutants, killed (a timeout counts: the mutant made a test loop or hang), survived, other
-# (no tests / suspicious / not checked), the equivalent mutants listed in scripts/mutation_equivalent/ (one file
-# a module: analysis.stats.txt, ...), and the score = killed / (mutants - equivalent). The other survivors' names follow; `cd $MUTATION_DIR && mutmut show NAME`
-# prints one's diff.
+# (no tests / suspicious / not checked), the equivalent mutants listed in scripts/mutation_equivalent/ (one file a
+# module: analysis.stats.txt, ...; one mutmut name a line; the names are numbered within their function, so after
+# an edit to a function its entries there must be checked again), and the score = killed / (mutants - equivalent).
+# The other survivors' names follow; `cd $MUTATION_DIR && mutmut show NAME` prints one's diff.
 set -euo pipefail
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 work=${MUTATION_DIR:-/tmp/jitexp-mutation}

@@ -95,6 +95,24 @@ ENV = dict(
 )
 
 
+def measured(seconds: float, first: float = 0.5, rounds: int = 4, **extras):
+    """A mode's worker record with every round exactly `seconds` (so every figure rows derives is exact) and a cold
+    call of `first` s split 0.1 / 0.1 / 0.1 / the rest; extras as the worker would put them (flops, eager_ops, ...)."""
+    from jitexp.records import Cold, Extras, ModeResult
+
+    e = Extras()
+    e.update(extras)
+    return ModeResult(
+        cold_position=0,
+        cold=Cold(first, 0.1, 0.1, 0.1, first - 0.3, 2),
+        samples_s=np.full(rounds, seconds),
+        number=10,
+        stop_reason="ci",
+        compiles_during_timing=0,
+        extras=e,
+    )
+
+
 def ok(workload, mode, size, median, first, *, compile_s=None, ci=0.1, **extra) -> dict:
     """A successful row with a symmetric CI of +-ci*median."""
     return {

@@ -6,28 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
+from helpers import measured
 from jitexp.analysis.rows import job_result
 from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
 from jitexp.config.schema import TimingConfig
 from jitexp.errors import Failure
-from jitexp.records import Cold, Extras, JobRaw, ModeResult, Noise, ProcessResult, Profile
-
-
-def measured(seconds: float, first: float = 0.5, rounds: int = 4, **extras) -> ModeResult:
-    e = Extras()
-    e.update(extras)
-    return ModeResult(
-        cold_position=0,
-        cold=Cold(first, 0.1, 0.1, 0.1, first - 0.3, 2),
-        samples_s=np.full(rounds, seconds),
-        number=10,
-        stop_reason="ci",
-        compiles_during_timing=0,
-        extras=e,
-    )
+from jitexp.records import Cold, JobRaw, ModeResult, Noise, ProcessResult, Profile
 
 
 def config(**timing) -> ExperimentConfig:

@@ -4,14 +4,17 @@ extras, the first error."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
+from helpers import measured as measured_in
 from jitexp.analysis.rows import mode_rows
 from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
 from jitexp.config.schema import TimingConfig
 from jitexp.errors import Failure
-from jitexp.records import Cold, Extras, ModeResult, ProcessResult
+from jitexp.records import ModeResult, ProcessResult
 
 BASE = {"job_num": 1, "workload": "fn", "size": 8}
 
@@ -24,16 +27,7 @@ def config(*modes: str, interleave: str = "rounds") -> ExperimentConfig:
     )
 
 
-def measured(seconds: float, rounds: int = 8, first: float = 0.5, **extras) -> ModeResult:
-    e = Extras()
-    e.update(extras)
-    return ModeResult(
-        cold=Cold(first, 0.1, 0.1, 0.1, first - 0.3, 2),
-        samples_s=np.full(rounds, seconds),
-        number=10,
-        compiles_during_timing=0,
-        extras=e,
-    )
+measured = functools.partial(measured_in, rounds=8)
 
 
 def processes(n: int, **modes: ModeResult) -> list[ProcessResult]:

@@ -295,7 +295,7 @@ def test_variant_label_without_params_marks_nothing():
 @pytest.mark.parametrize(
     ("verdict", "calls", "ahead", "expected"),
     [
-        ("faster", NAN, NAN, "never pays off"),
+        ("faster", NAN, NAN, "pay-off unknown (no cold first call)"),
         ("faster", INF, NAN, "never pays off"),
         ("faster", 1.0, NAN, "ahead from the first call"),
         ("faster", 0.5, NAN, "ahead from the first call"),
@@ -304,10 +304,12 @@ def test_variant_label_without_params_marks_nothing():
         ("slower", NAN, 1.0, "ahead for the first 1 call only, then eager wins"),
         ("slower", NAN, 3.0, "ahead for the first 3 calls only, then eager wins"),
         ("slower", 2.0, 0.5, "never pays off"),
-        ("slower", NAN, NAN, "never pays off"),
+        ("slower", INF, NAN, "never pays off"),
+        ("slower", NAN, NAN, "pay-off unknown (no cold first call)"),
         ("no significant difference", 1.0, NAN, "no steady-state gain; its first call is cheaper"),
         ("no significant difference", 2.0, 3.0, "no steady-state gain; never pays off"),
-        (None, NAN, NAN, "no steady-state gain; never pays off"),
+        (None, INF, NAN, "no steady-state gain; never pays off"),
+        (None, NAN, NAN, "pay-off unknown (no cold first call)"),
     ],
 )
 def test_payoff_text(verdict, calls, ahead, expected):
@@ -330,9 +332,11 @@ def test_payoff_text_names_the_baseline_that_wins():
         ("slower", NAN, 1.0, "ahead until call 1"),
         ("slower", 2.0, 3.0, "ahead until call 3"),
         ("slower", NAN, 0.5, "never pays off"),
-        ("slower", NAN, NAN, "never pays off"),
-        ("no significant difference", 1.0, 3.0, "never pays off"),
-        (None, NAN, NAN, "never pays off"),
+        ("slower", INF, NAN, "never pays off"),
+        ("slower", NAN, NAN, "pay-off unknown"),
+        ("no significant difference", 1.0, 3.0, "first call cheaper"),
+        ("no significant difference", INF, NAN, "never pays off"),
+        (None, NAN, NAN, "pay-off unknown"),
     ],
 )
 def test_payoff_words(verdict, calls, ahead, expected):

@@ -51,6 +51,7 @@ def test_paired_rows_keep_their_own_figures():
     assert row["verdict"] == "no significant difference"  # from the paired CI, not the medians' CIs
     view = speedup_view(tables.speedup_table(df)).iloc[0]
     assert view["pays_off"] == "no steady-state gain; never pays off"
+    assert row["break_even_calls"] == math.inf  # as the text says (an older row's 3.0 is settled too: issue 50)
 
 
 def test_speedup_one_row_per_compiled_mode_and_only_with_eager():

@@ -76,6 +76,7 @@ from jitexp.analysis.stats import (  # noqa: E402
     point_medians,
     rank_sum_cdf,
     robust_cv,
+    settled_break_even,
     signed_rank_cdf,
     signed_rank_interval,
     verdict,
@@ -125,6 +126,25 @@ def test_break_even_in_all_four_cost_line_cases(case, expected):
         total = lambda first, per, n: first + (n - 1) * per  # noqa: E731
         if ahead:
             assert total(j1, j, ahead) <= total(e1, e, ahead) and total(j1, j, ahead + 1) > total(e1, e, ahead + 1)
+
+
+@pytest.mark.parametrize(
+    ("verdict_", "calls", "ahead", "expected"),
+    [
+        ("faster", 15.0, math.nan, (15.0, math.nan)),
+        ("faster", math.inf, math.nan, (math.inf, math.nan)),
+        ("no significant difference", 126.0, math.nan, (math.inf, math.nan)),  # matmul 256 in issue 50
+        ("no significant difference", 1.0, math.nan, (1.0, math.nan)),  # its first call is cheaper: kept
+        ("no significant difference", math.inf, 3.0, (math.inf, math.nan)),
+        ("slower", 8.0, math.nan, (math.inf, math.nan)),  # medians and CI disagree: the CI's word wins
+        ("slower", math.inf, 3.0, (math.inf, 3.0)),
+        (None, 4.0, math.nan, (math.inf, math.nan)),
+        (None, math.nan, math.nan, (math.nan, math.nan)),
+    ],
+)
+def test_settled_break_even_says_never_unless_faster(verdict_, calls, ahead, expected):
+    got = settled_break_even(verdict_, calls, ahead)
+    assert [v if not math.isnan(v) else "nan" for v in got] == [v if not math.isnan(v) else "nan" for v in expected]
 
 
 def test_break_even_equal_steady_state_and_missing_inputs():

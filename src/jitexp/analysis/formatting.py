@@ -234,8 +234,14 @@ def variant_label(variant: Any, static_argnums: Any, params: Iterable[str] = ())
 # ---- verdicts, pay-off and the job's one line --------------------------------------------
 
 
+UNKNOWN_PAYOFF = "pay-off unknown (no cold first call)"
+
+
 def payoff_text(verdict_: str | None, calls: float, ahead: float, baseline: str = "eager") -> str:
-    """What the cost lines say, worded to agree with the steady-state verdict."""
+    """What the cost lines say, worded to agree with the steady-state verdict (and with break_even_calls, which
+    stats.settled_break_even makes inf wherever this says never); unknown without a cold first call."""
+    if is_missing(calls) and is_missing(ahead):
+        return UNKNOWN_PAYOFF
     if verdict_ == "faster":
         if is_missing(calls) or math.isinf(calls):
             return "never pays off"
@@ -251,7 +257,11 @@ def payoff_text(verdict_: str | None, calls: float, ahead: float, baseline: str 
 
 def payoff_words(verdict_: str | None, calls: float, ahead: float) -> str:
     """The short pay-off for a picture's point label: ``ahead from call 1``, ``pays off at call 15``,
-    ``ahead until call 3``, ``never pays off``."""
+    ``ahead until call 3``, ``never pays off``; the same cases as payoff_text."""
+    if is_missing(calls) and is_missing(ahead):
+        return "pay-off unknown"
+    if verdict_ not in ("faster", "slower") and not is_missing(calls) and calls <= 1:
+        return "first call cheaper"
     if verdict_ == "faster" and not is_missing(calls):
         if math.isinf(calls):
             return "never pays off"

@@ -18,6 +18,7 @@ from jitexp.analysis.stats import (
     paired_change,
     percentile_ci,
     point_medians,
+    settled_break_even,
     signed_rank_interval,
     verdict,
 )
@@ -138,17 +139,25 @@ def pair_values(measured: list[ModeResult | None]) -> dict[str, list]:
 
 def paired(baseline: dict, row: dict, interval: tuple[float, float, float]) -> dict:
     """Speedup of row's mode over the baseline's (same processes, same rounds): `speedup_interval`'s
-    (speedup, ci_low, ci_high), the verdict from that CI, break-even from the two modes' medians."""
+    (speedup, ci_low, ci_high), the verdict from that CI, break-even from the two modes' medians as the verdict
+    words it (stats.settled_break_even)."""
     speedup, lo, hi = interval
-    calls, ahead = break_even(
-        baseline.get("first_call_s", math.nan), baseline["median_s"], row.get("first_call_s", math.nan), row["median_s"]
+    verdict_ = verdict(lo, hi)
+    calls, ahead = settled_break_even(
+        verdict_,
+        *break_even(
+            baseline.get("first_call_s", math.nan),
+            baseline["median_s"],
+            row.get("first_call_s", math.nan),
+            row["median_s"],
+        ),
     )
     return {
         "baseline_mode": baseline["mode"],
         "speedup": speedup,
         "speedup_ci_low": lo,
         "speedup_ci_high": hi,
-        "verdict": verdict(lo, hi),
+        "verdict": verdict_,
         "break_even_calls": calls,
         "ahead_until_calls": ahead,
     }

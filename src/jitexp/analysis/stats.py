@@ -218,6 +218,19 @@ def break_even(base_first_s: float, base_median_s: float, first_s: float, median
     return math.inf, float(n)
 
 
+def settled_break_even(verdict_: str | None, calls: float, ahead: float) -> tuple[float, float]:
+    """(break_even_calls, ahead_until_calls) as the verdict words them (issue 50): the cost lines come from the
+    two medians, the verdict from the speedup's CI, and a mode whose steady state is not significantly faster
+    has no gain to earn its first call back with. So unless the verdict is `faster`, a break-even after call 1
+    becomes inf ("never pays off"), and ahead_until_calls is kept only for `slower` (what the text says:
+    "ahead for the first N calls only"). A break-even at call 1 stays: the first call is already cheaper."""
+    if verdict_ == "faster":
+        return calls, ahead
+    if not math.isnan(calls) and calls > 1:
+        calls = math.inf
+    return calls, (ahead if verdict_ == "slower" else math.nan)
+
+
 # ---- has something changed ----------------------------------------------------------------
 
 # Changes within 5% are noise here: the paired speedup of one preset moved by 5-10% between

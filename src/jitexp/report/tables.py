@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis.formatting import EAGER, cell_text, is_missing
-from jitexp.analysis.stats import break_even, verdict
+from jitexp.analysis.stats import break_even, settled_break_even, verdict
 from jitexp.report.cases import (
     AB_VARIANT,
     STATIC_ARGNUMS,
@@ -120,10 +120,12 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
     jobs = set(get_column(rows, "job_num"))
     base = aggregate(case[has_value(case, "mode", baseline) & get_column(case, "job_num").isin(jobs)])
     speedup, lo, hi = (get_column(rows, c) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
+    verdict_ = verdict(lo.min(), hi.max())
     if len(rows) == 1:
         calls, ahead = float(rows["break_even_calls"].iloc[0]), float(rows["ahead_until_calls"].iloc[0])
     else:
         calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
+    calls, ahead = settled_break_even(verdict_, calls, ahead)
     return {
         **_sides(base, comp),
         "baseline_mode": baseline,
@@ -131,7 +133,7 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
         "speedup": speedup.median(),
         "speedup_ci_low": lo.min(),
         "speedup_ci_high": hi.max(),
-        "verdict": verdict(lo.min(), hi.max()),
+        "verdict": verdict_,
         "break_even_calls": calls,
         "ahead_until_calls": ahead,
         "n_eager_rows": base["n_rows"],
@@ -142,7 +144,10 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
 def _unpaired_record(base: dict, comp: dict) -> dict:
     lo = _ratio(base["ci95_low_s"], comp["ci95_high_s"])
     hi = _ratio(base["ci95_high_s"], comp["ci95_low_s"])
-    calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
+    verdict_ = verdict(lo, hi) if not (is_missing(lo) or is_missing(hi)) else None
+    calls, ahead = settled_break_even(
+        verdict_, *break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
+    )
     return {
         **_sides(base, comp),
         "baseline_mode": EAGER,
@@ -150,7 +155,7 @@ def _unpaired_record(base: dict, comp: dict) -> dict:
         "speedup": _ratio(base["median_s"], comp["median_s"]),
         "speedup_ci_low": lo,
         "speedup_ci_high": hi,
-        "verdict": verdict(lo, hi) if not (is_missing(lo) or is_missing(hi)) else None,
+        "verdict": verdict_,
         "break_even_calls": calls,
         "ahead_until_calls": ahead,
         "n_eager_rows": base["n_rows"],

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jitexp.analysis.speedups import NOT_WORK_VERDICTS, not_work
 from jitexp.analysis.stats import ALPHA, THRESHOLD
 from jitexp.labels import joined, size_text
 
@@ -374,7 +375,10 @@ def speedup_phrase(
     mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None, verdict_: str | None
 ) -> str:
     """A speedup (baseline time over mode time) in `change_phrase`'s words: ``jit 1.94x faster than eager (95% CI
-    1.80x-2.09x)``, ``jit 1.9x slower than eager (95% CI 1.7x-2.1x)``, ``...: no significant difference (...)``."""
+    1.80x-2.09x)``, ``jit 1.9x slower than eager (95% CI 1.7x-2.1x)``, ``...: no significant difference (...)``;
+    ``jit vs eager: no verdict (result differs)`` when the time is not the function's work (speedups.not_work)."""
+    if verdict_ in NOT_WORK_VERDICTS:
+        return f"{mode} vs {baseline}: no verdict ({verdict_})"
     if not usable_ratio(speedup):
         return change_phrase(mode, baseline, math.nan, None, None, verdict_)
     return change_phrase(mode, baseline, *speedup_as_time_ratio(speedup, lo, hi), verdict_)
@@ -472,9 +476,27 @@ def failure_text(row: Mapping) -> str:
     return f"{row_label(row)} failed in {row.get('error_phase')}: {row.get('error_type')}: {row.get('error_message')}{hint}"
 
 
+def not_work_text(rows: Sequence[Mapping]) -> str:
+    """``jit differs from eager: relative error 0.225; ``: why the rows' times are no speedup (speedups.not_work),
+    each once, ending in ``; ``; empty when every time is the function's work."""
+    reasons = []
+    for row in rows:
+        if row.get("status") != "ok":
+            continue
+        for column, against in (("verdict", row.get("baseline_mode")), ("verdict_vs_numpy", NUMPY)):
+            if column == "verdict_vs_numpy" and row.get("mode") in (EAGER, row.get("baseline_mode", EAGER)):
+                continue  # the line gives no such verdict (the numpy row's own says it)
+            if cell_text(row.get(column)) in NOT_WORK_VERDICTS:
+                why = not_work(row, str(against))[1] or not_work(row)[1]
+                reasons.append(why or f"{row_label(row)} vs {against}: {row.get(column)}")
+    reasons = list(dict.fromkeys(reasons))
+    return "".join(f"{r}; " for r in reasons)
+
+
 def job_summary(rows: Sequence[Mapping]) -> str:
-    """One line for a job: each mode's median with its CI, then each variant's change against the
-    baseline variant (a job with variants), then each paired verdict, compile and pay-off."""
+    """One line for a job: first why a time is not the function's work (not_work_text), then each mode's median
+    with its CI, then each variant's change against the baseline variant (a job with variants), then each paired
+    verdict, compile and pay-off (no verdict for a time that is not the function's work)."""
     r0 = rows[0]
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
@@ -500,7 +522,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
                 row["speedup_ci_high"],
                 row["verdict"],
             )
-            if plain_mode == NUMPY:  # NumPy compiles nothing: no compile time, no pay-off
+            if plain_mode == NUMPY or row["verdict"] in NOT_WORK_VERDICTS:  # NumPy compiles nothing; no work no pay-off
                 verdicts.append(phrase)
             else:
                 compile_s, cold_s = row.get("compile_s"), row.get("cache_cold_compile_s")
@@ -533,7 +555,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
     scope = f"{n} process{'es' if n != 1 else ''}{per_env}" if n else ""
     scope = "; ".join(t for t in (scope, split_text(r0)) if t)
     notes = [unstable_clause(rows)]
-    text = f"{head}: {', '.join(parts)}"
+    text = f"{not_work_text(rows)}{head}: {', '.join(parts)}"
     if changes or verdicts:
         text += " -> " + "; ".join(changes + verdicts)
     tail = [t for t in [scope, *notes] if t]

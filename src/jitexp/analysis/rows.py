@@ -19,6 +19,7 @@ from jitexp.analysis.instability import instability, kept_against_all, noise_col
 from jitexp.analysis.long_files import KEY_COLUMNS, long_rows, sequence_rows, variant_long_rows
 from jitexp.analysis.speedups import (
     ab_columns,
+    not_work,
     paired,
     paired_groups,
     process_medians,
@@ -195,6 +196,12 @@ def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: 
                     by_mode[mode].update(
                         vs_numpy(speedup_interval(medians[:, k], medians[:, j], boot[:, k] / boot[:, j]))
                     )
+    for row in rows:  # a time that is not the function's work is no speedup: the verdict says why not
+        for column, against in (("verdict", row.get("baseline_mode")), ("verdict_vs_numpy", "numpy")):
+            if row.get(column) is not None and against:
+                problem = not_work(row, str(against))[0] or not_work(row)[0]
+                if problem:
+                    row[column] = problem
     return rows
 
 

@@ -193,3 +193,49 @@ def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list])
         out[f"ab_{metric}_n_pairs"] = change.pop("n_pairs")
         out.update({f"ab_{metric}_{key}": value for key, value in change.items()})
     return out
+
+
+# ---- a time that is not the function's work is not a speedup ----------------------------------------------------
+
+DIFFERS, NO_WORK, NOT_COMPARABLE = "result differs", "no work", "not comparable"
+NOT_WORK_VERDICTS = (DIFFERS, NO_WORK, NOT_COMPARABLE)  # verdicts of rows whose time is no speedup
+
+
+def not_work(row: Mapping[str, Any], against: str = "eager") -> tuple[str, str]:
+    """(verdict, why) when a row's time is not the work of the function measured against `against` (its output
+    differs from the reference's beyond the dtype's tolerance, cannot be compared with it, or the program ran no
+    work at all: XLA removed a computation whose result is not returned, or the function computes nothing from its
+    inputs); ("", "") when it is. Read from the row's own columns, so the CSV, the line and the caveats agree."""
+    mode = str(row.get("mode"))
+    if mode == against:
+        return "", ""
+    match = _number(row.get(f"matches_{against}"))
+    if match is not None and not match:
+        rel = _number(row.get(f"max_rel_err_vs_{against}"))
+        error = f": relative error {rel:.3g}" if rel is not None else ""
+        return DIFFERS, f"{mode} differs from {against}{error}"
+    check = str(row.get(f"check_vs_{against}") or "")
+    if check.startswith("cannot compare"):
+        return NOT_COMPARABLE, f"{mode}'s result cannot be compared with {against}'s ({check.partition(': ')[2]})"
+    ops, kernels = _number(row.get("eager_ops")), _number(row.get("xla_kernels"))
+    if mode != "numpy" and ops == 0:
+        return NO_WORK, (
+            f"{mode} measured no work: the function computes nothing from its inputs "
+            "(0 ops: it returns a constant or an argument)"
+        )
+    if mode in ("jit", "aot") and kernels == 0:
+        return NO_WORK, (
+            f"{mode} measured no work: XLA removed the computation whose result is not returned (0 kernels)"
+        )
+    return "", ""
+
+
+def _number(value: Any) -> float | None:
+    """A present number (a bool as 0 or 1); None for a missing value (None, NaN, pd.NA) or text."""
+    if value is None or isinstance(value, str):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jitexp.analysis.formatting import cell_text, format_seconds, is_missing, is_true, split_reasons
+from jitexp.analysis.speedups import NO_WORK, not_work
 from jitexp.labels import size_text
 from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, get_column, knob_text, params_labels, varying
 
@@ -45,6 +46,9 @@ def row_notes(row: pd.Series, short: bool = False) -> str:
         notes.append("result differs from eager")
     elif cell_text(row.get("check_vs_eager")).startswith("cannot compare"):
         notes.append("result not comparable with eager")
+    kind, why = not_work(row)
+    if kind == NO_WORK:  # its time is no speedup: the verdict says "no work", the line says why first
+        notes.append("no work measured" if short else why)
     return "; ".join(notes)
 
 
@@ -84,6 +88,13 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
         bad = values.notna() & ~values.map(is_true).astype(bool)
         if bad.any():
             lines.append(f"result {text}: {int(bad.sum())} of {n} rows" + _examples(df[bad], knobs=knobs))
+    no_work = pd.Series([not_work(row)[0] == NO_WORK for _, row in df.iterrows()], index=df.index, dtype=bool)
+    if no_work.any():
+        lines.append(
+            f"no work measured: {int(no_work.sum())} of {n} rows (XLA removed a computation whose result is not "
+            "returned, or the function computes nothing from its inputs): their times are no speedup"
+            + _examples(df[no_work], knobs=knobs)
+        )
     for against in ("eager", "NumPy"):  # no figure at all: the check says why in check_vs_<against>
         uncomparable = get_column(df, f"check_vs_{against.lower()}").map(cell_text).str.startswith("cannot compare")
         if uncomparable.any():

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis.formatting import EAGER, cell_text, is_missing
+from jitexp.analysis.speedups import NOT_WORK_VERDICTS
 from jitexp.analysis.stats import break_even, settled_break_even, verdict
 from jitexp.report.cases import (
     AB_VARIANT,
@@ -120,7 +121,8 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
     jobs = set(get_column(rows, "job_num"))
     base = aggregate(case[has_value(case, "mode", baseline) & get_column(case, "job_num").isin(jobs)])
     speedup, lo, hi = (get_column(rows, c) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
-    verdict_ = verdict(lo.min(), hi.max())
+    not_work = [v for v in get_column(rows, "verdict").map(cell_text) if v in NOT_WORK_VERDICTS]
+    verdict_ = not_work[0] if not_work else verdict(lo.min(), hi.max())  # a time that is not the work: no verdict
     if len(rows) == 1:
         calls, ahead = float(rows["break_even_calls"].iloc[0]), float(rows["ahead_until_calls"].iloc[0])
     else:

@@ -12,7 +12,7 @@ import pandas as pd
 from jitexp.analysis.formatting import markdown_table
 from jitexp.report.caveats import caveat_summary
 from jitexp.report.profile_view import profile_markdown
-from jitexp.report.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.text_parts import AB_NOTE, SPEEDUP_MEANING, WHY_NOTE, errors_view, headline, scaling_view
 from jitexp.report.views import (
     ATTRIBUTION_VIEW,
     CACHE_VIEW,
@@ -39,9 +39,10 @@ PLOT_KINDS = {
     "calls": "Per-call latency: first calls and the retrace probe",
 }
 SPEEDUP_NOTE = (
-    "speedup = baseline median / compiled median. paired: both modes measured together in the same "
-    "fresh processes, interleaved round by round; the 95% CI resamples whole processes (pairs kept "
-    "together) and the verdict says whether it excludes 1. unpaired: modes from separate jobs; the CI "
+    f"{SPEEDUP_MEANING}. paired: both modes measured together in the same "
+    "fresh processes, interleaved round by round; the 95% CI inverts the Wilcoxon signed-rank test over the "
+    "processes (pairs kept together) and the verdict says whether it excludes 1. unpaired: modes from separate "
+    "jobs, the speedup the ratio of their medians; the CI "
     "is conservative (baseline CI low / compiled CI high .. baseline CI high / compiled CI low). "
     "compile overhead = compiled first call - compiled median. pays off: where the cumulative cost lines "
     "(cold first call, then the median per call) cross; break_even_calls and ahead_until_calls in "

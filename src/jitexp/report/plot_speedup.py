@@ -10,6 +10,8 @@ import pandas as pd
 from jitexp.analysis import formatting
 from jitexp.report import cases, plot_groups, plot_style
 
+AXIS_NOTE = "Hodges-Lehmann over processes; n.s.: the CI contains 1"
+
 
 def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: each compiled mode's speedup over its baseline with the 95% CI,
@@ -95,12 +97,13 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict
     ax.set_xlim(-0.6, len(groups) - 0.4 + 0.45)
     plot_style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
     base = "/".join(sorted(baselines)) or "baseline"
+    # one meaning (text_parts.SPEEDUP_MEANING): per process baseline median / mode median, Hodges-Lehmann over them
     if column == "speedup":
-        ax.set_ylabel(f"speedup = {base} median / mode median (x)")
-        ax.set_title(f"vs {base}: above 1x the mode is faster\nn.s.: the CI contains 1", fontsize=9)
+        ax.set_ylabel(f"speedup over {base} (x)\nper process: {base} median / mode median")
+        ax.set_title(f"vs {base}: above 1x the mode is faster\n{AXIS_NOTE}", fontsize=9)
     else:
-        ax.set_ylabel("speedup = NumPy median / mode median (x)")
-        ax.set_title("vs NumPy: above 1x the mode beats NumPy\nn.s.: the CI contains 1", fontsize=9)
+        ax.set_ylabel("speedup over NumPy (x)\nper process: NumPy median / mode median")
+        ax.set_title(f"vs NumPy: above 1x the mode beats NumPy\n{AXIS_NOTE}", fontsize=9)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=max(len(modes), 1), frameon=False)
 

@@ -10,6 +10,17 @@ from jitexp.report.cases import STATIC_ARGNUMS, error_rows, ok_rows, params_labe
 from jitexp.report.tables import SCALING_COLUMNS
 from jitexp.store.folders import SweepState
 
+# The one meaning of `speedup` and of the job line's `±` (issue 50): docs/results.md, the README, the report's notes
+# and the speedup plot's axis say these words (tests/unit/test_consistency.py checks that they do).
+SPEEDUP_MEANING = (
+    "speedup: how many times less time per call a mode takes than its baseline, from each process's ratio of its "
+    "two medians (baseline / mode), combined over processes by the Hodges-Lehmann estimate (one process: its own "
+    "ratio); not the two rows' median_s divided, which can differ by a few %"
+)
+PLUS_MINUS_MEANING = (
+    "±N%: half the width of the median's 95% CI (ci95_low_s to ci95_high_s) as a share of the median; the CI "
+    "itself can be asymmetric"
+)
 AB_NOTE = (
     "variants (or envs) against the first (jobs with `variants` or `envs`): the change in time, in words, "
     "paired per process for variants (every variant ran in the same processes' rounds) and per process pair for "

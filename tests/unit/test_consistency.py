@@ -1,0 +1,163 @@
+"""What a user reads agrees with itself (issue 50, item 3): a job's answer line, its results.csv and the report's
+tables say the same figures, and the docs, the report and the plots give `speedup` and `±` one meaning.
+
+The jobs are rebuilt from saved runs (tests/data/runs: the worker records in processes.csv and samples.csv, through
+today's analysis) so that the line, the CSV and the tables all come from the code under test; sweep/0 is matmul at
+size 8, whose jit has no significant gain while its medians cross after 391 calls (the case issue 50 found).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from jitexp.analysis import formatting
+from jitexp.analysis.rows import job_result
+from jitexp.config.convert import to_config
+from jitexp.records import Cold, JobRaw, ModeResult, ProcessResult
+from jitexp.report import markdown, plot_speedup, tables, terminal
+from jitexp.report.text_parts import PLUS_MINUS_MEANING, SPEEDUP_MEANING
+from jitexp.report.views import speedup_view
+from jitexp.store.csvio import write_csv
+from jitexp.store.folders import load_results
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "tests" / "data" / "runs"
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+TIME = r"([\d.]+) (ns|us|ms|s)\b"
+
+
+def rebuilt(folder: Path) -> list[dict]:
+    """A saved job's rows as today's analysis makes them from its worker records (processes.csv, samples.csv)."""
+    cfg = to_config(yaml.safe_load((folder / ".hydra" / "config.yaml").read_text()))
+    procs, samples = pd.read_csv(folder / "processes.csv"), pd.read_csv(folder / "samples.csv")
+    results = []
+    for p, rows in procs.groupby("process"):
+        modes = {}
+        for r in rows.itertuples():
+            per_call = samples[(samples["process"] == p) & (samples["mode"] == r.mode)].sort_values("round")
+            modes[r.mode] = ModeResult(
+                cold_position=int(r.cold_position),
+                cold=Cold(r.first_call_s, r.trace_s, r.lower_s, r.compile_s, r.execute_s, int(r.first_call_compiles)),
+                samples_s=per_call["per_call_s"].to_numpy(dtype=float),
+                number=int(r.number),
+                stop_reason=r.stop_reason,
+                compiles_during_timing=int(r.compiles_during_timing),
+            )
+        results.append(ProcessResult(int(p), modes, platform="cpu", device_kind="cpu"))
+    np.random.seed(0)
+    return job_result(cfg, JobRaw(results, "ci")).rows
+
+
+def seconds(text: str) -> float:
+    value, unit = text.rsplit(" ", 1)
+    return float(value) * UNITS[unit]
+
+
+def close(printed: float, value: float) -> bool:
+    """A figure printed to three significant digits agrees with the value it came from."""
+    return math.isclose(printed, float(value), rel_tol=6e-3)
+
+
+def line_figures(line: str) -> dict:
+    """Every figure the answer line prints, parsed back: per mode its median and ±, per paired mode its speedup,
+    CI, verdict, compile and pay-off."""
+    answer = line.split(" [", 1)[0]  # the bracket is the job's own account (processes, where the time went)
+    out: dict = {"modes": {}, "paired": {}}
+    for mode, value, unit, pct in re.findall(rf"(\w+) {TIME} ±([\d.]+)%", answer.split(" -> ")[0]):
+        out["modes"][mode] = {"median_s": float(value) * UNITS[unit], "pm": float(pct) / 100}
+    verdicts = answer.split(" -> ", 1)[1] if " -> " in answer else ""
+    phrase = re.compile(
+        r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)"
+    )
+    found = list(phrase.finditer(verdicts))
+    for m, after in zip(found, [*found[1:], None]):
+        mode, ratio, way, base, ns, lo, hi = m.groups()
+        rest = verdicts[m.end() : after.start() if after else None].removesuffix("; ")
+        compiled = re.search(rf", compile {TIME}", rest)
+        out["paired"][mode] = {
+            "ratio": float(ratio),
+            "way": way,
+            "baseline": base,
+            "significant": not ns,
+            "ci": (float(lo), float(hi)),
+            "compile_s": float(compiled[1]) * UNITS[compiled[2]] if compiled else None,
+            "payoff": rest.rsplit(", ", 1)[-1] if ", " in rest else "",
+        }
+    return out
+
+
+@pytest.fixture(params=["sweep/0", "sweep/1"])
+def job(request, tmp_path):
+    """(line, the results.csv as a user reads it back, the report's speedup table) of one rebuilt saved job."""
+    rows = rebuilt(RUNS / request.param)
+    write_csv(rows, tmp_path / "results.csv")
+    df = load_results(tmp_path / "results.csv")
+    return formatting.job_summary(rows), df, tables.speedup_table(df)
+
+
+def test_the_line_the_csv_and_the_tables_agree(job):
+    line, df, speedups = job
+    figures = line_figures(line)
+    assert figures["modes"] and figures["paired"], line
+    shown = terminal.format_sweep_summary(df)  # what jitexp-report prints first: every row, then the speedup table
+    for mode, printed in figures["modes"].items():
+        row = df[df["mode"] == mode].iloc[0]
+        assert close(printed["median_s"], row["median_s"]), (mode, line)
+        half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]  # what ± means (PLUS_MINUS_MEANING)
+        assert abs(printed["pm"] - half) <= 0.005 + 1e-9, (mode, half, line)
+        assert formatting.format_seconds(row["median_s"]) in shown
+    view = speedup_view(speedups)
+    for mode, printed in figures["paired"].items():
+        row = df[df["mode"] == mode].iloc[0]
+        table = speedups[speedups["mode"] == mode].iloc[0]
+        for source in (row, table):  # the CSV and the report's table, each against the line
+            speedup, lo, hi = (float(source[c]) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
+            as_read = (speedup, lo, hi) if printed["way"] == "faster" else (1 / speedup, 1 / hi, 1 / lo)
+            assert close(printed["ratio"], as_read[0]), (mode, as_read, line)
+            assert close(printed["ci"][0], as_read[1]) and close(printed["ci"][1], as_read[2]), (as_read, line)
+            assert printed["significant"] == (source["verdict"] in ("faster", "slower"))
+            assert source["baseline_mode"] == printed["baseline"]
+            calls = float(source["break_even_calls"])
+            payoff = printed["payoff"]
+            if "never" in payoff:
+                assert calls == math.inf, (payoff, calls)
+            elif "pays off after" in payoff:
+                assert calls == float(re.search(r"after (\d+) calls", payoff)[1])
+            elif "ahead from the first call" in payoff or "first call is cheaper" in payoff:
+                assert calls <= 1
+        if printed["compile_s"] is not None:
+            assert close(printed["compile_s"], row["compile_s"]) and close(printed["compile_s"], table["compile_s"])
+        assert view[view["mode"] == mode].iloc[0]["pays_off"] == printed["payoff"]
+        assert formatting.format_value("speedup", table["speedup"]) in shown and printed["payoff"] in shown
+
+
+def test_the_saved_no_gain_case_never_pays_off_in_every_place():
+    """matmul 8 (sweep/0): its saved results.csv says 391 calls under 'never pays off'; rebuilt, every place says never."""
+    saved = pd.read_csv(RUNS / "sweep" / "results.csv")
+    assert saved.loc[(saved["workload"] == "matmul") & (saved["mode"] == "jit"), "break_even_calls"].item() == 391
+    rows = rebuilt(RUNS / "sweep" / "0")
+    jit = next(r for r in rows if r["mode"] == "jit")
+    assert jit["verdict"] == "no significant difference" and jit["break_even_calls"] == math.inf
+    assert formatting.job_summary(rows).split(" [")[0].endswith("never pays off")
+
+
+def flat(path: Path) -> str:
+    return " ".join(path.read_text().split())
+
+
+def test_speedup_and_plus_minus_mean_one_thing_everywhere():
+    readme, results = flat(ROOT / "README.md"), flat(ROOT / "docs" / "results.md")
+    for text in (readme, results):
+        assert SPEEDUP_MEANING in text
+        assert PLUS_MINUS_MEANING in text
+    assert "baseline median / this median" not in results  # the old, different meaning
+    assert SPEEDUP_MEANING in markdown.SPEEDUP_NOTE
+    assert "Hodges-Lehmann" in plot_speedup.AXIS_NOTE
+    assert "`compile_overhead_s` (" in results  # defined where it is listed

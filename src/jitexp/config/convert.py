@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import logging
+import re
 from typing import Any, Mapping, cast
 
 from omegaconf import DictConfig, OmegaConf
@@ -28,8 +30,42 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
 
     Normalises one thing: a job selecting numpy among other modes for a workload without a
     NumPy twin measures the others (a sweep over workloads measures numpy where a twin exists).
+    An interpolation that does not resolve (a missing or deleted key, an unknown resolver) is one ConfigError
+    naming the key that refers to it (omegaconf_mistake), never OmegaConf's traceback.
     """
     node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    try:
+        return _to_config(cfg, node)
+    except OmegaConfBaseException as exc:
+        raise omegaconf_mistake(exc, node) from None
+
+
+def omegaconf_mistake(exc: OmegaConfBaseException, node: DictConfig) -> ConfigError:
+    """An OmegaConf error on a user's config as one line: the key where it happened, the text written there (the
+    interpolation), and what is wrong: ``refers to workload.params.scael, which does not exist; did you mean
+    workload.params.scale?``."""
+    key = exc.full_key or "config"
+    child = exc.child_node
+    raw = child._value() if child is not None and hasattr(child, "_value") else None
+    first = str(exc.msg if exc.msg else exc).strip().splitlines()[0]
+    missing = re.match(r"Interpolation key '(?P<target>[^']+)' not found", first)
+    if missing is None:
+        return ConfigError(key, raw, f"cannot be resolved: {first}")
+    target = missing["target"]
+    parent, _, name = target.rpartition(".")
+    above = OmegaConf.select(node, parent, default=None, throw_on_resolution_failure=False) if parent else node
+    known = [str(k) for k in above.keys() if k != "hydra"] if isinstance(above, DictConfig) else []
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    where = f"{parent}." if parent else ""
+    hint = (
+        f"did you mean {where}{close[0]}?"
+        if close
+        else f"{parent or 'the config'} has {', '.join(known) if known else 'none'}"
+    )
+    return ConfigError(key, raw, f"refers to {target}, which does not exist; {hint}")
+
+
+def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
     unknown_keys(OmegaConf.to_container(node, resolve=False))
     overrides = variant_overrides(node)
     filled = variant_defaults(node, overrides)

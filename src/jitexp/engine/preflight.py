@@ -160,7 +160,7 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
             check_param_types(_option_params(hydra, workload), cast(dict, params))
         exp = from_dict(OmegaConf.create(task))
     except ConfigError as error:
-        raise located(hydra, _with_override_value(error, parsed), parsed) from error
+        raise located(hydra, _deleted(_with_override_value(error, parsed), parsed), parsed) from error
     if arity is None:
         return exp
     in_child = arity.in_child and _runs_here_in_fresh_processes(exp, cfg)
@@ -250,3 +250,19 @@ def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
         return error
     value = override_value(parsed, error.key)
     return error if value is None else ConfigError(error.key, value, error.expected, error.source)
+
+
+def _deleted(error: ConfigError, parsed: list[Any]) -> ConfigError:
+    """An interpolation to a key a `~KEY` override deleted says which override did it."""
+    if not error.expected.startswith("refers to "):
+        return error
+    target = error.expected.removeprefix("refers to ").partition(",")[0]
+    for o in parsed:
+        if o.is_delete() and (target == o.key_or_group or target.startswith(o.key_or_group + ".")):
+            return ConfigError(
+                error.key,
+                error.value,
+                f"refers to {target}, which ~{o.key_or_group} deleted; keep {target}, or set {error.key} too",
+                error.source,
+            )
+    return error

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jitexp.analysis import formatting
 from jitexp.analysis.stats import change_verdict, undetectable
 from jitexp.report.compare import BETWEEN_RUN_SD, compare, metric_row
 from jitexp.report.compare_cli import main
@@ -212,17 +213,17 @@ def test_a_slowdown_the_host_probe_shares_fails_unless_excused(tmp_path, capsys)
     row = compare(base, new).set_index("metric").loc["steady"]
     assert row["verdict"] == "slower" and row["host_probe"] == "matmul"
     assert row["host_ratio"] == pytest.approx(1.3, rel=0.02) and row["host_ratio_ci_low"] > 1
-    # the host's ratio in words, its CI the same way round (issue 23)
-    assert re.fullmatch(r"host matmul 1\.(2|3)\d*x slower \(95% CI 1\.[\d.]+x-1\.[\d.]+x\)", row["note"]), row["note"]
-    assert main([str(base), str(new), "--no-plot", "--fail-on", "steady"]) == 1
-    out = capsys.readouterr().out
-    steady = r"(as fast|1\.0\d*x (faster|slower)) \(95% CI [\d.]+x-[\d.]+x\)"
+    # the host's NEW/BASE with its CI, the direction of every ratio jitexp-compare prints (issue 50)
+    assert re.fullmatch(r"host matmul 1\.(2|3)\d* \(1\.[\d.]+-1\.[\d.]+\)", row["note"]), row["note"]
+    assert main([str(base), str(new), "--no-plot", "--fail-on", "steady", "--all"]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # the header's lines wrap at 120 characters
+    steady = r"(0\.9\d*|1|1\.0\d*) \([\d.]+-[\d.]+\)"
     assert re.search(
-        rf"host drift \(each probe in NEW against BASE, over processes\): dispatch {steady}, copy {steady}, "
-        r"matmul 1\.(2|3)\d*x slower \(95% CI 1\.[\d.]+x-1\.[\d.]+x\); information only",
+        rf"host drift \(each probe's NEW/BASE over processes, 95% CI\): dispatch {steady}, copy {steady}, "
+        r"matmul 1\.(2|3)\d* \(1\.[\d.]+-1\.[\d.]+\); information only",
         out,
     ), out
-    assert re.search(r"steady +1(\.\d+)? ms +1\.\d+ ms +1\.(2|3)\d*x slower \(95% CI 1\.[\d.]+x-1\.[\d.]+x\)", out), out
+    assert re.search(r"steady 1(\.\d+)? ms 1\.\d+ ms 1\.(2|3)\d* \(1\.[\d.]+-1\.[\d.]+\) [\d.e-]+ slower", out), out
     assert "1 slower steady state(s) where the matching host probe moved the same way" in out
     assert "gate: fail (1 slower)" in out
     assert main([str(base), str(new), "--no-plot", "--fail-on", "steady", "--excuse-host-drift"]) == 0
@@ -380,8 +381,9 @@ def test_the_ratio_chart_has_a_scale_on_both_sides_of_one_and_labels_only_what_d
     ]
     assert any(t > 1.1 for t in labelled) and any(t < 0.9 for t in labelled), labelled  # a scale past 1 too
     rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert rows == ["eager [steady] 1.25x faster", "jit [steady] 1.45x slower"]  # only what differs
-    assert saved[0].texts[0].get_text() == "workload=w, size=1000"  # what both rows share, once, as the title
+    assert rows == ["eager [steady] 0.8 faster", "jit [steady] 1.45 slower"]  # only what differs, NEW/BASE
+    title = saved[0].texts[0].get_text().replace("\n", " ")  # the direction, then what both rows share, once
+    assert title == "NEW/BASE: NEW's time over BASE's, above 1 NEW is slower; workload=w, size=1000"
 
 
 def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):
@@ -568,3 +570,36 @@ def test_host_drift_excuses_by_the_threshold_given():
     )
     verdict = {t: compare(base, new, threshold=t, excuse_host_drift="matmul")["verdict"][0] for t in (0.05, 0.1)}
     assert verdict == {0.05: "slower", 0.1: "within host drift"}
+
+
+# ---- one direction, a table that fits (issue 50) ---------------------------------------------------------------
+
+
+def test_text_table_csv_and_chart_read_new_over_base_one_way(tmp_path, capsys, monkeypatch):
+    """A case 30% slower and one 20% faster: the table, compare.csv and compare.png all say NEW/BASE (1.3 and 0.8),
+    'slower' above 1; the default table names only what differs and every line fits 120 characters."""
+    from matplotlib.figure import Figure
+
+    base = fake_run(tmp_path / "base", {"slow": 1e-3, "quick": 1e-3}, seed=0, host=CALM, work=COMPUTE)
+    new = fake_run(tmp_path / "new", {"slow": 1.3e-3, "quick": 0.8e-3}, seed=1, host=CALM, work=COMPUTE)
+    saved, real = [], Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: saved.append(fig) or real(fig, *a, **k))
+    assert main([str(base), str(new), "--out", str(tmp_path / "out"), "--fail-on", "steady"]) == 1
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 120, out
+    csv = pd.read_csv(tmp_path / "out" / "compare.csv").set_index(["workload", "metric"])
+    table = out.split("\n\n")[1].splitlines()  # the shared line, the header, the rule, then the rows
+    assert table[0].startswith("every row: size=64") and "NEW/BASE (95% CI)" in table[1]
+    assert "size" not in table[1].split()  # the same in every row: on the line above, not a column
+    labels = [t.get_text() for t in saved[0].axes[0].get_yticklabels()]
+    for workload, word in (("slow", "slower"), ("quick", "faster")):
+        ratio = csv.loc[(workload, "steady"), "ratio"]
+        assert (ratio > 1) == (word == "slower") and csv.loc[(workload, "steady"), "verdict"] == word
+        printed = formatting.three_digits(ratio)
+        row = next(r for r in table if r.startswith(workload) and " steady " in r)
+        assert f" {printed} (" in row and row.rstrip().endswith(word), row  # the table: NEW/BASE, then the verdict
+        assert f"{workload} [steady] {printed} {word}" in labels  # the chart: the same figure and word
+    assert "notes:" in out and "slow jit steady: host matmul " in out  # the note column's text, under the table
+    assert main([str(base), str(new), "--out", str(tmp_path / "out"), "--no-plot", "--all"]) == 1
+    every = capsys.readouterr().out.split("\n\n")[1].splitlines()
+    assert {"size", "note", "processes"} <= set(every[0].split()) and "every row:" not in every[0]

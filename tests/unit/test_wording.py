@@ -123,9 +123,9 @@ def test_compare_words_each_ratio_one_way_and_the_gate_is_unchanged():
         ]
     )
     view = render(table).set_index("workload")
-    assert "new/base" not in view.columns
-    assert view.loc["quicker", "new vs base"] == "2x faster (95% CI 1.6x-2.5x)"
-    assert view.loc["worse", "new vs base"] == "1.5x slower (95% CI 1.3x-1.7x)"
+    # one direction (issue 50): NEW/BASE in the table as in compare.csv and compare.png, above 1 slower
+    assert view.loc["quicker", "NEW/BASE (95% CI)"] == "0.5 (0.4-0.625)" and view.loc["quicker", "verdict"] == "faster"
+    assert view.loc["worse", "NEW/BASE (95% CI)"] == "1.5 (1.3-1.7)" and view.loc["worse", "verdict"] == "slower"
     assert view.loc["within", "verdict"] == "within the 5% threshold"
     assert view.loc["noise", "verdict"] == "no significant change"
     assert render(table, threshold=0.1).set_index("workload").loc["within", "verdict"] == "within the 10% threshold"

@@ -16,8 +16,15 @@ import pandas as pd
 from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.noise import PROBES
 from jitexp.report.compare import MISSING, compare, failing
-from jitexp.report.compare_runs import environment_diff, load_side, machine_scope, matched_columns, unmatched
-from jitexp.report.compare_text import gate_line, gate_notes, no_case_in_common, render
+from jitexp.report.compare_runs import (
+    DIRECTION,
+    environment_diff,
+    load_side,
+    machine_scope,
+    matched_columns,
+    unmatched,
+)
+from jitexp.report.compare_text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
 from jitexp.report.host_drift import drift_lines
 from jitexp.report.plot_compare import compare_chart
 from jitexp.store.csvio import write_atomic, write_csv
@@ -75,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", metavar="DIR", help="where compare.csv, compare.md, compare.png go (default NEW/compare)"
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="every case column, the notes and the process counts in the table (default: the case columns that "
+        "differ between rows, with workload and mode; the rest on one line above it, the notes below it)",
+    )
     parser.add_argument("--no-plot", action="store_true")
     return parser
 
@@ -111,17 +125,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     env, missing = environment_diff(base, new), unmatched(base, new, ignore)
     scope = machine_scope(base, new)
     head = [
-        f"jitexp-compare: BASE {args.base}  NEW {args.new}  ({scope}; threshold {args.threshold:.0%}, "
-        f"alpha {args.alpha})",
-        *(f"  differs: {line}" for line in env),
-        *(f"  {line}" for line in drift_lines(base, new, excuse)),
+        *wrapped([f"jitexp-compare ({scope}; threshold {args.threshold:.0%}, alpha {args.alpha}); {DIRECTION}"]),
+        f"  BASE {args.base}",
+        f"  NEW  {args.new}",
+        *wrapped([f"differs: {line}" for line in env], "  "),
+        *wrapped(drift_lines(base, new, excuse), "  "),
     ]
     from jitexp.analysis.formatting import markdown_table, text_table
 
-    view = render(table, args.threshold, args.alpha)
-    lines = [*head, "", text_table(view, width=48)]
-    lines += ["", *missing] if missing else []
-    lines += gate_notes(table, args.alpha, excuse)
+    view = render(table, args.threshold, args.alpha, every=args.every)
+    shared = "" if args.every else shared_line(table)
+    below = [] if args.every else notes(table)
+    lines = [*head, "", *wrapped([shared] if shared else []), text_table(view, width=40 if not args.every else 48)]
+    lines += ["", "notes:", *wrapped(below, "  ")] if below else []
+    lines += ["", *wrapped(missing)] if missing else []
+    lines += wrapped(gate_notes(table, args.alpha, excuse))
     bad_rows = failing(table, fail_on, args.allow_undetectable, args.allow_missing)
     lines += ["", gate_line(bad_rows)]
     print("\n".join(lines))
@@ -132,13 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     md = [
         "# jitexp-compare",
         "",
-        f"BASE `{args.base}`, NEW `{args.new}` ({scope}).",
+        f"BASE `{args.base}`, NEW `{args.new}` ({scope}); {DIRECTION}.",
         "",
         *(f"- differs: {line}" for line in env),
         *(f"- {line}" for line in drift_lines(base, new, excuse)),
+        *([f"- {shared}"] if shared else []),
         "",
         markdown_table(view),
         "",
+        *(f"- {line}" for line in below),
         *(f"- {m}" for m in missing),
         "",
         gate_line(bad_rows),

@@ -14,6 +14,24 @@ from jitexp.noise import PROBE_COLUMNS
 from jitexp.store.folders import RESULTS_CSV, iter_jobs
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
+RATIO = "NEW/BASE (95% CI)"  # jitexp-compare's one direction (issue 50): time NEW over BASE, above 1 slower
+DIRECTION = "NEW/BASE: NEW's time over BASE's, above 1 NEW is slower"
+
+
+def new_over_base(ratio: object, lo: object = None, hi: object = None) -> str:
+    """NEW/BASE in jitexp-compare's one direction: ``1.79 (1.02-3.2)``, ``0.926`` where the CI is missing or open
+    (0 to inf: too few processes for one); ``-`` without a ratio."""
+    from jitexp.analysis.formatting import is_missing, three_digits
+
+    if is_missing(ratio) or not 0 < float(ratio) < float("inf"):  # type: ignore[arg-type]
+        return "-"
+    bounds = [float(v) for v in (lo, hi) if not is_missing(v)]  # type: ignore[arg-type]
+    text = three_digits(float(ratio))  # type: ignore[arg-type]
+    if len(bounds) == 2 and bounds[0] > 0 and bounds[1] < float("inf"):
+        text += f" ({three_digits(bounds[0])}-{three_digits(bounds[1])})"
+    return text
+
+
 # a run without device columns (before issue 25) matches on the others: matched_columns takes what both runs have
 CASE = [
     "workload",

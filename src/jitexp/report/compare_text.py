@@ -2,31 +2,100 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import pandas as pd
 
-from jitexp.analysis.formatting import format_seconds, ratio_cell, verdict_words
+from jitexp.analysis.formatting import format_seconds, verdict_words
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, THRESHOLD
 from jitexp.report.compare import BROKEN, MISSING
-from jitexp.report.compare_runs import COLUMNS, HOST_COLUMNS, NOTE, Side, case_groups
+from jitexp.report.compare_runs import COLUMNS, HOST_COLUMNS, NOTE, RATIO, Side, case_groups, new_over_base
 from jitexp.report.host_drift import host_moved
 
+WIDTH = 120  # the terminal's lines: the default table, the header and the notes fit (issue 50)
+ALWAYS = ("workload", "mode")  # case columns shown even when every row shares them
 
-def render(table: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA) -> pd.DataFrame:
-    """The table for reading: case, metric, times, NEW against BASE in words (``1.05x slower (95% CI 1.02x-1.10x)``,
-    one direction for figure and CI), p, the verdict in words, and a note where there is one."""
-    keys = [c for c in table.columns if c not in (*COLUMNS, *HOST_COLUMNS, NOTE)]
-    view = table[[*keys, "metric"]].copy()
+
+def case_keys(table: pd.DataFrame) -> list[str]:
+    """The table's identity columns (what a case is matched on), in order."""
+    return [c for c in table.columns if c not in (*COLUMNS, *HOST_COLUMNS, NOTE)]
+
+
+def split_keys(table: pd.DataFrame, keys: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The case columns worth a column (workload, mode and those whose values differ between rows), and
+    ``key=value`` of the others every row shares (blank ones left out)."""
+    text = {k: table[k].astype("string").fillna("") for k in keys}
+    shown = [k for k, v in text.items() if k in ALWAYS or v.nunique() > 1]
+    shared = [f"{k}={v.iloc[0]}" for k, v in text.items() if k not in shown and len(v) and v.iloc[0] not in ("", "nan")]
+    return shown, shared
+
+
+def render(
+    table: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA, *, every: bool = False
+) -> pd.DataFrame:
+    """The table for reading, one direction throughout: case, metric, times, NEW/BASE with its 95% CI
+    (``1.05 (1.02-1.1)``: above 1 NEW is slower), p, the verdict in words. By default only the case columns that
+    differ between rows (and workload, mode) and no note (`notes` says them under the table); with `every`, every
+    case column, the note and the process counts."""
+    keys = case_keys(table)
+    shown = keys if every else split_keys(table, keys)[0]
+    view = table[[*shown, "metric"]].copy()
     view["base"] = table["base_s"].map(format_seconds)
     view["new"] = table["new_s"].map(format_seconds)
-    view["new vs base"] = [ratio_cell(*v) for v in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])]
+    view[RATIO] = [new_over_base(*v) for v in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])]
     view["p"] = table["p_value"].map(lambda p: f"{p:.3g}" if pd.notna(p) else "-")
     view["verdict"] = [verdict_words(v, p, threshold, alpha) for v, p in zip(table["verdict"], table["p_value"])]
-    notes = table[NOTE].fillna("").astype(str) if NOTE in table.columns else pd.Series("", index=table.index)
-    if notes.str.len().any():
-        view[NOTE] = notes
+    if every:
+        notes = table[NOTE].fillna("").astype(str) if NOTE in table.columns else pd.Series("", index=table.index)
+        if notes.str.len().any():
+            view[NOTE] = notes
+        view["processes"] = [f"{_count(a)} / {_count(b)}" for a, b in zip(table["n_base"], table["n_new"])]
     return view
+
+
+def _count(n: object) -> str:
+    return "-" if pd.isna(n) else str(int(n))  # type: ignore[call-overload]
+
+
+def shared_line(table: pd.DataFrame) -> str:
+    """``every row: dtype=float32, device_kind=cpu``: the case columns the default table leaves out; empty if none."""
+    shared = split_keys(table, case_keys(table))[1]
+    return f"every row: {', '.join(shared)}" if shared else ""
+
+
+def notes(table: pd.DataFrame) -> list[str]:
+    """The notes the default table leaves out, one per row that has one: ``matmul jit steady: host dispatch 1.01``."""
+    if NOTE not in table.columns:
+        return []
+    shown = split_keys(table, case_keys(table))[0]
+    out = []
+    for _, row in table.iterrows():
+        note = "" if pd.isna(row[NOTE]) else str(row[NOTE])
+        if note:
+            case = " ".join(key_text(k, row[k]) for k in shown if not pd.isna(row[k]) and str(row[k]) != "")
+            out.append(f"{case} {row['metric']}: {note}")
+    return out
+
+
+def key_text(key: str, value: object) -> str:
+    """A workload or mode as it is; any other case column as ``key=value`` (a param without its ``param_``)."""
+    return str(value) if key in ALWAYS else f"{key.removeprefix('param_')}={value}"
+
+
+def wrapped(lines: Sequence[str], indent: str = "") -> list[str]:
+    """Each line cut at word boundaries to WIDTH characters, its continuation indented two more."""
+    out = []
+    for line in lines:
+        out += textwrap.wrap(
+            line,
+            WIDTH,
+            initial_indent=indent,
+            subsequent_indent=indent + "    ",
+            break_long_words=False,  # a path stays whole
+            break_on_hyphens=False,
+        ) or [""]
+    return out
 
 
 def no_case_in_common(base: Side, new: Side, keys: Sequence[str]) -> str:

@@ -7,11 +7,10 @@ import math
 
 import pandas as pd
 
-from jitexp.analysis.formatting import ratio_cell
 from jitexp.analysis.stats import ALPHA, THRESHOLD, two_sample_change
 from jitexp.noise import PROBE_COLUMNS, PROBES
 from jitexp.report.caveats import replaced_processes
-from jitexp.report.compare_runs import HOST_COLUMNS, NOTE, Side, pool_values
+from jitexp.report.compare_runs import HOST_COLUMNS, NOTE, Side, new_over_base, pool_values
 
 WITHIN_DRIFT = "within host drift"  # only with --excuse-host-drift
 
@@ -67,7 +66,7 @@ def host_columns(
     change = two_sample_change(a, b, threshold, alpha)
     out.update(host_ratio=change["ratio"], host_ratio_ci_low=change["ratio_ci_low"])
     out.update(host_ratio_ci_high=change["ratio_ci_high"])
-    out[NOTE] = f"host {name} {ratio_cell(change['ratio'], change['ratio_ci_low'], change['ratio_ci_high'])}"
+    out[NOTE] = f"host {name} {new_over_base(change['ratio'], change['ratio_ci_low'], change['ratio_ci_high'])}"
     return out
 
 
@@ -123,7 +122,7 @@ def drift_lines(base: Side, new: Side, excuse: bool | str = False) -> list[str]:
     if drift:
         parts = ", ".join(
             f"{col.removeprefix('host_probe_').removesuffix('_s')} "
-            + (ratio_cell(r, lo, hi) if math.isfinite(lo) else f"{ratio_cell(r)} (no CI: one value per run)")
+            + (new_over_base(r, lo, hi) if math.isfinite(lo) else f"{new_over_base(r)} (no CI: one value per run)")
             for col, (r, lo, hi) in drift.items()
         )
         rule = (
@@ -131,7 +130,7 @@ def drift_lines(base: Side, new: Side, excuse: bool | str = False) -> list[str]:
             if excuse
             else "information only: a slowdown is not excused by it unless --excuse-host-drift"
         )
-        lines.append(f"host drift (each probe in NEW against BASE, over processes): {parts}; {rule}")
+        lines.append(f"host drift (each probe's NEW/BASE over processes, 95% CI): {parts}; {rule}")
     else:
         lines.append(
             "host drift: no host probe recorded on both sides (a run from before jitexp recorded it, or errors only)"

@@ -1,7 +1,8 @@
 """jitexp-compare's ratio chart (compare.png): NEW / BASE per case and metric with its CI, on a log axis.
 
-Row labels name only the case columns that differ between rows (the rest go in the title), and the x axis
-has plain ticks on both sides of 1, so a slowdown reads off it as well as a speedup.
+Row labels name only the case columns that differ between rows (the rest go in the title) and the ratio as the
+table prints it (NEW/BASE, above 1 slower: one direction in the text, the table and the chart), and the x axis
+has plain ticks on both sides of 1.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import ratio_words
 from jitexp.report import plot_style
+from jitexp.report.compare_runs import DIRECTION, new_over_base
 from jitexp.store.csvio import write_atomic
 
 COLOURS = {"slower": "tab:red", "faster": "tab:green"}
@@ -44,9 +45,9 @@ def compare_chart(table: pd.DataFrame, keys: list[str], threshold: float, path: 
     ax.set_xlim(low, high)
     plot_style.ratio_ticks(ax.xaxis, low, high, unit="")
     ax.grid(True, axis="x", alpha=0.25)
-    ax.set_xlabel("NEW / BASE (time; < 1 is faster, > 1 is slower), 95% CI")
-    if shared:
-        fig.suptitle(plot_style.fit_title(fig, ", ".join(shared), fontsize=9), fontsize=9)
+    ax.set_xlabel("NEW / BASE time, 95% CI: below 1 NEW is faster, above 1 slower")
+    title = "; ".join([DIRECTION, *([", ".join(shared)] if shared else [])])
+    fig.suptitle(plot_style.fit_title(fig, title, fontsize=9), fontsize=9)
     fig.legend(loc="outside lower center", fontsize=8, frameon=False)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
@@ -64,14 +65,17 @@ def _split_keys(table: pd.DataFrame, keys: list[str]) -> tuple[list[str], list[s
 
 
 def _row_label(row: pd.Series, varying: list[str]) -> str:
-    """``jit size=1000 [steady] 1.04x slower``: the differing keys, the metric and the ratio in words."""
+    """``jit size=1000 [steady] 1.04 slower``: the differing keys, the metric, NEW/BASE and the verdict's word
+    (``n.s.`` for no significant change)."""
     case = " ".join(_key_text(k, row[k]) for k in varying if str(row[k]) not in ("", "nan", "<NA>"))
-    return f"{case} [{row['metric']}] {ratio_words(row['ratio'])[0]}".strip()
+    verdict = str(row.get("verdict", ""))
+    word = verdict if verdict in COLOURS else "cannot tell" if verdict.startswith("cannot tell") else "n.s."
+    return f"{case} [{row['metric']}] {new_over_base(row['ratio'])} {word}".strip()
 
 
 def _key_text(key: str, value: object) -> str:
-    """A mode or workload as it is; any other key as ``key=value``."""
-    return str(value) if key in ("workload", "mode") else f"{key}={value}"
+    """A mode or workload as it is; any other key as ``key=value`` (a param without its ``param_``)."""
+    return str(value) if key in ("workload", "mode") else f"{key.removeprefix('param_')}={value}"
 
 
 def _whisker(ratio: np.ndarray, bound: pd.Series) -> np.ndarray:

@@ -140,12 +140,13 @@ def test_the_noise_is_the_robust_spread_of_successive_differences():
     assert _difference_sd(np.array([0.0, 1.0, 3.0, 6.0])) == pytest.approx(1.4826 / np.sqrt(2))
 
 
-def test_a_clean_steps_ci_comes_from_the_runs_own_cis():
-    # every run's own 95% CI is exp(+-1.96 * 0.05) and the runs do not spread at all: the step's se is
-    # 0.05 * sqrt(1/6 + 1/6), its CI 2 exp(+-t se) with t the 97.5% point of t with 12 - 2 = 10 df
+def test_a_clean_steps_ci_comes_from_the_prior_when_the_runs_do_not_spread():
+    # every run's own 95% CI is exp(+-1.96 * 0.05) and the runs do not spread at all: one run's variance is the
+    # prior's, max(RHO 4.5 * 0.05**2, DRIFT_SD**2) = 0.115**2, on NU0 = 20 df, pooled with the line's 0 on its 10 df:
+    # 20 / 30 * 0.115**2; the step's se sqrt(that * (1/6 + 1/6)), its CI 2 exp(+-t se) with t on 30 df
     values = np.array([1.0] * 6 + [2.0] * 6)
     (step,) = find_steps(values, values * np.exp(-Z95 * 0.05), values * np.exp(Z95 * 0.05))
-    half = 2.2281388519649385 * 0.05 * np.sqrt(1 / 3)
+    half = sps.t.ppf(0.975, 30) * np.sqrt(20 / 30 * 0.115**2 / 3)
     assert step.ratio == pytest.approx(2.0)
     assert (step.ci_low, step.ci_high) == pytest.approx((2.0 * np.exp(-half), 2.0 * np.exp(half)))
 
@@ -217,8 +218,8 @@ def test_the_nearer_runs_are_counted_downwards_when_the_plain_means_tie():
 
 
 def test_a_step_must_beat_the_bonferroni_corrected_t_over_the_places_it_could_be():
-    crit = sps.t.ppf(1 - 0.005 / 2 / 11, 10)  # 12 runs: 11 places, ALPHA 0.005 two-sided, 10 df
-    assert crit == pytest.approx(5.1142, abs=1e-4)
+    crit = sps.t.ppf(1 - 0.01 / 2 / 9, 10)  # 12 runs: 9 places with 2 runs on either side, ALPHA 0.01, 10 df
+    assert crit == pytest.approx(4.5184, abs=1e-3)
     y = [0.0] * 6 + [1.0] * 6
     assert kept(y, 5, z=crit) is False
     assert kept(y, 5, z=np.nextafter(crit, np.inf)) is True

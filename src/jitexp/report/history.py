@@ -20,7 +20,7 @@ import pandas as pd
 from jitexp.analysis.formatting import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.compare_runs import MACHINE, case_columns
-from jitexp.report.steps import find_steps
+from jitexp.report.steps import Processes, Step, find_steps
 from jitexp.store.csvio import read_text
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
@@ -46,6 +46,9 @@ HISTORY_COLUMNS = [
     "n_processes",
     "steal",
 ]
+# what the step test reads of each run's processes (report/steps.py): per metric, the processes.csv column
+PROCESS_COLUMNS = {"steady": "median_s", "first_call": "first_call_s", "compile": "compile_s", "trace": "trace_s"}
+PROCESS_SUMMARY = ["proc_n", "proc_log_mean", "proc_log_sd", "proc_low", "proc_high"]
 
 
 def run_folders(patterns: Sequence[str | os.PathLike]) -> list[Path]:
@@ -94,7 +97,10 @@ def history(
     tidy["line"] = tidy["machine"].map(lines)
     rank = tidy["metric"].map({m: i for i, m in enumerate(METRICS)})
     tidy = tidy.assign(_rank=rank).sort_values(["case", "_rank", "order"], kind="stable").reset_index(drop=True)
-    return tidy[HISTORY_COLUMNS]
+    out = tidy[HISTORY_COLUMNS]
+    # each run's processes, for the step test: kept beside the columns (DataFrame.attrs), not in history.csv
+    out.attrs["processes"] = tidy[PROCESS_SUMMARY].reset_index(drop=True)
+    return out
 
 
 def _run_rows(folder: Path) -> pd.DataFrame:
@@ -126,6 +132,7 @@ def _run_rows(folder: Path) -> pd.DataFrame:
         )
         base["code_dirty"] = base["code_dirty"].map({"True": True, "False": False})
         spread = _process_spread(job.path / PROCESSES_CSV, rows)
+        procs = _process_summary(job.path / PROCESSES_CSV, rows)
         for metric, (column, ci) in METRICS.items():
             value = _number(rows, column)
             if ci:
@@ -133,6 +140,8 @@ def _run_rows(folder: Path) -> pd.DataFrame:
             else:
                 low, high = spread.get((column, "low"), _none(rows)), spread.get((column, "high"), _none(rows))
             frame = base.assign(metric=metric, value=value, ci_low=low, ci_high=high)
+            summary = procs.get(PROCESS_COLUMNS.get(metric, ""))
+            frame = frame.assign(**{c: (summary[c] if summary is not None else _none(rows)) for c in PROCESS_SUMMARY})
             out.append(frame[value.notna()])
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
@@ -158,6 +167,39 @@ def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.
         index = list(zip(*(rows[k] for k in keys)))
         found[(column, "low")] = pd.Series([cis.get(k, (None, None))[0] for k in index], dtype=float)
         found[(column, "high")] = pd.Series([cis.get(k, (None, None))[1] for k in index], dtype=float)
+    return found
+
+
+def _process_summary(path: Path, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """processes.csv column -> per row, its processes' count, mean and sd of log values, smallest and largest
+    (PROCESS_SUMMARY; NaN where a row has none): what the step test weighs each run by."""
+    if not path.is_file():
+        return {}
+    procs = read_text(path)
+    if "replaced" in procs.columns:
+        procs = procs[procs["replaced"] != "True"]
+    keys = [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
+    columns = [c for c in PROCESS_COLUMNS.values() if c in procs.columns]
+    if not keys or not columns or procs.empty:
+        return {}
+    numbers = procs[keys].assign(**{c: pd.to_numeric(procs[c], errors="coerce") for c in columns})
+    index = pd.MultiIndex.from_arrays([rows[k] for k in keys]) if len(keys) > 1 else pd.Index(rows[keys[0]])
+    found = {}
+    for column in columns:
+        values = numbers[[*keys, column]].dropna()
+        values = values[values[column] > 0]
+        logs = np.log(values[column])
+        grouped = values.assign(_log=logs).groupby(keys, sort=False)
+        table = pd.DataFrame(
+            {
+                "proc_n": grouped[column].count(),
+                "proc_log_mean": grouped["_log"].mean(),
+                "proc_log_sd": grouped["_log"].std(ddof=1),
+                "proc_low": grouped[column].min(),
+                "proc_high": grouped[column].max(),
+            }
+        )
+        found[column] = table.reindex(index).reset_index(drop=True).set_axis(rows.index)
     return found
 
 
@@ -198,6 +240,8 @@ STEP_COLUMNS = [
     "n_before",
     "n_after",
     "newest",
+    "established",
+    "evidence",
 ]
 
 
@@ -206,11 +250,22 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
     (the last run before it and the first after), the jax versions on either side, and whether the line's newest
     run is on the step's new level (`newest`: what --fail-on-step judges)."""
     out = []
+    summary = tidy.attrs.get("processes")
     for (case, metric, line), runs in tidy.groupby(["case", "metric", "line"], sort=False):
         runs = runs.sort_values("order")
+        procs = None
+        if summary is not None and len(summary) == len(tidy):
+            s = summary.loc[runs.index]
+            procs = Processes(*(s[c].to_numpy(float) for c in PROCESS_SUMMARY))
         found = find_steps(
-            runs["value"].to_numpy(float), runs["ci_low"].tolist(), runs["ci_high"].tolist(), threshold=threshold
+            runs["value"].to_numpy(float),
+            runs["ci_low"].tolist(),
+            runs["ci_high"].tolist(),
+            processes=procs,
+            threshold=threshold,
+            possible=True,
         )
+        last = max((i for i, step in enumerate(found) if step.established), default=-1)
         for i, step in enumerate(found):
             before, after = runs.iloc[step.before], runs.iloc[step.after]
             out.append(
@@ -232,15 +287,28 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
                     "jax_after": after["jax_version"],
                     "n_before": step.n_before,
                     "n_after": step.n_after,
-                    "newest": i == len(found) - 1 and step.after + step.n_after == len(runs),
+                    "newest": (i == last or not step.established) and step.after + step.n_after == len(runs),
+                    "established": step.established,
+                    "evidence": evidence(step, metric),
                 }
             )
     return pd.DataFrame(out, columns=STEP_COLUMNS)
 
 
-def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str]) -> pd.DataFrame:
-    """The steps --fail-on-step fails on: up (slower, or more memory), in a --fail-on metric, the newest runs' level."""
-    return steps[steps["newest"].astype(bool) & (steps["ratio"] > 1) & steps["metric"].isin(list(fail_on))]
+def evidence(step: Step, metric: str) -> str:
+    """The step's evidence in words: `all 36 processes after it slower than all 36 before it`, else `3 of 3 runs
+    after it slower than every run before it` (for memory: `higher`, `lower`)."""
+    word = ("higher" if step.ratio > 1 else "lower") if metric == "peak_memory" else step.direction
+    if step.processes_apart:
+        return f"all {step.processes_after} processes after it {word} than all {step.processes_before} before it"
+    return f"{step.runs_beyond} of {counted(step.n_after, 'run')} after it {word} than every run before it"
+
+
+def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str], possible: bool = False) -> pd.DataFrame:
+    """The steps --fail-on-step fails on: up (slower, or more memory), in a --fail-on metric, the newest runs'
+    level, established (or also possible, with `possible`: --fail-on-possible)."""
+    sure = steps["established"].astype(bool) if not possible else pd.Series(True, index=steps.index)
+    return steps[sure & steps["newest"].astype(bool) & (steps["ratio"] > 1) & steps["metric"].isin(list(fail_on))]
 
 
 def step_change(step: pd.Series) -> str:

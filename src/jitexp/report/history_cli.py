@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jitexp-history",
         description=__doc__.splitlines()[0],
-        epilog="Exit status: 0; 1 with --fail-on-step when the newest runs are a slower step in a --fail-on metric; "
+        epilog="Exit status: 0; 1 with --fail-on-step when the newest runs are an established slower step in a "
+        "--fail-on metric (or a possible one, with --fail-on-possible); "
         "2 on a usage mistake. `jitexp-history bisect GOOD BAD -- jitexp ARGS...` finds the first slower commit "
         "(jitexp-history bisect --help).",
     )
@@ -65,7 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fail-on-step",
         action="store_true",
-        help="exit 1 when the newest runs of a line are a slower step (or more memory) in a --fail-on metric",
+        help="exit 1 when the newest runs of a line are an established slower step (or more memory) in a "
+        "--fail-on metric",
+    )
+    parser.add_argument(
+        "--fail-on-possible",
+        action="store_true",
+        help="with --fail-on-step, fail on a possible step too (a large change in the newest runs that is not "
+        "established yet: 'possible, needs more runs')",
     )
     return parser
 
@@ -102,16 +110,26 @@ class Progress:
 
 
 def summary(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
-    """`12 runs, 2 cases, 5 metrics, on 1 machine; 2 steps`: what the history holds."""
+    """`12 runs, 2 cases, 5 metrics, on 1 machine; 2 steps (1 possible)`: what the history holds."""
     said = ", ".join(counted(tidy[c].nunique(), c) for c in ("run", "case", "metric"))
-    return f"{said}, on {counted(tidy['machine'].nunique(), 'machine')}; {counted(len(steps), 'step')}"
+    possible = int((~steps["established"].astype(bool)).sum()) if len(steps) else 0
+    established = counted(len(steps) - possible, "step")
+    more = f" (and {possible} possible)" if possible else ""
+    return f"{said}, on {counted(tidy['machine'].nunique(), 'machine')}; {established}{more}"
 
 
 def step_line(step: pd.Series) -> str:
     """`workload=matmul ... mode=jit steady: 1.5x slower (95% CI 1.41x-1.6x), between abc12345..def67890 "subject"`."""
     commits = commit_range(step)
     subject = f' "{step["subject_after"]}"' if isinstance(step["subject_after"], str) and step["subject_after"] else ""
-    return f"{step['case']} {step['metric']}: {step_change(step)}, between {commits}{subject}"
+    said = f"{step['case']} {step['metric']}: {step_change(step)}, between {commits}{subject}"
+    sure = "" if _established(step) else "possible, needs more runs: "
+    return f"{sure}{said}; {step['evidence']}" if isinstance(step.get("evidence"), str) else f"{sure}{said}"
+
+
+def _established(step: pd.Series) -> bool:
+    """Whether a steps.csv row is an established step (rows without the column, from before issue 49, are)."""
+    return bool(step.get("established", True))
 
 
 def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
@@ -134,6 +152,8 @@ def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
         if runs["order"].iloc[-1] != newest["order"] or len(runs) < 2:
             continue
         found = steps[(steps["case"] == case) & (steps["metric"] == metric) & (steps["line"] == newest["line"])]
+        maybe = found[~found["established"].astype(bool)] if "established" in found.columns else found.iloc[:0]
+        found = found.drop(maybe.index)
         last = found.iloc[-1] if len(found) else None
         show = format_bytes if metric == "peak_memory" else format_seconds
         if last is not None and bool(last["newest"]):
@@ -146,7 +166,7 @@ def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
             if last is not None:
                 start = int(runs["run"].tolist().index(last["first_after"]))
             before = runs.iloc[start:-1]
-            flag = ""
+            flag = f"possible, needs more runs: {step_change(maybe.iloc[-1])}" if len(maybe) else ""
         level = float(np.exp(np.log(before["value"].to_numpy(float)).mean()))
         value = float(runs["value"].iloc[-1])
         commits = f"{short_commit(before['code_commit'].iloc[0])}..{short_commit(before['code_commit'].iloc[-1])}"
@@ -182,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{summary(tidy, steps)}: {out / HISTORY_CSV}, {out / STEPS_CSV}, {out / PAGE}")
         for _, step in steps.iterrows():
             print("  " + step_line(step))
-    failing = failing_steps(steps, fail_on)
+    failing = failing_steps(steps, fail_on, possible=args.fail_on_possible)
     if args.fail_on_step and len(failing):
         print(f"jitexp-history: {len(failing)} slower step(s) in the newest runs (--fail-on-step)", file=sys.stderr)
         return 1

@@ -5,17 +5,42 @@ threshold and its CI excludes 1). Simulated lines of 12 runs, noise as jitexp me
 (sd of log(time) between runs: steady 0.077, compile 0.12; report/compare.py BETWEEN_RUN_SD), each run's own CI
 +-2% (steady) or +-10% (compile). A trial is right when it finds exactly the steps put in, at their place.
 
-    python benchmarks/history_steps.py [--trials 1000]    (asv must be installed: pip install asv)
+    python benchmarks/history_steps.py --asv [--trials 1000]    (asv must be installed: pip install asv)
+
+Issue 49's targets (the default): lines resampled from the recorded A/A history (tests/data/aa_history, 24
+default runs on the 2-core VM; tests/aa_lines.py), steps inserted by scaling; per row the share of lines whose
+established steps are exactly the expected ones, and the target.
+
+    python benchmarks/history_steps.py [--trials 2000]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from jitexp.report import steps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import aa_lines  # noqa: E402
+
+# issue 49: (row, levels, expected steps, quick runs, target share of lines right)
+TARGETS = [
+    ("A/A, 6 default runs", [1.0] * 6, [], False, 0.99),
+    ("A/A, 10 default runs", [1.0] * 10, [], False, 0.99),
+    ("A/A, 20 default runs", [1.0] * 20, [], False, 0.99),
+    ("A/A, 50 default runs", [1.0] * 50, [], False, 0.99),
+    ("2x, 3 + 3 default runs", [1.0] * 3 + [2.0] * 3, [(2, 3)], False, 0.99),
+    ("1.5x, 3 + 3 default runs", [1.0] * 3 + [1.5] * 3, [(2, 3)], False, 0.80),
+    ("1.5x, 5 + 5 default runs", [1.0] * 5 + [1.5] * 5, [(4, 5)], False, 0.95),
+    ("1.2x, 10 + 10 default runs", [1.0] * 10 + [1.2] * 10, [(9, 10)], False, 0.80),
+    ("A/A, 5 quick runs", [1.0] * 5, [], True, 0.99),
+    ("1.8x from run 4, 5 quick runs", [1.0] * 3 + [1.8] * 2, [(2, 3)], True, 1.0),
+]
 
 SCENARIOS = {
     # name: (sd between runs, own CI half-width, level factor per run, expected (before, after) pairs)
@@ -48,10 +73,27 @@ def trial(rng: np.random.Generator, sd: float, half: float, levels: list[float])
     return [(s.before, s.after) for s in found]
 
 
+def targets(trials: int) -> None:
+    """Issue 49's table: per row the share of simulated lines right, established steps only, and as a possible
+    step in the newest runs (where a step is expected), against the target."""
+    print(f"{'line':32} {'right':>7} {'possible':>9}  target")
+    for name, levels, expected, quick, target in TARGETS:
+        n = trials // 4 if len(levels) == 50 else trials
+        right = aa_lines.rate(levels, expected, n, seed=49, quick=quick)
+        possible = aa_lines.rate(levels, expected, n, seed=49, quick=quick, established=False) if expected else 0.0
+        shown = "-" if not expected else f"{possible:.3f}"
+        verdict = "met" if right >= target else "NOT met"
+        print(f"{name:32} {right:>7.3f} {shown:>9}  >= {target:.2f} {verdict} ({n} lines)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--asv", action="store_true", help="issue 24's comparison of the searches instead")
     args = parser.parse_args()
+    if not args.asv:
+        targets(args.trials)
+        return
     pelt = steps._proposed
     print(f"{'scenario':28} {'expected':>14} {'ruptures PELT':>14} {'asv':>8}  target")
     for name, (sd, half, levels, expected) in SCENARIOS.items():

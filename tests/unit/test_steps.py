@@ -224,3 +224,62 @@ def test_a_step_must_beat_the_bonferroni_corrected_t_over_the_places_it_could_be
     assert kept(y, 5, z=crit) is False
     assert kept(y, 5, z=np.nextafter(crit, np.inf)) is True
     assert kept(y, 5, z=-np.nextafter(crit, np.inf)) is True
+
+
+# ---- issue 49: what each run knows, calibrated on the recorded A/A history (tests/aa_lines.py) ---------------
+
+import aa_lines  # noqa: E402
+from jitexp.report.steps import Processes  # noqa: E402
+
+
+def test_the_issues_six_runs_are_one_step_at_commit_4():
+    """The 6-run history of issue 49 (a 1.93x change, 3 runs on either side), from its run medians and CIs alone."""
+    values = [472.6, 608.8, 516.0, 945.8, 1047.4, 1066.1]
+    low, high = [448, 539, 470, 828, 937, 1021], [516, 689, 541, 1056, 1133, 1143]
+    (step,) = find_steps(values, low, high)
+    assert (step.before, step.after, step.established, step.runs_beyond) == (2, 3, True, 3)
+    assert step.ci_low > 1.5 and step.ci_high < 2.4
+
+
+def test_a_large_change_in_the_newest_run_is_possible_not_established():
+    values = np.array([1.0, 1.1, 0.95, 1.0, 1.6])
+    (step,) = find_steps(values, values * 0.98, values * 1.02, possible=True)
+    assert (step.after, step.n_after, step.established) == (4, 1, False)
+    assert find_steps(values, values * 0.98, values * 1.02) == []  # never established
+
+
+def test_processes_apart_on_either_side_are_the_evidence():
+    """Two runs of 6 processes at 1.0 and two at 2.0, the processes not overlapping: the level is their geometric
+    mean, and the evidence counts them."""
+    n, sd = [6] * 4, [0.05] * 4
+    low, high = [0.9] * 2 + [1.8] * 2, [1.1] * 2 + [2.2] * 2
+    procs = Processes(n=n, log_mean=np.log([1.0, 1.02, 2.0, 2.04]), log_sd=sd, low=low, high=high)
+    (step,) = find_steps([1.0, 1.0, 2.0, 2.0], processes=procs)
+    assert step.ratio == pytest.approx(2.02 / 1.01)
+    assert (step.processes_before, step.processes_after, step.processes_apart) == (12, 12, True)
+
+
+@pytest.mark.parametrize(
+    ("levels", "expected", "at_least"),
+    [
+        ([1.0] * 6, [], 0.99),
+        ([1.0] * 10, [], 0.98),  # 0.985 here (3 of 200); 0.995 over 2,000
+        ([1.0] * 20, [], 0.99),
+        ([1.0] * 3 + [2.0] * 3, [(2, 3)], 0.99),
+        ([1.0] * 3 + [1.5] * 3, [(2, 3)], 0.6),  # issue 49 asks 0.8: not met on this VM's drift (docs/benchmarks.md)
+        ([1.0] * 5 + [1.5] * 5, [(4, 5)], 0.8),  # asks 0.95: not met
+    ],
+    ids=["A/A 6", "A/A 10", "A/A 20", "2x 3+3", "1.5x 3+3", "1.5x 5+5"],
+)
+def test_rates_on_lines_resampled_from_the_recorded_aa_history(levels, expected, at_least):
+    """200 default lines each (fixed seed) from tests/data/aa_history: false steps at most 1%, power as pinned;
+    benchmarks/history_steps.py prints the same rates over 2,000 lines."""
+    assert aa_lines.rate(levels, expected, trials=200, seed=49) >= at_least
+
+
+def test_five_quick_runs_with_a_1_8x_step_from_run_4_are_found_in_half_the_lines():
+    """5 one-process runs (their rounds their evidence), 1.8x from run 4: established in 56% of 200 lines (issue 49
+    asks for always: a one-process run drifts 0.2 in log between processes here, so 3 + 2 of them cannot establish
+    1.8x at a 1% false-step rate; docs/benchmarks.md); A/A quick lines: no established step."""
+    assert aa_lines.rate([1.0] * 3 + [1.8] * 2, [(2, 3)], trials=200, seed=49, quick=True) >= 0.5
+    assert aa_lines.rate([1.0] * 5, [], trials=200, seed=49, quick=True) >= 0.99

@@ -40,10 +40,12 @@ def setup_kind(setup: Callable) -> str:
         return SIZE
 
 
-def inputs_columns(setup: str | None, reported: str | None = None) -> dict[str, str | None]:
+def inputs_columns(setup: str | None, reported: str | None = None, shapes: str | None = None) -> dict[str, str | None]:
     """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup and the
-    worker's `reported` setup_kind); `input_shapes` is jitexp.measure's to fill (api.given_inputs), empty here."""
-    return {"inputs": inputs_kind(setup, reported), "input_shapes": None}
+    worker's `reported` setup_kind) and what they were: `shapes`, shapes_label of the arguments the worker built
+    (None where no worker built them: every process failed before); jitexp.measure labels its own rows the same
+    way from the arguments it was given (api.given_inputs)."""
+    return {"inputs": inputs_kind(setup, reported), "input_shapes": shapes or None}
 
 
 def short_dtype(dtype: Any) -> str:
@@ -97,6 +99,23 @@ def built_by(row: Mapping[str, Any]) -> str | None:
     if kind == GIVEN and isinstance(shapes, str) and shapes:  # else None, or NaN from a CSV
         return shapes
     return None
+
+
+def size_meaning(size: Any, shapes: Any) -> str:
+    """What `size` is in a row's input_shapes: each dimension equal to size written `size` (`f32[size,256]`,
+    `f32[size,size] f32[size,size]`); "" where no dimension is the size or the row has no shapes."""
+    if not isinstance(shapes, str) or not shapes or isinstance(size, bool):
+        return ""
+    try:
+        n = str(int(float(size)))
+    except (TypeError, ValueError):
+        return ""
+
+    def dims(match: re.Match) -> str:
+        return "[" + ",".join("size" if d == n else d for d in match[1].split(",")) + "]"
+
+    text = re.sub(r"\[([\d,]+)\]", dims, shapes)
+    return text if "[size" in text or ",size" in text else ""
 
 
 def size_text(row: Mapping[str, Any], sep: str = "=") -> str:

@@ -242,6 +242,8 @@ class ProcessResult:
     env: str | None = None  # with envs: the environment it ran in (set by the runner)
     # per variant ("" for a job without), labels.setup_kind of the workload.setup the worker imported
     setup_kinds: dict[str, str] = field(default_factory=dict)
+    # per variant, labels.shapes_label of the arguments the worker built (the input_shapes column: issue 50)
+    input_shapes: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:

@@ -46,7 +46,7 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     """Every file's rows of one job from everything its processes and probes returned."""
     processes = raw.processes
     first = processes[0]
-    base = identity_row(cfg, job_num, overrides, setup_kinds(processes).get(""))
+    base = identity_row(cfg, job_num, overrides, setup_kinds(processes).get(""), input_shapes(processes).get(""))
     base.update(
         platform=first.platform,
         device_kind=first.device_kind,
@@ -77,6 +77,8 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     for row in rows:
         row.update(cache.get(row["mode"], {}))
         row.update(device_columns(row, first.peaks))
+        if first.peaks:
+            row["peaks_measured"] = first.peaks_measured
         row.pop("device_time_error", None)  # said once for the job, in `unavailable`
         row["unavailable"] = note
         row["load_avg_end"] = raw.load_avg_end
@@ -131,16 +133,21 @@ def setup_kinds(processes: list[ProcessResult]) -> dict[str, str]:
     return next((p.setup_kinds for p in processes if p.setup_kinds), {})
 
 
+def input_shapes(processes: list[ProcessResult]) -> dict[str, str]:
+    """Per variant, the shapes of the arguments a worker built (labels.shapes_label; every process builds the same)."""
+    return next((p.input_shapes for p in processes if p.input_shapes), {})
+
+
 def variant_rows(
     cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: str, base: dict, job_num: int, overrides: str
 ) -> list[dict]:
     """One row per (variant, mode), each as mode_rows makes it from that variant's own config and measurements,
     with a `variant` column; every other variant's rows get the ab_* columns against the first's same mode."""
     configs = variant_configs(cfg)
-    kinds = setup_kinds(results)
+    kinds, shapes = setup_kinds(results), input_shapes(results)
     rows = []
     for name, own in configs.items():
-        ident = {**base, **identity_row(own, job_num, overrides, kinds.get(name)), "variant": name}
+        ident = {**base, **identity_row(own, job_num, overrides, kinds.get(name), shapes.get(name)), "variant": name}
         rows.extend(mode_rows(own, [r.of_variant(name) for r in results], stop_reason, ident))
     baseline, *others = configs
     by_key = {(row["variant"], row["mode"]): row for row in rows}
@@ -276,9 +283,12 @@ def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
     return out
 
 
-def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str, setup_kind: str | None = None) -> dict:
+def identity_row(
+    cfg: ExperimentConfig, job_num: int, overrides: str, setup_kind: str | None = None, shapes: str | None = None
+) -> dict:
     """The columns that say which case a row is (mode filled per row); `setup_kind` is the worker's word on the
-    job's workload.setup (labels.setup_kind), None where no worker imported it."""
+    job's workload.setup (labels.setup_kind), None where no worker imported it; `shapes` the arguments it built
+    (labels.shapes_label), None where none did."""
     row = _identity(
         cfg.workload_name,
         None,
@@ -295,7 +305,7 @@ def identity_row(cfg: ExperimentConfig, job_num: int, overrides: str, setup_kind
             cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn, cfg.mode.donate_argnames
         )
     )
-    row.update(labels.inputs_columns(cfg.workload.setup, setup_kind))
+    row.update(labels.inputs_columns(cfg.workload.setup, setup_kind, shapes))
     row.update(mesh_columns(cfg))
     return row
 

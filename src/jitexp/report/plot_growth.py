@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jitexp import labels
 from jitexp.analysis import formatting
 from jitexp.report import cases, plot_style, tables
 
@@ -36,7 +37,7 @@ def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 fitted = True
                 intercept = np.mean(np.log(y) - slope * np.log(x))
                 ax.plot(x, np.exp(intercept) * x**slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
-        _loglog(ax, "median time per call", _sizes(lines))
+        _loglog(ax, "median time per call", _sizes(lines), lines)
         plot_style.seconds_axis(ax.yaxis)
         plot_style.label_minor_log_ticks(ax, seconds=True)
         ax.set_title(
@@ -74,7 +75,7 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.plot(
                 x, line["first_call_s"].to_numpy(float), marker="s", color=colour, label=f"{label}: first call (cold)"
             )
-        _loglog(ax, "time", _sizes(lines))
+        _loglog(ax, "time", _sizes(lines), lines)
         plot_style.seconds_axis(ax.yaxis)
         plot_style.label_minor_log_ticks(ax, seconds=True)
         ax.set_title("compile cost: " + plot_style.title(ident), fontsize=10)
@@ -110,11 +111,18 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
             yield ident, lines
 
 
-def _loglog(ax, ylabel: str, sizes) -> None:
-    """Log-log axes; the x ticks are the measured sizes (when few), written plainly."""
+def _loglog(ax, ylabel: str, sizes, lines=()) -> None:
+    """Log-log axes; the x ticks are the measured sizes (when few), written plainly; the x label says what size is
+    in the inputs the rows measured (`size: f32[size,256]`, from input_shapes) where they say one thing."""
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("size")
+    meanings = {
+        labels.size_meaning(s, shapes)
+        for _, line in lines
+        for s, shapes in zip(line["size"], cases.get_column(line, "input_shapes"))
+    }
+    meaning = meanings.pop() if len(meanings) == 1 else ""
+    ax.set_xlabel(f"size: inputs {meaning}" if meaning else "size")
     ax.set_ylabel(ylabel)
     ax.grid(True, which="major", alpha=0.3)
     ticks = np.unique(pd.to_numeric(pd.Series(sizes), errors="coerce").dropna().to_numpy(float))

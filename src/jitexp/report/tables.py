@@ -240,6 +240,7 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
         "first_call_s",
         "compile_s",
         "n_rows",
+        "input_shapes",
     ]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
@@ -247,7 +248,14 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
     records = []
     group = keys + ["mode", STATIC_ARGNUMS, "size"]
     for values, rows in ok.groupby(group, dropna=False, sort=False):
-        records.append({**dict(zip(group, as_tuple(values))), **aggregate(rows)})
+        shapes = get_column(rows, "input_shapes").dropna()  # what size meant here (the growth plot's x label)
+        records.append(
+            {
+                **dict(zip(group, as_tuple(values))),
+                **aggregate(rows),
+                "input_shapes": shapes.iloc[0] if len(shapes) else None,
+            }
+        )
     return sort_cases(pd.DataFrame.from_records(records, columns=columns), keys + ["size"])
 
 

@@ -40,13 +40,16 @@ def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
 
 
 def rows_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Every row, compact: identity (varying columns only, the knobs a sweep changes among them), status, key
-    timings, the device's side where measured (`device_columns`), error class, notes."""
+    """Every row, compact: identity (varying columns only, the knobs a sweep changes among them; the inputs' shapes
+    where the rows' workloads differ, since size means another shape in each), status, key timings, the device's side where measured (`device_columns`), error class, notes."""
     always = ["workload", "mode", "size"]
     shown = varying(df, ["dtype", STATIC_ARGNUMS, AB_VARIANT, *KNOBS, "device_kind", "seed"])
     table = df.reindex(columns=always + shown).copy()
     table["size"] = size_cells(df)
-    table.insert(3, "params", params_labels(df))
+    shapes = get_column(df, "input_shapes")
+    if df["workload"].nunique() > 1 and shapes.notna().any():  # size means a different shape per workload
+        table.insert(3, "input_shapes", shapes.fillna("").astype(str).to_numpy())
+    table.insert(3 + ("input_shapes" in table.columns), "params", params_labels(df))
     for col in ("status", "median_s", "first_call_s", "compile_s"):
         table[col] = get_column(df, col)
     for col, values in device_columns(df).items():

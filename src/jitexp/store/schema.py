@@ -334,6 +334,8 @@ BOOL_COLUMNS = [
 TEXT_COLUMNS = [
     "workload",
     "mode",
+    "inputs",
+    "input_shapes",  # `f32[64,256]`: text, never a number (read back as NaN before issue 50)
     "dtype",
     "static_argnums",
     *JIT_KNOBS,

@@ -12,6 +12,7 @@ import jax
 
 from jitexp.config import ExperimentConfig, sizing
 from jitexp.errors import ConfigError, phase
+from jitexp.labels import shapes_label
 from jitexp.records import ProcessResult
 from jitexp.worker import sharding, workload
 
@@ -43,8 +44,9 @@ def import_functions(cfg: ExperimentConfig, variant: str = "") -> Functions:
         raise ConfigError(f"variants.{variant}.{error.key}", error.value, error.expected) from None
 
 
-def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult) -> Inputs:
-    """A function giving each caller its own inputs for a config (setup_s of the first build is the process's).
+def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult, name: str = "") -> Inputs:
+    """A function giving each caller its own inputs for a config (setup_s of the first build is the process's, and
+    the shapes of the first build of the config itself are the variant `name`'s input_shapes).
 
     The job's own config is built once per process: later calls get a copy of every array of a copy held
     back from that build (a slow setup, such as a flax init, no longer runs once per mode). Inputs with
@@ -62,6 +64,8 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
             if mesh is not None:
                 args, kwargs = sharding.shard_inputs(job, mesh, args, kwargs)
             built = _workload(job, f, args, kwargs)
+            if job is cfg:
+                result.input_shapes.setdefault(name, shapes_label(f.fn, args, kwargs))
             if mesh is not None and job.workload.out_shardings is not None:
                 built = dataclasses.replace(built, out_shardings=sharding.out_shardings(job, mesh, args, kwargs))
             if job is cfg and f.setup is not None and workload.copyable(built):

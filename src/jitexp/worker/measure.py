@@ -147,7 +147,7 @@ def measure_variants(
     for position, name in enumerate(rotation(list(variants), task.process)):
         job, f = variants[name], loaded[name]
         mine = result.variants.setdefault(name, {})
-        inputs = input_builder(job, f, device, result)
+        inputs = input_builder(job, f, device, result, name)
         try:
             enter_phase("inputs")
             if f.setup is not None and task.process == 0:  # every variant's arrays live at once

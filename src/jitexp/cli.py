@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -46,7 +46,7 @@ def _job(cfg: DictConfig) -> None:
         from jitexp.engine.runner import run
 
         # the preflight validated every job of this command line before Hydra started; only convert here
-        result = run(to_config(cfg), job_num=job_num, overrides=overrides)
+        result = run(to_config(cfg), job_num=job_num, overrides=overrides, sweep=_sweep(hc, multirun, job_num))
     except ConfigError as error:
         if not multirun:
             print(f"jitexp: error: {error}", file=sys.stderr)
@@ -88,15 +88,29 @@ def _answer(line: str) -> None:
 
 
 def config_hash(cfg: DictConfig) -> str:
-    """A short digest of the job's resolved config (without resume/fail_on_error): resume compares it."""
+    """A short digest of the job's resolved config (without resume/fail_on_error/overwrite): resume compares it."""
     import hashlib
     import json
 
     data = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(data, dict)
-    for key in ("resume", "fail_on_error"):
+    for key in ("resume", "fail_on_error", "overwrite"):
         data.pop(key, None)
     return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _sweep(hc: Any, multirun: bool, job_num: int) -> Any:
+    """Where this job stands for its status line: engine.progress.Sweep (job 1 of 1 for a single job)."""
+    from jitexp.engine.progress import Sweep
+    from jitexp.store.folders import JOBS_CSV, read_manifest
+
+    if not multirun:
+        return Sweep(0, 1, 0.0)
+    sweep_dir = Path(hc.sweep.dir)
+    jobs = read_manifest(sweep_dir)
+    if not jobs:
+        return Sweep(0, 1, 0.0)
+    return Sweep(job_num, len(jobs), max(0.0, time.time() - (sweep_dir / JOBS_CSV).stat().st_mtime))
 
 
 def _progress(sweep_dir: Path, job_num: int) -> str:

@@ -163,7 +163,12 @@ def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
     assert (out / "0" / "samples.csv").stat().st_mtime_ns == stamp  # not measured again
     assert read(out / "0" / "results.csv").loc[0, "median_s"] == median
     assert sorted(read(out / "results.csv")["size"]) == [4, 8, 16, 32]
-    fewer = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=64", f"hydra.sweep.dir={out}"], cwd=faults)
+    # another sweep into the same folder: refused without a word on what to do with the results it holds
+    refused = run_cli(["-m", *BASE, "workload.fn=faults.ok", "size=64", f"hydra.sweep.dir={out}"], cwd=faults)
+    assert refused.returncode == 2 and "already holds the results of an earlier run" in refused.stderr
+    fewer = run_cli(
+        ["-m", *BASE, "workload.fn=faults.ok", "size=64", "overwrite=true", f"hydra.sweep.dir={out}"], cwd=faults
+    )
     assert fewer.returncode == 0, fewer.stderr[-2000:]
     assert list(read(out / "results.csv")["size"]) == [64]  # folders 1-3 are from another sweep
     assert "left out (not jobs of this sweep): 1, 2, 3" in fewer.stdout

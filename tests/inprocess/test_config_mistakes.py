@@ -94,13 +94,14 @@ def test_any_override_set_is_a_valid_experiment_or_one_line_naming_the_key(case)
 def test_a_sweep_with_one_bad_value_is_refused_before_any_job(sizes, modes):
     argv = ["-m", f"size={','.join(sizes)}", f"mode={','.join(modes)}", "workload=matmul"]
     bad_sizes = {s for s in sizes if s in ("abc", "1.5", "0")}
+    repeated = len(set(sizes)) < len(sizes)  # two sweep points that are the same job (issue 51)
     try:
         jobs = preflight.check(argv)
     except ConfigError as error:
-        bad = ({"size"} if bad_sizes else set()) | ({"mode"} if "jitt" in modes else set())
+        bad = ({"size"} if bad_sizes or repeated else set()) | ({"mode"} if "jitt" in modes else set())
         assert_one_line(error, bad)
     else:
-        assert not bad_sizes and "jitt" not in modes
+        assert not bad_sizes and "jitt" not in modes and not repeated
         assert len(jobs) == len(sizes) * len(modes)
 
 

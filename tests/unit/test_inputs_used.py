@@ -59,3 +59,94 @@ def test_a_resolver_that_fails_is_one_line_naming_the_key():
     message = refusal(["workload=custom", "workload.fn=mine.f", "workload.args=[{value: '${oc.env:JITEXP_NO_SUCH}'}]"])
     assert message.startswith("workload.args[0].value='${oc.env:JITEXP_NO_SUCH}' is invalid; cannot be resolved: ")
     assert "JITEXP_NO_SUCH" in message.partition("cannot be resolved")[2]
+
+
+# ---- item 3: nothing overwritten, nothing merged -----------------------------------------------------------------
+
+CUSTOM = ["workload=custom", "workload.fn=mine.f", "workload.args=[{shape:[${size}]}]", "timing=quick"]
+
+
+@pytest.fixture
+def no_arity(monkeypatch):
+    """The preflight without importing the function (and JAX, for jit_fn): these checks need neither."""
+    monkeypatch.setattr(preflight, "check_arity", lambda exp: None)
+
+
+def test_a_run_into_a_folder_that_holds_results_is_refused_unless_overwrite(tmp_path, no_arity):
+    out = tmp_path / "run"
+    preflight.check([*CUSTOM, f"hydra.run.dir={out}"])  # a new folder
+    out.mkdir()
+    (out / ".hydra").mkdir()
+    preflight.check([*CUSTOM, f"hydra.run.dir={out}"])  # a folder without results (a run that never finished)
+    (out / "results.csv").write_text("workload\nf\n")
+    (out / "samples.csv").write_text("workload\nf\n")
+    assert refusal([*CUSTOM, f"hydra.run.dir={out}"]) == (
+        f"hydra.run.dir='{out}' is invalid; already holds the results of an earlier run (results.csv, samples.csv); "
+        "write overwrite=true to replace them, or another hydra.run.dir"
+    )
+    assert len(preflight.check([*CUSTOM, f"hydra.run.dir={out}", "overwrite=true"])) == 1
+
+
+def test_a_sweep_into_a_folder_that_holds_results_is_refused_unless_resume_or_overwrite(tmp_path, no_arity):
+    out = tmp_path / "sweep"
+    for job in ("0", "1", "2", "3"):
+        (out / job).mkdir(parents=True)
+        (out / job / "results.csv").write_text("workload\nf\n")
+    (out / "jobs.csv").write_text("job_num,overrides\n")
+    argv = ["-m", *CUSTOM, "size=4,8", f"hydra.sweep.dir={out}"]
+    assert refusal(argv) == (
+        f"hydra.sweep.dir='{out}' is invalid; already holds the results of an earlier run (jobs.csv, 0/results.csv, "
+        "1/results.csv, ... (2 more)); write resume=true to keep its jobs complete for this config, overwrite=true "
+        "to replace them, or another hydra.sweep.dir"
+    )
+    assert len(preflight.check([*argv, "resume=true"])) == 2
+    assert len(preflight.check([*argv, "overwrite=true"])) == 2
+
+
+@pytest.mark.parametrize(
+    ("sweep", "key", "value", "points"),
+    [
+        (["size=64,64"], "size", "64,64", "#0 (size=64 ) and #1 (size=64 )"),
+        (["size=64,8,64"], "size", "64,8,64", "#0 (size=64 ) and #2 (size=64 )"),
+        (
+            ["mode=[eager,jit],[jit,eager]"],
+            "mode",
+            "[eager,jit],[jit,eager]",
+            "#0 (mode=[eager,jit] ) and #1 (mode=[jit,eager] )",
+        ),
+    ],
+)
+def test_sweep_points_that_are_the_same_job_are_refused_before_the_sweep(sweep, key, value, points, no_arity):
+    message = refusal(["-m", *CUSTOM[:3], *sweep])
+    expected_points = points.replace(" )", ")")
+    assert message == (
+        f"{key}={value!r} is invalid; sweep points {expected_points} are the same job; give each point once (to "
+        "measure it again, run it again, or raise timing.processes)"
+    )
+
+
+def test_sweep_points_that_differ_are_kept(no_arity):
+    assert len(preflight.check(["-m", *CUSTOM, "size=64,65", "seed=0,1"])) == 4
+
+
+# ---- item 4: the user's configs win, or the clash is one line ----------------------------------------------------
+
+
+def test_a_users_file_with_the_name_of_a_built_in_is_refused_naming_both(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf" / "workload").mkdir(parents=True)
+    (tmp_path / "conf" / "workload" / "matmul.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
+    assert refusal(["--config-dir", "conf", "workload=matmul"]) == (
+        "workload='matmul' is invalid; jitexp's own workload/matmul.yaml comes first in the search path, so your "
+        "conf/workload/matmul.yaml would be ignored (jitexp --info searchpath); rename your file, e.g. to "
+        "my_matmul.yaml, and select workload=my_matmul"
+    )
+
+
+def test_a_users_file_with_a_built_in_s_name_that_the_job_does_not_use_is_fine(tmp_path, monkeypatch, no_arity):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf" / "workload").mkdir(parents=True)
+    (tmp_path / "conf" / "workload" / "matmul.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
+    (tmp_path / "conf" / "workload" / "mine.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
+    [job] = preflight.check(["--config-dir", "conf", "workload=mine", "timing=quick"])
+    assert job.workload.fn == "mine.f"

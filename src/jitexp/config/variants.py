@@ -36,6 +36,7 @@ JOB_KEYS = (
     "check",
     "profile",
     "resume",
+    "overwrite",
     "fail_on_error",
     "sequence",
     "variants",

@@ -116,7 +116,37 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, ar
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
         cfg = compose_config(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
         jobs.append(_validated(hydra, cfg, job_parsed, arity))
+    _check_repeats(jobs, batches, parsed)
     return jobs
+
+
+def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parsed: list[Any]) -> None:
+    """Two sweep points that are the same job are refused: their rows would be one case measured twice and merged
+    as if paired. The key named is the swept one that repeats a value (size=64,64), else the first override the two
+    points spell differently."""
+    swept = {o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()}
+
+    def shown(batch: list[str]) -> str:  # a point by the swept keys' values
+        return " ".join(o for o in batch if o.partition("=")[0].lstrip("+~") in swept) or " ".join(batch)
+
+    seen: dict[str, int] = {}
+    for j, job in enumerate(jobs):
+        text = repr(job)
+        i = seen.setdefault(text, j)
+        if i == j:
+            continue
+        first, again = batches[i], batches[j]
+        differing = [o for o in again if o not in first] or again
+        differing = [o for o in differing if o.partition("=")[0].lstrip("+~") in swept] or differing
+        key = differing[0].partition("=")[0].lstrip("+~") if differing else "-m"
+        sweep = next((o for o in parsed if o.is_sweep_override() and o.get_key_element().lstrip("+~") == key), None)
+        value = sweep.input_line.partition("=")[2] if sweep is not None else differing[0].partition("=")[2]
+        raise ConfigError(
+            key,
+            value,
+            f"sweep points #{i} ({shown(first)}) and #{j} ({shown(again)}) are the same job; give each point "
+            "once (to measure it again, run it again, or raise timing.processes)",
+        )
 
 
 def _mode(hydra: Any, texts: list[str]) -> Any:
@@ -148,6 +178,7 @@ class _Arity:
 
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
     """The job's ExperimentConfig: schema keys, values, param types, and (for a run) fn's arity."""
+    _check_shadowed(hydra, parsed)
     workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
     try:
         params = OmegaConf.to_container(cfg.workload.params, resolve=True)
@@ -238,11 +269,27 @@ def _option_params(hydra: Any, workload: str | None) -> dict:
 
 
 def _check_output_dir(key: str, cfg: DictConfig, which: str) -> None:
+    """A folder jitexp can write, and one that holds no earlier run's results unless the user said what to do with
+    them: overwrite=true replaces them, resume=true keeps the jobs already complete for the same config."""
     try:
         path = cfg.hydra[which].dir
     except OmegaConfBaseException:  # resolvers that only exist inside a running job
         return
     writable_dir(key, path)
+    if OmegaConf.select(cfg, "overwrite", default=False) or OmegaConf.select(cfg, "resume", default=False):
+        return
+    from jitexp.store.folders import held_results
+
+    held = held_results(path)
+    if held:
+        shown = ", ".join(held[:3]) + (f", ... ({len(held) - 3} more)" if len(held) > 3 else "")
+        keep = "resume=true to keep its jobs complete for this config, " if which == "sweep" else ""
+        raise ConfigError(
+            key,
+            path,
+            f"already holds the results of an earlier run ({shown}); write {keep}overwrite=true to replace them, "
+            f"or another {key}",
+        )
 
 
 def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:
@@ -266,3 +313,38 @@ def _deleted(error: ConfigError, parsed: list[Any]) -> ConfigError:
                 error.source,
             )
     return error
+
+
+def _check_shadowed(hydra: Any, parsed: list[Any]) -> None:
+    """A config the job uses from jitexp's own conf/ while a user's --config-dir (or hydra.searchpath) folder holds a
+    file of the same name: Hydra takes the first in its search path, jitexp's, so the user's file would be silently
+    ignored. One line naming both, and what to write instead."""
+    from hydra.types import RunMode
+
+    loader = hydra.config_loader
+    try:
+        defaults = loader.compute_defaults_list(CONFIG_NAME, [o.input_line for o in parsed], RunMode.RUN).defaults
+    except Exception:  # composing said what is wrong already
+        return
+    sources = loader.repository.get_sources()
+    for d in defaults:
+        path = d.config_path
+        if not path or path.startswith("hydra/") or "/" not in path:
+            continue
+        holders = [source for source in sources if source.is_config(path)]
+        if len(holders) < 2 or holders[0].scheme() != "pkg":
+            continue
+        users = [source for source in holders[1:] if source.scheme() == "file"]
+        if users:
+            import os
+
+            mine = os.path.join(users[0].path, f"{path}.yaml")
+            rel = os.path.relpath(mine)
+            group, _, option = path.rpartition("/")
+            raise ConfigError(
+                group,
+                option,
+                f"jitexp's own {path}.yaml comes first in the search path, so your {rel if not rel.startswith('..') else mine} "
+                f"would be ignored (jitexp --info searchpath); rename your file, e.g. to my_{option}.yaml, and select "
+                f"{group}=my_{option}",
+            )

@@ -118,7 +118,7 @@ class SweepState:
         return text
 
 
-RUN_CONTROL = ("resume=", "fail_on_error=", "+resume=", "+fail_on_error=")
+RUN_CONTROL = ("resume=", "fail_on_error=", "overwrite=", "+resume=", "+fail_on_error=", "+overwrite=")
 
 
 def job_overrides(overrides: Sequence[str]) -> str:
@@ -221,6 +221,17 @@ def _has_jobs_below(path: Path) -> bool:
 
 
 JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV, PROFILE_CSV)
+
+
+def held_results(folder: str | os.PathLike) -> list[str]:
+    """The result files an earlier run left in a job or sweep folder (its results.csv, jobs.csv, samples.csv, and
+    each job folder's results.csv directly below it), as names relative to the folder; empty when there are none."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    held = [name for name in (RESULTS_CSV, JOBS_CSV, SAMPLES_CSV) if (root / name).is_file()]
+    below = sorted((p for p in root.glob(f"*/{RESULTS_CSV}") if not p.parent.name.startswith(".")), key=_job_sort_key)
+    return held + [str(p.relative_to(root)) for p in below]
 
 
 def clear_job(folder: str | os.PathLike) -> None:

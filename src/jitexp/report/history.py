@@ -32,6 +32,10 @@ METRICS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "trace": ("trace_s", None),
     "peak_memory": ("peak_memory_bytes", None),
 }
+# what the step test reads of each run's processes (report/steps.py): per metric, the processes.csv column, and
+# per run its processes' count, mean and sd of log values, smallest and largest value
+PROCESS_COLUMNS = {"steady": "median_s", "first_call": "first_call_s", "compile": "compile_s", "trace": "trace_s"}
+PROCESS_SUMMARY = ["proc_n", "proc_log_mean", "proc_log_sd", "proc_low", "proc_high"]
 RUN_COLUMNS = ["run", "code_commit", "code_commit_date", "code_subject", "code_dirty", "jax_version", "timestamp"]
 HISTORY_COLUMNS = [
     "order",
@@ -45,10 +49,8 @@ HISTORY_COLUMNS = [
     "ci_high",
     "n_processes",
     "steal",
+    *PROCESS_SUMMARY,
 ]
-# what the step test reads of each run's processes (report/steps.py): per metric, the processes.csv column
-PROCESS_COLUMNS = {"steady": "median_s", "first_call": "first_call_s", "compile": "compile_s", "trace": "trace_s"}
-PROCESS_SUMMARY = ["proc_n", "proc_log_mean", "proc_log_sd", "proc_low", "proc_high"]
 
 
 def run_folders(patterns: Sequence[str | os.PathLike]) -> list[Path]:
@@ -97,10 +99,7 @@ def history(
     tidy["line"] = tidy["machine"].map(lines)
     rank = tidy["metric"].map({m: i for i, m in enumerate(METRICS)})
     tidy = tidy.assign(_rank=rank).sort_values(["case", "_rank", "order"], kind="stable").reset_index(drop=True)
-    out = tidy[HISTORY_COLUMNS]
-    # each run's processes, for the step test: kept beside the columns (DataFrame.attrs), not in history.csv
-    out.attrs["processes"] = tidy[PROCESS_SUMMARY].reset_index(drop=True)
-    return out
+    return tidy[HISTORY_COLUMNS]
 
 
 def _run_rows(folder: Path) -> pd.DataFrame:
@@ -250,13 +249,11 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
     (the last run before it and the first after), the jax versions on either side, and whether the line's newest
     run is on the step's new level (`newest`: what --fail-on-step judges)."""
     out = []
-    summary = tidy.attrs.get("processes")
     for (case, metric, line), runs in tidy.groupby(["case", "metric", "line"], sort=False):
         runs = runs.sort_values("order")
         procs = None
-        if summary is not None and len(summary) == len(tidy):
-            s = summary.loc[runs.index]
-            procs = Processes(*(s[c].to_numpy(float) for c in PROCESS_SUMMARY))
+        if all(c in runs.columns for c in PROCESS_SUMMARY):
+            procs = Processes(*(runs[c].to_numpy(float) for c in PROCESS_SUMMARY))
         found = find_steps(
             runs["value"].to_numpy(float),
             runs["ci_low"].tolist(),

@@ -150,3 +150,131 @@ def test_a_users_file_with_a_built_in_s_name_that_the_job_does_not_use_is_fine(t
     (tmp_path / "conf" / "workload" / "mine.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
     [job] = preflight.check(["--config-dir", "conf", "workload=mine", "timing=quick"])
     assert job.workload.fn == "mine.f"
+
+
+# ---- item 1: every key the user set is used or refused -----------------------------------------------------------
+
+ONE_ARG = ["workload=custom", "workload.fn=mine.f"]
+
+# (command line, the one line); each key set to a value the chosen workload and mode cannot use
+UNUSED = [
+    (
+        ["workload=apply_n_times", "+workload.params.m=3"],
+        "workload.params.m=3 is invalid; no argument of jitexp.workloads.apply_n_times refers to it "
+        "(${workload.params.m}), so it would only label the rows; drop it, or use it in workload.args or "
+        "workload.kwargs",
+    ),
+    (
+        [
+            *ONE_ARG,
+            "+workload.params.features=256",
+            "+workload.params.feature=128",
+            "workload.args=[{shape:[${workload.params.features}]}]",
+        ],
+        "workload.params.feature=128 is invalid; did you mean workload.params.features? no argument of mine.f refers "
+        "to it (${workload.params.feature}), so it would only label the rows; drop it, or use it in workload.args or "
+        "workload.kwargs",
+    ),
+    (
+        [*ONE_ARG, "workload.args=[{shape:[128]}]", "size=64"],
+        "size=64 is invalid; no argument of mine.f refers to ${size} (their shapes are fixed), so it would only label "
+        "the rows; drop it, or write the shapes in terms of it, e.g. workload.args=[{shape:[${size}]}]",
+    ),
+    (
+        [*ONE_ARG, "mode.jit_fn=jax.checkpoint", "workload.args=[{shape:[${size}]}]"],
+        "mode.jit_fn='jax.checkpoint' is invalid; is not a jit transformation: the jit and aot rows would time "
+        "jax.checkpoint(fn), uncompiled; write jax.jit, equinox.filter_jit or flax.nnx.jit, and apply other "
+        "transformations inside workload.fn",
+    ),
+    (
+        ["workload=add_one", "mode=eager", "mode.donate_argnums=[0]"],
+        "mode.donate_argnums=[0] is invalid; applies to the compiled modes (jit, aot) and mode=eager has none; "
+        "measure a compiled mode beside it (mode=[eager,jit]) or drop it",
+    ),
+    (
+        ["workload=add_one", "mode=eager", "+mode.compiler_options.xla_bogus_flag=1"],
+        "mode.compiler_options={'xla_bogus_flag': 1} is invalid; applies to the compiled modes (jit, aot) and "
+        "mode=eager has none; measure a compiled mode beside it (mode=[eager,jit]) or drop it",
+    ),
+    (
+        ["workload=add_one", "mode=eager", "profile=true"],
+        "profile=True is invalid; profiles the compiled modes (jit, aot) and mode=eager has none; measure a compiled "
+        "mode beside it (mode=[eager,jit]) or drop it",
+    ),
+    (
+        [*ONE_ARG, "workload.args=[{shape:[${size}],init:arange}]", "seed=3"],
+        "seed=3 is invalid; no input is random (every array argument's init is zeros, ones or arange), so the seed "
+        "changes nothing; drop it, or give an argument init: normal",
+    ),
+    (
+        [*ONE_ARG, "workload.args=[{shape:[${size}],start:2}]"],
+        "workload.args[0].start=2 is invalid; init normal does not read start (only arange does); drop it, or set "
+        "workload.args[0].init to one that does",
+    ),
+    (
+        [*ONE_ARG, "workload.args=[{shape:[${size}],init:zeros,scale:3}]"],
+        "workload.args[0].scale=3 is invalid; init zeros does not read scale (only normal, uniform, ones, arange "
+        "do); drop it, or set workload.args[0].init to one that does",
+    ),
+    (
+        ["workload=apply_n_times", "sequence=[{python_scalars:[1]}]"],
+        "sequence[0].python_scalars=[1] is invalid; argument 1 is static already (static_argnums=[1]), so passing "
+        "it as a Python scalar changes nothing; name a traced literal argument, or drop it",
+    ),
+    (
+        ["workload=add_one", "cpu_affinity=[0,0]"],
+        "cpu_affinity=[0, 0] is invalid; names core 0 twice, and the workers would run on 1 core(s) with 2 BLAS "
+        "threads; name each core once: [0]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), UNUSED, ids=[" ".join(a[-1:]) for a, _ in UNUSED])
+def test_a_key_the_job_would_not_use_is_refused(argv, expected, no_arity):
+    assert refusal([*argv, "timing=quick"]) == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["workload=add_one", "size=64", "seed=3"],  # random inputs, sized by size
+        ["workload=apply_n_times", "workload.params.n=4"],
+        ["workload=conditional_lax", "sequence=[{},{python_scalars:[1]}]"],
+        ["workload=add_one", "mode=[eager,jit]", "mode.donate_argnums=[0]"],
+        [*ONE_ARG, "workload.args=[{shape:[${size}],init:arange,start:2}]"],  # the default seed is nobody's word
+    ],
+)
+def test_keys_the_job_uses_are_kept(argv, no_arity):
+    assert len(preflight.check([*argv, "timing=quick"])) == 1
+
+
+# ---- item 6: the messages say what is true -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def mine(tmp_path, monkeypatch):
+    """A user module `mine_i51` (no JAX) on the path."""
+    (tmp_path / "mine_i51.py").write_text(
+        "def kwonly(x, *, scale):\n    return x * scale\n\n\n"
+        "def setup(size, dtype, seed, **kw):\n    return ([0.0] * size,)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    import sys
+
+    sys.modules.pop("mine_i51", None)
+
+
+def test_a_missing_keyword_only_argument_is_named(mine):
+    assert refusal(["workload=custom", "workload.fn=mine_i51.kwonly", "workload.args=[{shape:[${size}]}]"]) == (
+        "workload.args is invalid; it lists 1 argument(s), but mine_i51.kwonly(x, *, scale) also needs the "
+        "keyword-only argument 'scale': give it in workload.kwargs, e.g. +workload.kwargs.scale=VALUE"
+    )
+
+
+def test_a_setup_taking_kw_does_not_swallow_a_param(mine):
+    argv = ["workload=custom", "workload.fn=mine_i51.kwonly", "workload.setup=mine_i51.setup"]
+    assert refusal([*argv, "+workload.params.featurs=3"]) == (
+        "workload.params.featurs=3 is invalid; mine_i51.setup(size, dtype, seed, **kw) does not name it, so its **kw "
+        "would take it unread; name featurs in the setup's signature, or drop the param"
+    )

@@ -90,8 +90,21 @@ def check_arity(cfg: ExperimentConfig) -> None:
                     "workload.setup",
                     w.setup,
                     f"{w.setup}{signature} cannot be called with size, dtype, seed and the params "
-                    f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); take **kw to ignore some",
+                    f"({', '.join(names[3:]) or 'none'}) as keywords ({exc}); name each param in its signature",
                 ) from None
+            swallowed = [
+                name
+                for name in w.params
+                if name not in signature.parameters
+                and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+            ]
+            if swallowed:  # a **kw setup would take a misspelt param without a word
+                raise ConfigError(
+                    f"workload.params.{swallowed[0]}",
+                    w.params[swallowed[0]],
+                    f"{w.setup}{signature} does not name it, so its **{_var_keyword(signature)} would take it "
+                    f"unread; name {swallowed[0]} in the setup's signature, or drop the param",
+                )
     signature = _signature(fn)
     if signature is not None and not any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
@@ -127,6 +140,10 @@ def arity_mistake(cfg: ExperimentConfig) -> tuple[str, object, str, str | None] 
     return None
 
 
+def _var_keyword(signature: inspect.Signature) -> str:
+    return next(p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD)
+
+
 def _signature(fn: Callable) -> inspect.Signature | None:
     try:
         return inspect.signature(fn)
@@ -142,12 +159,23 @@ def _check_call(cfg: ExperimentConfig, key: str, path: str) -> Callable:
     n_args = len(cfg.workload.args)
     try:
         signature.bind(*range(n_args), **dict.fromkeys(cfg.workload.kwargs))
-    except TypeError:
+    except TypeError as exc:
         keywords = f" and keyword(s) {', '.join(cfg.workload.kwargs)}" if cfg.workload.kwargs else ""
+        missing = str(exc).startswith("missing a required")  # what the call lacks, not what it has too many of
+        name = str(exc).rpartition(" ")[2].strip("'")
+        param = signature.parameters.get(name)
+        keyword_only = param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY
         raise ConfigError(
             "workload.args",
             None,
-            f"it lists {n_args} argument(s){keywords}, but {path}{signature} does not take "
-            f"{n_args} positional argument(s){keywords}",
+            f"it lists {n_args} argument(s){keywords}, but {path}{signature} "
+            + (
+                f"also needs the keyword-only argument {name!r}: give it in workload.kwargs, e.g. "
+                f"+workload.kwargs.{name}=VALUE"
+                if missing and keyword_only
+                else f"needs more: {exc}"
+                if missing
+                else f"does not take {n_args} positional argument(s){keywords}"
+            ),
         ) from None
     return fn

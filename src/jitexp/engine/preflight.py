@@ -24,6 +24,7 @@ from jitexp.config import (
     variant_configs,
     writable_dir,
 )
+from jitexp.config.usage import check_used
 from jitexp.engine.compose import (
     CONFIG_NAME,
     compose_config,
@@ -190,6 +191,8 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
         if isinstance(params, dict):
             check_param_types(_option_params(hydra, workload), cast(dict, params))
         exp = from_dict(OmegaConf.create(task))
+        given = [o.key_or_group for o in parsed if not o.is_hydra_override()]
+        check_used(exp, task, given)
     except ConfigError as error:
         raise located(hydra, _deleted(_with_override_value(error, parsed), parsed), parsed) from error
     if arity is None:

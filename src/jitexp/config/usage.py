@@ -1,0 +1,187 @@
+"""Every key the user set is used or refused (issue 51): a key the job would ignore, or apply to something other than
+what it names, is one ConfigError naming the key, what it would have done and what to write instead.
+
+Pure: a validated ExperimentConfig, the composed config unresolved (what refers to what) and the keys the command
+line set; no JAX, no imports of the user's code (a setup's own signature is checked with the arity: imports.py).
+Keys legitimately ignored in some jobs are listed in docs/decisions.md ("Every input is used or refused").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from jitexp.config.schema import ExperimentConfig
+from jitexp.errors import ConfigError
+
+# JAX transformations that are not a jit: as mode.jit_fn the "jit" row would time them, not a compiled program
+NOT_JIT = tuple(
+    f"jax.{name}"
+    for name in ("checkpoint", "remat", "vmap", "pmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian")
+)
+RANDOM_INITS = ("normal", "uniform")
+READS = {"normal": ("scale",), "uniform": ("scale",), "zeros": (), "ones": ("scale",), "arange": ("scale", "start")}
+_PARAM_REFERENCE = re.compile(r"params\.([A-Za-z_]\w*)")
+
+
+def check_used(exp: ExperimentConfig, task: Mapping[str, Any] | None = None, given: Iterable[str] = ()) -> None:
+    """Refuse the first key the job would not use as it says. `task`: the composed config, unresolved, without
+    Hydra's node (None: the checks that need it are skipped); `given`: the dotted keys the command line set."""
+    given = {key.lstrip("+~") for key in given}
+    _check_jit_fn(exp)
+    _check_compiled_only(exp)
+    _check_init_options(exp)
+    _check_affinity(exp)
+    _check_python_scalars(exp)
+    if "seed" in given:
+        _check_seed(exp)
+    if task is not None:
+        _check_params(exp, task)
+        if "size" in given:
+            _check_size(exp, task)
+
+
+def _check_jit_fn(exp: ExperimentConfig) -> None:
+    if exp.jit_fn in NOT_JIT:
+        key = "mode.jit_fn" if exp.mode.jit_fn else "workload.jit_fn"
+        raise ConfigError(
+            key,
+            exp.jit_fn,
+            f"is not a jit transformation: the jit and aot rows would time {exp.jit_fn}(fn), uncompiled; write "
+            "jax.jit, equinox.filter_jit or flax.nnx.jit, and apply other transformations inside workload.fn",
+        )
+
+
+def _check_compiled_only(exp: ExperimentConfig) -> None:
+    """Donation, compiler options, static arguments of the mode and profiles apply to compiled modes only."""
+    if exp.mode.jit or exp.mode.aot:
+        return
+    modes = ",".join(exp.mode.names)
+    fix = f"measure a compiled mode beside it (mode=[{modes},jit]) or drop it"
+    m = exp.mode
+    for key, value in (
+        ("mode.donate_argnums", m.donate_argnums),
+        ("mode.donate_argnames", m.donate_argnames),
+        ("mode.compiler_options", dict(m.compiler_options)),
+    ):
+        if value:
+            raise ConfigError(key, value, f"applies to the compiled modes (jit, aot) and mode={modes} has none; {fix}")
+    if exp.profile:
+        raise ConfigError("profile", True, f"profiles the compiled modes (jit, aot) and mode={modes} has none; {fix}")
+
+
+def _array_specs(exp: ExperimentConfig) -> Iterator[tuple[str, dict]]:
+    for i, arg in enumerate(exp.workload.args or []):
+        if isinstance(arg, dict) and "value" not in arg:
+            yield f"workload.args[{i}]", arg
+    for name, arg in exp.workload.kwargs.items():
+        if isinstance(arg, dict) and "value" not in arg:
+            yield f"workload.kwargs.{name}", arg
+
+
+def _check_init_options(exp: ExperimentConfig) -> None:
+    for key, arg in _array_specs(exp):
+        init = arg.get("init", "normal")
+        for option in ("scale", "start"):
+            if option in arg and option not in READS.get(init, (option,)):
+                readers = [name for name, reads in READS.items() if option in reads]
+                raise ConfigError(
+                    f"{key}.{option}",
+                    arg[option],
+                    f"init {init} does not read {option} (only {', '.join(readers)} do{'es' if len(readers) == 1 else ''}); "
+                    f"drop it, or set {key}.init to one that does",
+                )
+
+
+def _check_seed(exp: ExperimentConfig) -> None:
+    if exp.workload.setup is not None:
+        return  # a setup gets the seed
+    if any(arg.get("init", "normal") in RANDOM_INITS for _, arg in _array_specs(exp)):
+        return
+    raise ConfigError(
+        "seed",
+        exp.seed,
+        "no input is random (every array argument's init is zeros, ones or arange), so the seed changes nothing; "
+        "drop it, or give an argument init: normal",
+    )
+
+
+def _referenced(task: Mapping[str, Any], leave_out: tuple[str, ...]) -> str:
+    """The unresolved config as text, without the nodes named (dotted), for finding interpolations."""
+    data = json.loads(json.dumps(task, default=str))
+    for dotted in leave_out:
+        *parents, last = dotted.split(".")
+        node = data
+        for part in parents:
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(last, None)
+    return json.dumps(data)
+
+
+def _check_params(exp: ExperimentConfig, task: Mapping[str, Any]) -> None:
+    """A param that no argument, keyword or sequence refers to, in a workload without setup (a setup gets them all
+    as keywords, checked against its signature by imports.check_arity), reaches nothing."""
+    if exp.workload.setup is not None or not exp.workload.params:
+        return
+    text = _referenced(task, ("workload.params", "workload.checks", "variants"))
+    used = set(_PARAM_REFERENCE.findall(text))
+    for name, value in exp.workload.params.items():
+        if name not in used:
+            import difflib
+
+            close = difflib.get_close_matches(name, [p for p in exp.workload.params if p in used], n=1, cutoff=0.6)
+            guess = f"did you mean workload.params.{close[0]}? " if close else ""
+            raise ConfigError(
+                f"workload.params.{name}",
+                value,
+                f"{guess}no argument of {exp.workload.fn} refers to it (${{workload.params.{name}}}), so it would "
+                "only label the rows; drop it, or use it in workload.args or workload.kwargs",
+            )
+
+
+def _check_size(exp: ExperimentConfig, task: Mapping[str, Any]) -> None:
+    """`size` that reaches no argument (fixed shapes, no setup) would only label the rows."""
+    if exp.workload.setup is not None:
+        return
+    workload = task.get("workload", {})
+    text = json.dumps({k: v for k, v in workload.items() if k not in ("params", "checks")}, default=str)
+    if "size" in text or not exp.workload.args and not exp.workload.kwargs:
+        return
+    raise ConfigError(
+        "size",
+        exp.size,
+        f"no argument of {exp.workload.fn} refers to ${{size}} (their shapes are fixed), so it would only label the "
+        "rows; drop it, or write the shapes in terms of it, e.g. workload.args=[{shape:[${size}]}]",
+    )
+
+
+def _check_affinity(exp: ExperimentConfig) -> None:
+    cores = list(exp.cpu_affinity or [])
+    twice = next((c for i, c in enumerate(cores) if c in cores[:i]), None)
+    if twice is not None:
+        raise ConfigError(
+            "cpu_affinity",
+            cores,
+            f"names core {twice} twice, and the workers would run on {len(set(cores))} core(s) with "
+            f"{len(cores)} BLAS threads; name each core once: {sorted(set(cores))}",
+        )
+
+
+def _check_python_scalars(exp: ExperimentConfig) -> None:
+    """A sequence variant's python_scalars on an argument that is static already changes nothing (a static argument
+    is a Python value either way)."""
+    n = len(exp.workload.args or [])
+    statics = {i % n for i in exp.static_argnums} if n else set()
+    for i, item in enumerate(exp.sequence):
+        scalars = item.get("python_scalars") or [] if isinstance(item, dict) else []
+        static = next((j for j in scalars if isinstance(j, int) and n and j % n in statics), None)
+        if static is not None:
+            raise ConfigError(
+                f"sequence[{i}].python_scalars",
+                list(scalars),
+                f"argument {static} is static already (static_argnums={list(exp.static_argnums)}), so passing it as a "
+                "Python scalar changes nothing; name a traced literal argument, or drop it",
+            )

@@ -69,9 +69,11 @@ class Task:
     # a prepared worker (engine.handover): it imports, then waits for the driver's go (which may change process,
     # modes, calls and extras: `GO_FIELDS`) before it opens the device
     gated: bool = False
+    cold: bool = True  # measure each mode's cold first call here (else the modes' programs come from cache_dir)
+    cache_dir: str | None = None  # the job's persistent compilation cache (engine.jobcache); None: off
 
 
-GO_FIELDS = ("process", "modes", "calls", "extras")
+GO_FIELDS = ("process", "modes", "calls", "extras", "cold")
 
 
 @dataclass
@@ -216,6 +218,32 @@ class Noise:
 NOISE_COLUMNS = ("steal", "steal_cold", "run_queue_wait", "idle", "iowait", "rounds_under_steal")
 
 
+# A process's phases in the order it goes through them (worker.clock names the worker's; the driver adds start,
+# transfer and exit): processes.csv's phase_<name>_s columns, and `other` what the worker did outside them.
+PHASES = (
+    "start",
+    "open",
+    "warm_backend",
+    "host_probe",
+    "setup",
+    "first_call",
+    "attribution",
+    "op_dispatch_probe",
+    "cost_analysis",
+    "check",
+    "warmup",
+    "sampling",
+    "dispatch_probe",
+    "device_time",
+    "memory",
+    "peaks",
+    "other",
+    "transfer",
+    "exit",
+)
+COMPILE_PHASES_COUNTED = ("first_call", "warmup", "sampling")  # processes.csv's compiles_in_<phase>
+
+
 @dataclass
 class ProcessResult:
     """Everything one worker process returns; a crash or timeout is a result with `error` set."""
@@ -236,6 +264,7 @@ class ProcessResult:
     # process 0's probes of the device's ceilings (roofline=true): peak_flops_per_s, peak_bytes_per_s
     peaks: dict[str, float] = field(default_factory=dict)
     peaks_error: str | None = None  # why a peak is missing
+    peaks_measured: str | None = None  # when and where the peaks were measured (worker.peaks' store)
     noise: Noise = field(default_factory=Noise)
     # a job with `variants`: per variant, per mode (and `modes` stays empty)
     variants: dict[str, dict[str, ModeResult]] = field(default_factory=dict)
@@ -244,10 +273,31 @@ class ProcessResult:
     setup_kinds: dict[str, str] = field(default_factory=dict)
     # per variant, labels.shapes_label of the arguments the worker built (the input_shapes column: issue 50)
     input_shapes: dict[str, str] = field(default_factory=dict)
+    # where the process's wall time went, by phase (worker.clock; the driver adds start, transfer and exit), and
+    # the XLA compiles in each phase (compile events less persistent-cache hits)
+    phases: dict[str, float] = field(default_factory=dict)
+    phase_compiles: dict[str, int] = field(default_factory=dict)
+    cache_hits: int | None = None  # the job's persistent compilation cache over the whole process
+    cache_misses: int | None = None
+    began: float | None = None  # the worker's CLOCK_MONOTONIC stamps: released to run (after any wait), done
+    ended: float | None = None
+    driver_wall_s: float | None = None  # from its launch to its exit, on the driver's clock
 
     @property
     def failed(self) -> bool:
         return self.error is not None or self.config_error is not None
+
+    def phase_seconds(self) -> dict[str, float]:
+        """Every phase's seconds (records.PHASES), `other` the worker's time outside its named phases."""
+        out = {name: self.phases.get(name, 0.0) for name in PHASES}
+        worker = [s for name, s in self.phases.items() if name not in ("start", "transfer", "exit")]
+        out["other"] = max(self.measure_s - sum(worker), 0.0)
+        return out
+
+    @property
+    def wall_s(self) -> float:
+        """The process's wall time from its launch to its exit on the driver's clock (in-process: its phases)."""
+        return self.driver_wall_s if self.driver_wall_s is not None else sum(self.phase_seconds().values())
 
     @property
     def clean(self) -> bool:
@@ -280,6 +330,8 @@ class JobRaw:
     profile: ProcessResult | None = None  # the profile worker (profile=true)
     wall_s: float | None = None  # the job's wall time in the driver, its probes' workers included
     prepared: int = 0  # processes whose worker was forked while the one before measured (engine.handover)
+    probes: dict[str, float] = field(default_factory=dict)  # each probe worker's wall time (cache, retrace, profile)
+    processes_s: float | None = None  # the driver's wall time from the job's start to its last timed process's end
 
 
 @dataclass

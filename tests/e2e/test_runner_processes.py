@@ -17,7 +17,7 @@ def job(*overrides: str):
 
 
 def test_default_job_pairs_eager_and_jit():
-    result = job("size=32", "timing.processes=2", "timing.max_processes=2")
+    result = job("size=32", "timing.processes=2", "timing.max_processes=2", "timing.cold_processes=2")
     eager, jit = result.by_mode("eager"), result.by_mode("jit")
     assert [r["mode"] for r in result.rows] == ["eager", "jit"]
     assert eager["status"] == jit["status"] == "ok"

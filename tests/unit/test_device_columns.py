@@ -132,7 +132,7 @@ def test_the_job_split_adds_each_process_open_and_compile_and_names_the_rest():
     assert split == pytest.approx(
         {"job_wall_s": 10.0, "job_open_s": 2.75, "job_compile_s": 0.26, "prepared_processes": 1}
     )
-    assert split_text(split) == "10 s: open 2.75 s, compile 260 ms, the rest 6.99 s"
+    assert split_text(split) == "10 s: open 2.75 s, compiling 260 ms, the rest 6.99 s"
     assert job_split(JobRaw([process(0, 1.0)], "ci")) == {}  # no wall time (a bare record): nothing to split
 
 

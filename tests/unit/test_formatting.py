@@ -603,21 +603,41 @@ def test_device_text_is_empty_without_device_time():
     [
         (
             {"job_wall_s": 31.2, "job_open_s": 9.8, "job_compile_s": 1.2},
-            "31.2 s: open 9.8 s, compile 1.2 s, the rest 20.2 s",
+            "31.2 s: open 9.8 s, compiling 1.2 s, the rest 20.2 s",
         ),
-        ({"job_wall_s": 31.2}, "31.2 s: open 0 s, compile 0 s, the rest 31.2 s"),
+        ({"job_wall_s": 31.2}, "31.2 s: open 0 s, compiling 0 s, the rest 31.2 s"),
         (
             {"job_wall_s": 2.0, "job_open_s": NAN, "job_compile_s": None},
-            "2 s: open 0 s, compile 0 s, the rest 2 s",
+            "2 s: open 0 s, compiling 0 s, the rest 2 s",
         ),
         (
             {"job_wall_s": 2.0, "job_open_s": None, "job_compile_s": NAN},
-            "2 s: open 0 s, compile 0 s, the rest 2 s",
+            "2 s: open 0 s, compiling 0 s, the rest 2 s",
         ),
-        ({"job_wall_s": 2.0, "job_open_s": 1.5}, "2 s: open 1.5 s, compile 0 s, the rest 500 ms"),
+        ({"job_wall_s": 2.0, "job_open_s": 1.5}, "2 s: open 1.5 s, compiling 0 s, the rest 500 ms"),
         (
             {"job_wall_s": 1.0, "job_open_s": 0.8, "job_compile_s": 0.5},
-            "1 s: open 800 ms, compile 500 ms, the rest 0 s",
+            "1 s: open 800 ms, compiling 500 ms, the rest 0 s",
+        ),
+        (  # the parts, largest first, until less than a tenth is left unnamed
+            {
+                "job_wall_s": 10.0,
+                "job_open_s": 3.0,
+                "job_sampling_s": 4.0,
+                "job_exit_s": 1.5,
+                "job_peaks_s": 0.9,
+                "job_driver_s": 0.6,
+                "job_compile_s": 9.0,
+            },
+            "10 s: sampling 4 s, open 3 s, exit 1.5 s, peaks 900 ms, other 600 ms",
+        ),
+        (
+            {"job_wall_s": 10.0, "job_sampling_s": 8.5, "job_first_calls_s": 1.5, "job_warmup_s": 0.0},
+            "10 s: sampling 8.5 s, first calls 1.5 s",
+        ),
+        (
+            {"job_wall_s": 10.0, "job_sampling_s": 9.5, "job_open_s": NAN},
+            "10 s: sampling 9.5 s, other 500 ms",
         ),
         ({"job_wall_s": NAN, "job_open_s": 1.0}, ""),
         ({"job_wall_s": None}, ""),
@@ -677,7 +697,7 @@ def test_job_summary_of_eager_numpy_and_jit_in_full():
         "; jit 2x faster than eager (95% CI 1.6x-2.5x), fusion-bound, compile 30 ms with the disk cache"
         " (120 ms without), pays off after 15 calls"
         "; jit 4x faster than numpy (95% CI 3.2x-5x)"
-        " [6 processes; 31.2 s: open 9.8 s, compile 1.2 s, the rest 20.2 s]"
+        " [6 processes; 31.2 s: open 9.8 s, compiling 1.2 s, the rest 20.2 s]"
     )
 
 

@@ -90,8 +90,9 @@ def test_long_rows_of_a_mode_without_samples_or_without_a_cold_call():
     )
     samples, procs, calls = long_rows([ROW], [result])
     assert [(s["mode"], s["round"], s["per_call_s"], s["steal"]) for s in samples] == [("jit", 0, 2.0, None)]
-    (proc,) = procs  # jit's cold call was not measured: no process row
-    assert (proc["mode"], proc["rounds"]) == ("eager", 0) and math.isnan(proc["median_s"])
+    eager, jit = procs  # jit's cold call was not measured here: its row has its samples, no cold call
+    assert (eager["mode"], eager["rounds"]) == ("eager", 0) and math.isnan(eager["median_s"])
+    assert (jit["mode"], jit["rounds"], jit["median_s"]) == ("jit", 1, 2.0) and "first_call_s" not in jit
     assert calls == [
         {**KEY, "mode": "eager", "probe": "cold", "call": 1, "wall_s": 0.5},
         {**KEY, "mode": "eager", "probe": "cold", "call": 2, "wall_s": 0.25},
@@ -122,7 +123,12 @@ def test_variant_long_rows_tags_each_record_with_the_variant_that_measured_it():
         ("a", 5, 0, 1.0),  # each variant's own rows give its key columns
         ("a", 5, 1, 2.0),
     ]
-    assert [(p["variant"], p["process"], p["median_s"]) for p in procs] == [("a", 0, 1.0), ("a", 1, 2.0)]
+    assert [(p["variant"], p["process"], p["median_s"], "first_call_s" in p) for p in procs] == [
+        ("b", 0, 3.0, False),  # b sampled without a cold call of its own here: a row, no cold columns
+        ("b", 1, 4.0, False),
+        ("a", 0, 1.0, True),
+        ("a", 1, 2.0, True),
+    ]
     assert calls == [{**KEY, "job_num": 5, "mode": "jit", "probe": "cold", "call": 1, "variant": "a"}] * 2
 
 

@@ -13,9 +13,28 @@ from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
 COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile
 
 
+# The job line's split: each job-level part and the process phases (records.PHASES) it sums, in the line's words.
+JOB_PARTS: dict[str, tuple[str, ...]] = {
+    "start": ("start",),
+    "open": ("open",),
+    "setup": ("warm_backend", "host_probe", "setup", "memory"),
+    "first_calls": ("first_call",),
+    "checks": ("attribution", "op_dispatch_probe", "cost_analysis", "check", "dispatch_probe"),
+    "warmup": ("warmup",),
+    "sampling": ("sampling",),
+    "device_time": ("device_time",),
+    "peaks": ("peaks",),
+    "exit": ("transfer", "exit"),
+    "unnamed": ("other",),
+}
+PROBE_PARTS = ("cache_probe", "retrace_probe", "profile_probe")
+JOB_PART_COLUMNS = tuple(f"job_{name}_s" for name in (*JOB_PARTS, *PROBE_PARTS, "driver") if name != "open")
+
+
 def job_split(raw: JobRaw) -> dict[str, Any]:
-    """job_wall_s and its parts summed over the job's processes: job_open_s (opening the device) and job_compile_s
-    (trace, lower and compile of every cold first call); the rest is sampling, checks, probes and process starts."""
+    """job_wall_s and where it went: job_<part>_s summed over the job's processes (JOB_PARTS), each probe worker's
+    wall time, and the driver's own (its statistics between processes, forking the server, the rows); job_open_s
+    (opening the device) and job_compile_s (trace, lower and compile of every cold first call) as before."""
     if raw.wall_s is None:
         return {}
     every = [*raw.processes, *raw.replaced]
@@ -28,12 +47,23 @@ def job_split(raw: JobRaw) -> dict[str, Any]:
         if m.cold is not None
         for phase in COMPILE_PHASES
     ]
-    return {
+    out: dict[str, Any] = {
         "job_wall_s": raw.wall_s,
         "job_open_s": sum(opened) if opened else None,
         "job_compile_s": sum(compiled),
         "prepared_processes": raw.prepared,
     }
+    timed = [p for p in every if p.phases]
+    if not timed:
+        return out
+    seconds = [p.phase_seconds() for p in timed]
+    for part, phases in JOB_PARTS.items():
+        out[f"job_{part}_s"] = sum(s[name] for s in seconds for name in phases)
+    for probe in PROBE_PARTS:
+        out[f"job_{probe}_s"] = raw.probes.get(probe, 0.0)
+    named = out["job_open_s"] + sum(out[c] for c in JOB_PART_COLUMNS[:-1])
+    out["job_driver_s"] = max(raw.wall_s - named, 0.0)
+    return out
 
 
 def device_columns(row: Mapping[str, Any], peaks: Mapping[str, float]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from jitexp.analysis.instability import process_noise
-from jitexp.records import ProcessResult
+from jitexp.records import COMPILE_PHASES_COUNTED, ProcessResult
 
 KEY_COLUMNS = ("job_num", "workload", "size")  # what samples/processes/calls rows repeat of their job
 
@@ -25,12 +25,12 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
         for mode, m in r.modes.items():
             ident = {**key, "mode": mode, "process": r.process}
             s = m.samples_s
-            if m.cold is not None:
+            if m.cold is not None or s is not None:
                 procs.append(
                     {
                         **ident,
                         "cold_position": m.cold_position,
-                        **vars(m.cold),
+                        **(vars(m.cold) if m.cold is not None else {}),
                         "rounds": len(s) if s is not None else 0,
                         "number": m.number,
                         "median_s": float(np.median(s)) if s is not None and len(s) else math.nan,
@@ -38,6 +38,7 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                         "stop_reason": m.stop_reason,
                         "device_open_s": r.device_open_s,
                         **process_noise(r),
+                        **process_phases(r),
                     }
                 )
             steal = r.noise.round_steal
@@ -53,6 +54,20 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                 )
             calls.extend({**key, "mode": mode, "probe": "cold", **c} for c in m.calls)
     return samples, procs, calls
+
+
+def process_phases(r: ProcessResult) -> dict[str, Any]:
+    """processes.csv's account of one process's wall time: phase_<name>_s (records.PHASES), the XLA compiles in its
+    first calls, warm-up and sampling, and its hits and misses in the job's compilation cache."""
+    if not r.phases:
+        return {}
+    return {
+        "process_wall_s": r.wall_s,
+        **{f"phase_{name}_s": seconds for name, seconds in r.phase_seconds().items()},
+        **{f"compiles_in_{name}": r.phase_compiles.get(name, 0) for name in COMPILE_PHASES_COUNTED},
+        "cache_hits": r.cache_hits,
+        "cache_misses": r.cache_misses,
+    }
 
 
 def variant_long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict], list[dict], list[dict]]:

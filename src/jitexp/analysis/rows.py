@@ -237,6 +237,7 @@ def _cold(results: list[ProcessResult], mode: str) -> dict:
         "first_call_compiles": middle.first_call_compiles,
         "first_call_ci95_low_s": lo,
         "first_call_ci95_high_s": hi,
+        "first_call_processes": len(cold),
     }
 
 

@@ -135,6 +135,8 @@ class TimingConfig:
     target_rel_ci: float = 0.02  # stop when the median's 95% CI half-width is within this fraction
     processes: int = 6  # fresh worker processes per job, at least
     max_processes: int = 12  # more are added while the CI is wider than target_rel_ci...
+    # the first this many processes measure each mode's cold first call (the rest read the job's compilation cache)
+    cold_processes: int = 1
     job_time_s: float = 20.0  # ...and the job has run for less than this
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10
@@ -167,11 +169,18 @@ class ExperimentConfig:
     profile: bool = False  # one more worker, untimed, runs each compiled mode's steady calls under jax.profiler.trace
     # process 0 traces a few steady calls of each compiled mode after its timed rounds: device_s, host_overhead_s
     device_time: bool = True
-    roofline: bool = True  # process 0 probes the device's matmul and copy peaks: the rows' shares of peak
-    compilation_cache_dir: Optional[str] = None  # null: persistent cache off
+    # the device's matmul and copy peaks, the rows' shares of them: true (measured once per machine, device kind, dtype
+    # and JAX version, then read from a store), fresh (measured again now), false (none)
+    roofline: Any = True
+    # the job's persistent compilation cache: each program compiled once a job (the cold first calls excepted)
+    compilation_cache: bool = True
+    compilation_cache_dir: Optional[str] = None  # null: a private folder, removed after the job; a path: kept there
+    cache_probe: bool = False  # a cold and a warm worker probe the disk cache: the cache_* columns
+    progress: Optional[bool] = None  # a live status line on stderr (null: on a terminal); else a line per process
     cpu_async_dispatch: Optional[bool] = None  # null: JAX's default
     isolate: str = "process"  # "process": fresh worker processes; "none": in this process (debugging)
     resume: bool = False  # skip jobs whose folder already holds rows of the same config
+    overwrite: bool = False  # run into a folder that already holds results, replacing them (else refused)
     fail_on_error: bool = False  # a sweep with any error row exits 1 (a single job with one always does)
     # retrace probe: argument variants called in order in a fresh worker per mode, one calls.csv
     # row each, e.g. [{n: 2}, {n: 3}, {n: 2}]; keys: workload params, size, dtype, python_scalars

@@ -61,6 +61,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         "job_time_s",
         "timeout_s",
         "dispatch_probes",
+        "cold_processes",
     ):
         _require_positive(f"timing.{key}", getattr(t, key))
     if not t.target_rel_ci < 1:
@@ -78,6 +79,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         raise ConfigError("timing.max_processes", t.max_processes, f"must be >= timing.processes ({t.processes})")
     if not 0 < t.max_steal <= 1:
         raise ConfigError("timing.max_steal", t.max_steal, "must lie in (0, 1]: a share of CPU time, e.g. 0.05")
+    if cfg.roofline not in (True, False, "fresh"):
+        raise ConfigError("roofline", cfg.roofline, "true (peaks from the store), fresh (measured again) or false")
     _validate_interleave(cfg)
     _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):

@@ -44,6 +44,7 @@ class Handover:
         self.cfg = cfg
         self._next: Running | None = None
         self.prepared = 0  # launches that found their worker already forked
+        self.on_phase: Callable[[str], None] | None = None  # told each phase the running worker enters (the status)
 
     def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
         gated = dataclasses.replace(task, gated=True)  # its process, modes, calls and extras come with the go
@@ -60,7 +61,7 @@ class Handover:
                     target, dataclasses.replace(gated)
                 )  # forks and imports while `running` measures
 
-        return running.wait(timeout_s, on_open=opened)
+        return running.wait(timeout_s, on_open=opened, on_phase=self.on_phase)
 
     def close(self) -> None:
         """End the prepared worker the job did not need."""

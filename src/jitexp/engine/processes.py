@@ -130,6 +130,7 @@ class Running:
     def __init__(self, task: Task, proc: Any, conn: Any) -> None:
         self.task, self.proc, self.conn = task, proc, conn
         self.done = False
+        self.launched = time.monotonic()  # forked; a gated worker's launch is its go
 
     def go(self, task: Task) -> None:
         """Let a gated worker open the device and run `task` (its process, modes, calls and extras replace the ones
@@ -138,6 +139,7 @@ class Running:
             return
         for name in GO_FIELDS:
             setattr(self.task, name, getattr(task, name))
+        self.launched = time.monotonic()
         try:
             self.conn.send(("go", {name: getattr(task, name) for name in GO_FIELDS}))
         except OSError:  # it died while it waited: wait() reports how
@@ -153,11 +155,17 @@ class Running:
         self.conn.close()
         read_and_remove(self.task.stderr_path)
 
-    def wait(self, timeout_s: float, on_open: Callable[[str], None] | None = None) -> ProcessResult:
+    def wait(
+        self,
+        timeout_s: float,
+        on_open: Callable[[str], None] | None = None,
+        on_phase: Callable[[str], None] | None = None,
+    ) -> ProcessResult:
         """The worker's result, or its crash or timeout as a failed result; returns once the process has exited.
-        `on_open(platform)` is called when the worker says it has opened its device."""
+        `on_open(platform)` is called when the worker says it has opened its device, `on_phase(name)` at each phase."""
         task, proc, receive = self.task, self.proc, self.conn
         phase, result, outcome = "start", None, "crash"
+        received = None
         try:
             deadline = time.monotonic() + timeout_s
             while True:
@@ -171,13 +179,17 @@ class Running:
                     break
                 if kind == "phase":
                     phase = value
+                    if on_phase is not None:
+                        on_phase(value)
                 elif kind == "opened":
+                    if on_phase is not None:
+                        on_phase(f"opened {value}")
                     if on_open is not None:
                         on_open(value)
                 elif kind == "interrupt":
                     raise KeyboardInterrupt
                 else:
-                    result, outcome = value, "ok"
+                    result, outcome, received = value, "ok", time.monotonic()
                     break
         except BaseException:
             _kill(proc)
@@ -192,6 +204,7 @@ class Running:
             receive.close()
             stderr = read_and_remove(task.stderr_path)
         if result is not None:
+            driver_phases(result, self.launched, received, time.monotonic())
             if stderr.strip() and task.process == 0 and result.clean:
                 sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
             return result
@@ -207,6 +220,19 @@ class Running:
             line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
             error = Failure(phase if phase != "start" else "crash", name, line, crash_hint(name, line))
         return ProcessResult(task.process, error=error)
+
+
+def driver_phases(result: ProcessResult, launched: float, received: float | None, exited: float) -> None:
+    """Add what only the driver sees to a worker's phases (all CLOCK_MONOTONIC): `start` from its launch (a fork and
+    imports, or a prepared worker's go) until it began, `transfer` of its result, and `exit` until the process was
+    gone (a device it held is free then)."""
+    if result.began is not None:
+        result.phases["start"] = result.began - launched
+    if received is not None:
+        if result.ended is not None:
+            result.phases["transfer"] = received - result.ended
+        result.phases["exit"] = exited - received
+    result.driver_wall_s = exited - launched
 
 
 class Child:

@@ -12,7 +12,8 @@ import dataclasses
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from jitexp.analysis.rows import job_result
@@ -20,8 +21,10 @@ from jitexp.analysis.speedups import ci_met
 from jitexp.config import ExperimentConfig, from_dict, input_bytes, sizing
 from jitexp.engine import envserver, pyenvs
 from jitexp.engine.handover import Handover, hands_over, with_retries
+from jitexp.engine.jobcache import job_cache
 from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
+from jitexp.engine.progress import Status, Sweep
 from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
@@ -32,12 +35,18 @@ WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (im
 
 
 def run(
-    cfg: ExperimentConfig | Mapping, *, job_num: int = 0, overrides: str = "", payload: Payload | None = None
+    cfg: ExperimentConfig | Mapping,
+    *,
+    job_num: int = 0,
+    overrides: str = "",
+    payload: Payload | None = None,
+    sweep: Sweep | None = None,
 ) -> JobResult:
     """Measure one case in its modes; config mistakes raise ConfigError, failures become error rows.
 
     An ExperimentConfig is trusted as validated (compose() and from_dict() return such); a
-    mapping is validated here. A payload (jitexp.measure) carries the function and its arguments.
+    mapping is validated here. A payload (jitexp.measure) carries the function and its arguments. With `sweep`
+    (the command line's jobs) the job shows a status line or a line per process (cfg.progress; engine.progress).
     """
     if not isinstance(cfg, ExperimentConfig):
         cfg = from_dict(cfg)
@@ -49,10 +58,46 @@ def run(
     started = time.perf_counter()
     code = code_provenance([cfg.workload.fn, cfg.workload.setup])
     handover = Handover(cfg)
-    try:
-        processes, stop_reason, replaced = collect(cfg, payload, handover)
-    finally:
-        handover.close()
+    shown = sweep is not None and cfg.isolate == "process"
+    status = Status(cfg.mode.names, cfg.timing.processes, cfg.progress if shown else False, sweep)
+    handover.on_phase = status.phase
+    with job_cache(cfg) as cache_dir:
+        try:
+            processes, stop_reason, replaced = collect(cfg, payload, handover, cache_dir, status)
+        finally:
+            handover.close()
+            status.close()
+        result = _probed(
+            cfg,
+            processes,
+            stop_reason,
+            replaced,
+            cache_dir,
+            load_start,
+            started,
+            code,
+            handover,
+            job_num=job_num,
+            overrides=overrides,
+        )
+    return result
+
+
+def _probed(
+    cfg: ExperimentConfig,
+    processes: list[ProcessResult],
+    stop_reason: str,
+    replaced: list[ProcessResult],
+    cache_dir: str | None,
+    load_start: float | None,
+    started: float,
+    code: dict,
+    handover: Handover,
+    *,
+    job_num: int,
+    overrides: str,
+) -> JobResult:
+    """The job's probe workers (disk cache, retrace, profile) after its timed processes, then its rows."""
     problem = next((r.config_error for r in processes if r.config_error is not None), None)
     if problem is not None:
         raise ConfigError(problem.key, problem.value, problem.expected)
@@ -73,12 +118,28 @@ def run(
         return pyenvs.job_result(cfg, raws, job_num=job_num, overrides=overrides)
     if cfg.timing.interleave == "processes":
         processes = merged_pairs(processes, cfg.mode.names)
-    cache = disk_cache_probe(cfg)
+    probes: dict[str, float] = {}
+    measured = time.perf_counter()
+    with _timed(probes, "cache_probe"):
+        cache = disk_cache_probe(cfg)
     load_end = load_avg()
-    raw = JobRaw(processes, stop_reason, cache, retrace_probe(cfg), load_start, load_end, replaced, code)
-    raw.profile = profile_probe(cfg)
+    with _timed(probes, "retrace_probe"):
+        retrace = retrace_probe(cfg)
+    raw = JobRaw(processes, stop_reason, cache, retrace, load_start, load_end, replaced, code)
+    with _timed(probes, "profile_probe"):
+        raw.profile = profile_probe(cfg, cache_dir)
     raw.wall_s, raw.prepared = time.perf_counter() - started, handover.prepared
+    raw.probes, raw.processes_s = {k: v for k, v in probes.items() if v > 0.001}, measured - started
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
+
+
+@contextmanager
+def _timed(into: dict[str, float], name: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[name] = time.perf_counter() - start
 
 
 def check_memory(cfg: ExperimentConfig, payload: Payload | None = None) -> None:
@@ -118,7 +179,11 @@ def run_task(task: Task, cfg: ExperimentConfig, handover: Handover | None = None
 
 
 def collect(
-    cfg: ExperimentConfig, payload: Payload | None = None, handover: Handover | None = None
+    cfg: ExperimentConfig,
+    payload: Payload | None = None,
+    handover: Handover | None = None,
+    cache_dir: str | None = None,
+    status: Status | None = None,
 ) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
     """Results of the job's processes, why no more were started, and the processes replaced under steal.
 
@@ -133,7 +198,8 @@ def collect(
     and a mode that failed in an env is left out of that env's later processes only. With
     timing.interleave=processes, the modes take the envs' place: each process measures one mode, the
     counts and the budget are per mode, a failure ends the job after its round, and the CI is judged
-    on the pairs (`mode_processes.merged_pairs`).
+    on the pairs (`mode_processes.merged_pairs`). The first timing.cold_processes processes (of each env or mode)
+    measure the cold first calls; the rest read the programs from the job's compilation cache at `cache_dir`.
     """
     cfg = per_variant_budgets(cfg)
     t = cfg.timing
@@ -156,13 +222,27 @@ def collect(
         p = len(results) // len(names)  # the process's number in its env (its pair, with envs)
         slot = pyenvs.env_of(len(results), names)
         env = None if separate else slot
-        task = Task(cfg, p, modes[slot], max(cfg.calls, 1) if p == 0 else 1, extras=p == 0, payload=payload, env=env)
+        task = Task(
+            cfg,
+            p,
+            modes[slot],
+            max(cfg.calls, 1) if p == 0 else 1,
+            extras=p == 0,
+            payload=payload,
+            env=env,
+            cold=p < t.cold_processes,
+            cache_dir=cache_dir,
+        )
         # separate modes: a mode that failed starts no more processes; its failure stands in for them
         prepared = handover if handover is not None and hands_over(cfg) else None
+        if status is not None:
+            status.started(len(results))
         if slot in stand_in:
             result = stand_in[slot]
         else:
             result = run_task(task, cfg, prepared) if prepared is not None else run_task(task, cfg)
+        if status is not None:
+            status.finished(result)
         started = (len(results) + len(replaced)) // len(names) + 1
         budget = time.perf_counter() - start < t.job_time_s * len(names)
         # a replacement stolen from too: the steal persists, and replacing would only spend the budget
@@ -213,16 +293,16 @@ def per_variant_budgets(cfg: ExperimentConfig) -> ExperimentConfig:
 
 
 def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[ProcessResult, ProcessResult] | None:
-    """With compilation_cache_dir set: a cold first call of each compiled mode writing a fresh cache
-    directory, then one in another fresh worker reading it back."""
+    """With cache_probe=true: a cold first call of each compiled mode writing a fresh cache directory (under
+    compilation_cache_dir when set), then one in another fresh worker reading it back."""
     modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
-    if cfg.compilation_cache_dir is None or not modes:
+    if not cfg.cache_probe or not modes:
         return None
-    root = Path(cfg.compilation_cache_dir).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
+    root = Path(cfg.compilation_cache_dir).expanduser() if cfg.compilation_cache_dir else None
+    if root is not None:
+        root.mkdir(parents=True, exist_ok=True)
     probe_dir = tempfile.mkdtemp(prefix="jitexp-cache-probe-", dir=root)
-    probe = dataclasses.replace(cfg, compilation_cache_dir=probe_dir)
-    task = Task(probe, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache", env=env)
+    task = Task(cfg, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="cache", env=env, cache_dir=probe_dir)
     try:
         cold = run_task(task, cfg)
         warm = run_task(task, cfg)
@@ -231,13 +311,14 @@ def disk_cache_probe(cfg: ExperimentConfig, env: str | None = None) -> tuple[Pro
     return cold, warm
 
 
-def profile_probe(cfg: ExperimentConfig) -> ProcessResult | None:
+def profile_probe(cfg: ExperimentConfig, cache_dir: str | None = None) -> ProcessResult | None:
     """With profile=true: one more worker, after the timed ones, runs each compiled mode's steady calls under
-    jax.profiler.trace (jitexp.worker.profiling)."""
+    jax.profiler.trace (jitexp.worker.profiling), its programs from the job's cache."""
     modes = tuple(m for m in cfg.mode.names if m in ("jit", "aot"))
     if not cfg.profile or not modes:
         return None
-    return run_task(Task(cfg, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="profile"), cfg)
+    task = Task(cfg, 0, modes, extras=False, fresh=cfg.isolate != "none", kind="profile", cache_dir=cache_dir)
+    return run_task(task, cfg)
 
 
 def retrace_probe(cfg: ExperimentConfig, env: str | None = None) -> dict[str, ProcessResult]:

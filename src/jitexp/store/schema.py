@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from jitexp.analysis.device import JOB_PART_COLUMNS
 from jitexp.analysis.profile import PROFILE_EVENT_COLUMNS
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.provenance import CODE_COLUMNS
-from jitexp.records import COLD_FIELDS, NOISE_COLUMNS
+from jitexp.records import COLD_FIELDS, COMPILE_PHASES_COUNTED, NOISE_COLUMNS, PHASES
 
 # jit's own settings beside static_argnums, and the mesh and argument shardings beside device_count: each a case's
 # identity (the reports' knobs, jitexp-compare's "what changed")
@@ -97,6 +98,7 @@ COMPILATION = [
     "first_call_s",
     "first_call_ci95_low_s",
     "first_call_ci95_high_s",
+    "first_call_processes",
     "trace_s",
     "lower_s",
     "compile_s",
@@ -128,6 +130,7 @@ DEVICE = [
     "device_time_calls",
     "peak_flops_per_s",
     "peak_bytes_per_s",
+    "peaks_measured",
     "peak_flops_share",
     "peak_bytes_share",
     "device_peak_flops_share",
@@ -136,6 +139,7 @@ DEVICE = [
     "job_wall_s",
     "job_open_s",
     "job_compile_s",
+    *JOB_PART_COLUMNS,
     "prepared_processes",
     "unavailable",
 ]
@@ -256,6 +260,11 @@ PROCESS_COLUMNS = [
     "device_open_s",
     *NOISE_COLUMNS,
     *PROBE_COLUMNS,
+    "process_wall_s",
+    *(f"phase_{name}_s" for name in PHASES),
+    *(f"compiles_in_{name}" for name in COMPILE_PHASES_COUNTED),
+    "cache_hits",
+    "cache_misses",
 ]
 PROFILE_COLUMNS = ["job_num", "workload", "mode", "size", *PROFILE_EVENT_COLUMNS]  # profile.csv
 JOB_LIST_COLUMNS = ["job_num", "overrides"]  # a sweep's jobs.csv
@@ -289,6 +298,7 @@ INT_COLUMNS = [
     "n_outliers",
     "n_processes",
     "first_call_compiles",
+    "first_call_processes",
     "compiles_during_timing",
     "cpu_count",
     "process",
@@ -297,6 +307,9 @@ INT_COLUMNS = [
     "rounds",
     "call",
     "compiles",
+    *(f"compiles_in_{name}" for name in COMPILE_PHASES_COUNTED),
+    "cache_hits",
+    "cache_misses",
     "eager_ops",
     "xla_kernels",
     "xla_fusions",
@@ -344,6 +357,7 @@ TEXT_COLUMNS = [
     "output_sharding",
     "profile_error",
     "unavailable",
+    "peaks_measured",
     "thread",
     "event",
     "donation",

@@ -12,7 +12,7 @@ import numpy as np
 
 from jitexp.config import DeviceConfig, ExperimentConfig
 from jitexp.errors import ConfigError, device_busy, first_line
-from jitexp.worker import workload
+from jitexp.worker import diskcache, workload
 from jitexp.worker.jaxinfo import jax_flag
 
 PREMAPPED = "TPU_PREMAPPED_BUFFER_SIZE"
@@ -109,33 +109,19 @@ def start_backends(cpu_async_dispatch: bool | None) -> bool:
 
 
 @contextmanager
-def jax_settings(cfg: ExperimentConfig, x64: bool = False) -> Iterator[None]:
-    """Set the job's JAX flags (x64, persistent compilation cache) and restore them after."""
-    wanted: dict[str, Any] = {
-        "jax_enable_x64": x64 or workload.needs_x64(cfg),
-        "jax_enable_compilation_cache": cfg.compilation_cache_dir is not None,
-    }
-    if cfg.compilation_cache_dir is not None:
-        wanted["jax_compilation_cache_dir"] = cfg.compilation_cache_dir
-        wanted["jax_persistent_cache_min_compile_time_secs"] = 0.0
-    previous = {key: jax_flag(key) for key in wanted}
+def jax_settings(cfg: ExperimentConfig, x64: bool = False, cache_dir: str | None = None) -> Iterator[None]:
+    """Set the job's JAX flags (x64, the persistent compilation cache at `cache_dir` or off) and restore them after."""
+    wanted: dict[str, Any] = {"jax_enable_x64": x64 or workload.needs_x64(cfg)}
+    previous = {key: jax_flag(key) for key in (*wanted, *diskcache.CACHE_FLAGS)}
     try:
         for key, value in wanted.items():
             jax.config.update(key, value)
-        _reset_persistent_cache()
+        diskcache.use(cache_dir)
         yield
     finally:
         for key, value in previous.items():
             jax.config.update(key, value)
-        _reset_persistent_cache()
-
-
-def _reset_persistent_cache() -> None:
-    # JAX decides once per process whether the persistent cache is used; without a reset a
-    # job's compilation_cache_dir would be ignored after any earlier in-process job (private API, jax 0.10).
-    from jax._src import compilation_cache
-
-    compilation_cache.reset_cache()
+        diskcache.reset()
 
 
 _warmed: set = set()

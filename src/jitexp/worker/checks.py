@@ -10,7 +10,7 @@ import numpy as np
 from jitexp.config import ExperimentConfig
 from jitexp.errors import PhaseError, first_line, phase, qualified_name
 from jitexp.records import ModeResult
-from jitexp.worker import distributed, workload
+from jitexp.worker import clock, distributed, workload
 from jitexp.worker.attribution import jaxpr_counts, op_dispatch_s
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.modes import ColdCall, cost_of
@@ -27,13 +27,15 @@ def extras(cfg: ExperimentConfig, w: workload.Workload, cold: dict[str, ColdCall
     shared = {}
     if jax_modes:
         try:
-            shared = jaxpr_counts(w.fn, w.args, w.static_argnums, w.kwargs, w.static_argnames)
+            with clock.phase("attribution"):
+                shared = jaxpr_counts(w.fn, w.args, w.static_argnums, w.kwargs, w.static_argnames)
         except Exception as exc:  # a function plain tracing (and equinox's) cannot follow: no counts, a reason
             shared = {
                 "attribution_error": f"could not trace the function to count its ops "
                 f"({qualified_name(type(exc))}: {first_line(exc)})"
             }
-        shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
+        with clock.phase("op_dispatch_probe"):
+            shared["op_dispatch_s"] = op_dispatch_s(cfg.dtype)
     for mode, c in cold.items():
         extras = out[mode].extras
         extras.finite_output = finite(c.output)
@@ -43,12 +45,12 @@ def extras(cfg: ExperimentConfig, w: workload.Workload, cold: dict[str, ColdCall
         try:
             if mode in ("jit", "aot"):
                 enter_phase("compile")
-                with phase("compile"):
+                with phase("compile"), clock.phase("cost_analysis"):
                     extras.update(cost_of(w))
             if not cfg.check:
                 continue
             enter_phase("check")
-            with phase("check"):
+            with phase("check"), clock.phase("check"):
                 if mode != "eager":
                     if reference is None:  # eager's first call on fresh inputs, as every mode's first call was
                         reference = (

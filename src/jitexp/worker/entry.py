@@ -18,7 +18,7 @@ from jitexp.config import variant_configs
 from jitexp.errors import DEVICE_BUSY, ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
-from jitexp.worker import channel, memory, payload, probes, sharding, workload
+from jitexp.worker import channel, clock, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import (
     BUSY_HINT,
     DeviceBusy,
@@ -31,6 +31,7 @@ from jitexp.worker.backend import (
     warm_backend,
 )
 from jitexp.worker.channel import enter_phase
+from jitexp.worker.compiles import CACHE_HITS, CACHE_MISSES, CompileCounter
 from jitexp.worker.inputs import (
     Functions,
     check_setup_memory,
@@ -67,22 +68,39 @@ def entry(task: Task, conn: Any) -> None:
 
 def measure_process(task: Task) -> ProcessResult:
     """Every phase of one process's measurement; failures become error fields, never exceptions."""
+    clock.reset()
+    with CompileCounter() as counter:
+        result = _measure_process(task)
+    result.phases, result.phase_compiles = dict(clock.seconds), dict(clock.compiled)
+    if task.cache_dir is not None:
+        result.cache_hits, result.cache_misses = counter.events[CACHE_HITS], counter.events[CACHE_MISSES]
+    result.ended = clock.stamp()
+    result.measure_s = result.ended - (result.began or result.ended)
+    return result
+
+
+def _measure_process(task: Task) -> ProcessResult:
     cfg = task.cfg
-    started = time.perf_counter()
     result = ProcessResult(task.process)
     variants = variant_configs(cfg) if task.kind == "measure" else {}
     try:
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
-        loaded = {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
+        with clock.phase("imports"):
+            loaded = (
+                {name: import_functions(job, name) for name, job in (variants or {"": cfg}).items()} if by_path else {}
+            )
         result.setup_kinds = {name: setup_kind(f.setup) for name, f in loaded.items() if f.setup is not None}
         channel.wait_for_go(task)  # a prepared worker: until the device is free (engine.handover)
+        result.began = clock.stamp()
+        clock.reset()  # a prepared worker's imports ran while the process before measured: not this process's time
         result.process = task.process
-        opening = time.perf_counter()
-        before_open(cfg.device)
-        sharding.request_devices(cfg.device)
-        result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
-        device = resolve_device(cfg.device)
-        result.device_open_s = time.perf_counter() - opening
+        with clock.phase("open"):
+            opening = time.perf_counter()
+            before_open(cfg.device)
+            sharding.request_devices(cfg.device)
+            result.cpu_async_dispatch = start_backends(cfg.cpu_async_dispatch)
+            device = resolve_device(cfg.device)
+            result.device_open_s = time.perf_counter() - opening
         channel.opened(device.platform)
         sharding.check_count(cfg.device, device)
     except ConfigError as error:
@@ -92,15 +110,19 @@ def measure_process(task: Task) -> ProcessResult:
         result.error = Failure("open", DEVICE_BUSY, str(busy), BUSY_HINT)
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
+    cache = task.cache_dir if task.kind in ("measure", "profile", "cache") else None
     with jax_settings(
         next(iter(variants.values()), cfg),
         x64=(task.payload is not None and task.payload.x64)
         or (task.kind == "sequence" and any(workload.needs_x64(variant_cfg(cfg, v)) for v in cfg.sequence)),
+        cache_dir=cache,  # the cold calls switch to empty caches of their own (measure._cold_calls)
     ):
-        warm_backend(device)
-        result.environment = {**environment(), **pinning(), **premapped(device)}
+        with clock.phase("warm_backend"):
+            warm_backend(device)
+            result.environment = {**environment(), **pinning(), **premapped(device)}
         if task.kind == "measure":
-            result.noise.host_probe = probes.host_probe()
+            with clock.phase("host_probe"):
+                result.noise.host_probe = probes.host_probe()
         rss_before = memory.reset_peak_rss()
         if variants:
             sampled = measure_variants(task, variants, loaded, device, result)
@@ -108,16 +130,17 @@ def measure_process(task: Task) -> ProcessResult:
             f: Functions | None = None
             try:
                 enter_phase("inputs")
-                if task.payload is not None:  # unpickled here, under the job's device and JAX settings
-                    with phase("inputs"):
-                        fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, workload.placement(device))
-                    f = Functions(fn, None, setup, jit_fn)
-                else:
-                    f = loaded[""]
-                    if f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
-                        check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
-                inputs = input_builder(cfg, f, device, result)
-                w = inputs()
+                with clock.phase("setup"):
+                    if task.payload is not None:  # unpickled here, under the job's device and JAX settings
+                        with phase("inputs"):
+                            fn, jit_fn, setup = payload.unpack(task.payload, cfg.jit_fn, workload.placement(device))
+                        f = Functions(fn, None, setup, jit_fn)
+                    else:
+                        f = loaded[""]
+                        if f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
+                            check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
+                    inputs = input_builder(cfg, f, device, result)
+                    w = inputs()
             except ConfigError as error:
                 result.config_error = ConfigProblem(error.key, error.value, error.expected)
                 return result
@@ -132,8 +155,11 @@ def measure_process(task: Task) -> ProcessResult:
                 sampled = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
         if sampled is not None:
             result.noise = dataclasses.replace(sampled, host_probe=result.noise.host_probe)
-        result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
+        with clock.phase("memory"):
+            result.peak_rss_growth_bytes, result.device_peak_bytes = memory.growth(rss_before, device)
         if task.kind == "measure" and task.extras and cfg.roofline:  # after the memory figures: not the job's
-            result.peaks, result.peaks_error = peaks(device, cfg.dtype)
-    result.measure_s = time.perf_counter() - started
+            with clock.phase("peaks"):
+                result.peaks, result.peaks_error, result.peaks_measured = peaks(
+                    device, cfg.dtype, fresh=cfg.roofline == "fresh"
+                )
     return result

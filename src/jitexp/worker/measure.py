@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import jax
@@ -14,7 +15,7 @@ from jitexp import noise
 from jitexp.config import ExperimentConfig
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
-from jitexp.worker import channel, compiles, distributed, misses, sharding, workload
+from jitexp.worker import channel, clock, compiles, diskcache, distributed, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
@@ -33,7 +34,10 @@ def _measure_modes(task: Task, w: workload.Workload, out: dict[str, ModeResult],
 
 
 def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> dict[str, ColdCall]:
-    """Each mode's cold first call after clear_caches (the first needs none in a fresh process), then the extras."""
+    """Each mode's first call, then the extras. A process that measures cold calls (task.cold) clears JAX's caches
+    before each mode but the first (a fresh process needs none) and compiles it into an empty persistent cache of its
+    own (worker.diskcache); any other process takes its programs from the job's cache and clears nothing, so no
+    program it has is compiled again."""
     cfg = task.cfg
     order = rotation(list(task.modes or cfg.mode.names), task.process)
     cold = {}
@@ -43,13 +47,15 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc)
             continue
-        if (position > 0 or not task.fresh) and mode != "numpy":
+        measured = task.cold and mode != "numpy"
+        if measured and (position > 0 or not task.fresh):
             jax.clear_caches()  # each mode's first call pays its own compiles
         enter_phase("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = enter_phase if channel.conn is not None else None  # trace -> lower -> compile -> execute
         try:
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
-            c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
+            with clock.phase("first_call"), diskcache.own_empty(task.cache_dir) if measured else nullcontext():
+                c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc, workload.call_of(own))
             continue
@@ -57,7 +63,9 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
             compiles.on_event = None
         cold[mode] = c
         out[mode] = ModeResult(
-            cold_position=position, cold=_cold_record(c), calls=[vars(r) for r in c.records] if task.calls > 1 else []
+            cold_position=position if task.cold else None,
+            cold=_cold_record(c) if task.cold else None,
+            calls=[vars(r) for r in c.records] if task.calls > 1 else [],
         )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
@@ -83,6 +91,8 @@ def _sample(
         sampling=counters.__getitem__,
         tick=noise.cpu_times,
         agree=distributed.agree if task.cfg.distributed.processes > 1 else None,
+        warming=lambda: clock.phase("warmup"),
+        sampled=lambda: clock.phase("sampling"),
     )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))
@@ -93,13 +103,14 @@ def _sample(
         if task.extras:
             c = live[mode]
             try:
-                with phase("execute"):
+                with phase("execute"), clock.phase("dispatch_probe"):
                     m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
             except PhaseError as exc:
                 out[mode] = distributed.dropped(task.cfg, exc)
                 continue
             if mode.rsplit(":", 1)[-1] in ("jit", "aot"):  # a variant's key is variant:mode
-                m.extras.update(_device_time(task.cfg, c, float(np.median(samples))))
+                with clock.phase("device_time"):
+                    m.extras.update(_device_time(task.cfg, c, float(np.median(samples))))
     return noise_of(cold_share, rounds.ticks, t.max_steal)
 
 

@@ -151,6 +151,8 @@ def measure_rounds(
     sampling: Callable[[str], AbstractContextManager] | None = None,
     tick: Callable[[], Any] | None = None,
     agree: Callable[[np.ndarray], np.ndarray] | None = None,
+    warming: Callable[[], AbstractContextManager] = nullcontext,
+    sampled: Callable[[], AbstractContextManager] = nullcontext,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
@@ -163,23 +165,25 @@ def measure_rounds(
     is read before the first round and after each. A mode that raises is dropped from later
     rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
     makes every rank take rank 0's calibration and stop at its round, since each call is a collective; there a
-    failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only.
+    failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only. `warming()` is
+    entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock).
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
     calibrated: dict[str, Calibrated] = {}
     last: dict[str, Any] = {}
-    for mode in modes:
-        try:
-            if policy.warmup:
-                last[mode] = loops[mode](policy.warmup)[1]
-            calibrated[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
-        except Exception as exc:  # the mode fails; the others are still measured
-            if interrupted(exc):
-                raise KeyboardInterrupt from exc
-            if agree is not None:
-                raise  # one rank dropping a mode would leave the others in its collectives: the step ends
-            errors[mode] = exc
+    with warming():
+        for mode in modes:
+            try:
+                if policy.warmup:
+                    last[mode] = loops[mode](policy.warmup)[1]
+                calibrated[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
+            except Exception as exc:  # the mode fails; the others are still measured
+                if interrupted(exc):
+                    raise KeyboardInterrupt from exc
+                if agree is not None:
+                    raise  # one rank dropping a mode would leave the others in its collectives: the step ends
+                errors[mode] = exc
     live = [m for m in modes if m not in errors]
     number = {m: c.number for m, c in calibrated.items()}
     rewarm = rewarm_numbers({m: calibrated[m] for m in live})
@@ -189,7 +193,7 @@ def measure_rounds(
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
     previous = modes[0] if len(modes) == 1 else None
-    with gc_disabled():
+    with sampled(), gc_disabled():
         start = time.perf_counter()
         if tick:
             ticks.append(tick())

@@ -94,6 +94,7 @@ def built_by(row: Mapping[str, Any]) -> str | None:
     setup without `size` (its params, already in the label, say what it built); None where size did, or
     where the row does not say (an older run, given inputs whose shapes no one filled in)."""
     kind, shapes = row.get("inputs"), row.get("input_shapes")
+    kind = kind if isinstance(kind, str) else None  # NaN or pandas' NA from a CSV: not said
     if kind == SETUP:
         return ""
     if kind == GIVEN and isinstance(shapes, str) and shapes:  # else None, or NaN from a CSV

@@ -56,7 +56,7 @@ def segfaults(x):
 def exits(x):
     sys.exit(3)
 """
-BASE = ["mode=jit", "timing=quick", "workload=custom", "workload.args=[{shape:[4]}]"]
+BASE = ["mode=jit", "timing=quick", "workload=custom", "workload.args=[{shape:[${size}]}]"]
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_every_fault_is_its_own_row_and_later_jobs_still_run(faults):
 @pytest.mark.serial
 def test_ctrl_c_keeps_finished_jobs_writes_the_gather_and_exits_130(faults):
     out = faults / "sweep"
-    proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.ok", f"hydra.sweep.dir={out}"], faults)
+    proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.raises", f"hydra.sweep.dir={out}"], faults)
     wait_for(out / "0" / "results.csv")
     time.sleep(1.5)  # job 1's worker is hanging now
     proc.send_signal(signal.SIGINT)
@@ -136,7 +136,7 @@ def test_ctrl_c_keeps_finished_jobs_writes_the_gather_and_exits_130(faults):
 @pytest.mark.serial
 def test_sigkill_mid_sweep_then_the_report_names_the_missing_jobs(faults):
     out = faults / "sweep"
-    proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.ok", f"hydra.sweep.dir={out}"], faults)
+    proc = start(["-m", *BASE, "workload.fn=faults.ok,faults.hangs,faults.raises", f"hydra.sweep.dir={out}"], faults)
     wait_for(out / "0" / "results.csv")
     time.sleep(1.0)
     proc.kill()

@@ -23,7 +23,7 @@ def job(*overrides: str):
 
 def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the job's private cache folder is made
-    result = job("timing.processes=3", "timing.max_processes=3")
+    result = job("timing.processes=3", "timing.max_processes=3", "timing.cold_processes=1")  # as on an accelerator
     procs = {(p["process"], p["mode"]): p for p in result.processes}
     assert sorted({p for p, _ in procs}) == [0, 1, 2]
     for (process, _mode), p in procs.items():
@@ -45,7 +45,7 @@ def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_na
 
 def test_a_named_cache_folder_is_kept_and_a_second_job_reads_it(tmp_path):
     folder = tmp_path / "xla"
-    first = job("mode=jit", f"compilation_cache_dir={folder}")
+    first = job("mode=jit", f"compilation_cache_dir={folder}", "timing.cold_processes=1")
     entries = {p.name for p in folder.iterdir() if p.name.endswith("-cache")}
     assert any(name.startswith("jit_") for name in entries)
     second = job("mode=jit", f"compilation_cache_dir={folder}", "timing.cold_processes=1")

@@ -38,6 +38,6 @@ def test_device_time_reads_the_traced_loops_execution_or_says_why_not():
 
 def test_the_peaks_are_measured_once_per_device_and_dtype():
     cpu = jax.devices("cpu")[0]
-    first, problem = peaks(cpu, "float32")
+    first, problem, _ = peaks(cpu, "float32")
     assert problem is None and first["peak_flops_per_s"] > 1e8 and first["peak_bytes_per_s"] > 1e8
     assert peaks(cpu, "float32")[0] is first  # the same measurement: in-process jobs do not probe again

@@ -25,7 +25,7 @@ DOCUMENTED = {
     "target_rel_ci": 0.02,
     "processes": 6,
     "max_processes": 12,
-    "cold_processes": 1,
+    "cold_processes": None,
     "job_time_s": 20.0,
     "timeout_s": 600.0,
     "dispatch_probes": 10,

@@ -135,8 +135,10 @@ class TimingConfig:
     target_rel_ci: float = 0.02  # stop when the median's 95% CI half-width is within this fraction
     processes: int = 6  # fresh worker processes per job, at least
     max_processes: int = 12  # more are added while the CI is wider than target_rel_ci...
-    # the first this many processes measure each mode's cold first call (the rest read the job's compilation cache)
-    cold_processes: int = 1
+    # the first this many processes measure each mode's cold first call (the rest read the job's compilation cache);
+    # null: every process on a CPU (its compiles are cheap, and a gate compares cold calls between runs), the first
+    # on an accelerator
+    cold_processes: Optional[int] = None
     job_time_s: float = 20.0  # ...and the job has run for less than this
     timeout_s: float = 600.0  # a worker running longer is killed; the job becomes an error row
     dispatch_probes: int = 10

@@ -61,13 +61,14 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         "job_time_s",
         "timeout_s",
         "dispatch_probes",
-        "cold_processes",
     ):
         _require_positive(f"timing.{key}", getattr(t, key))
     if not t.target_rel_ci < 1:
         raise ConfigError(
             "timing.target_rel_ci", t.target_rel_ci, "must lie in (0, 1): a fraction of the median, e.g. 0.02"
         )
+    if t.cold_processes is not None:
+        _require_positive("timing.cold_processes", t.cold_processes)
     _require_positive("timing.warmup", t.warmup, allow_zero=True)
     _require_positive("timing.open_retries", t.open_retries, allow_zero=True)
     _require_positive("timing.open_wait_s", t.open_wait_s, allow_zero=True)

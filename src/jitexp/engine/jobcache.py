@@ -22,6 +22,9 @@ def wanted(cfg: ExperimentConfig) -> bool:
     return cfg.compilation_cache and cfg.isolate == "process" and cfg.distributed.processes == 1
 
 
+INPUTS = ".inputs"  # the job's large inputs, drawn once (worker.diskcache.inputs_folder)
+
+
 @contextmanager
 def job_cache(cfg: ExperimentConfig) -> Iterator[str | None]:
     """The folder for this job's processes (None: the cache is off), removed afterwards unless the user named it."""
@@ -31,7 +34,10 @@ def job_cache(cfg: ExperimentConfig) -> Iterator[str | None]:
     if cfg.compilation_cache_dir is not None:
         path = Path(cfg.compilation_cache_dir).expanduser()
         path.mkdir(parents=True, exist_ok=True)
-        yield str(path)
+        try:
+            yield str(path)
+        finally:
+            shutil.rmtree(path / INPUTS, ignore_errors=True)  # the programs stay; the job's inputs go with it
         return
     folder = tempfile.mkdtemp(prefix="jitexp-cache-")
     try:

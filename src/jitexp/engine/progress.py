@@ -106,7 +106,7 @@ def status_text(s: Standing, now: float) -> str:
         parts.append(estimate)
     left = eta_s(s, now)
     clock = format_seconds(now - s.started)
-    parts.append(clock + (f", ~{format_seconds(left)} left" if left is not None else ""))
+    parts.append(clock + (f", ~{format_seconds(left)} left" if left else ""))
     return " \u00b7 ".join(parts)
 
 
@@ -118,7 +118,7 @@ def process_text(s: Standing, result: ProcessResult, now: float) -> str:
         head = f"job {s.sweep.job + 1}/{s.sweep.jobs}: {head}"
     estimate = estimate_text(s.modes, s.results)
     left = eta_s(s, now)
-    tail = f"; ~{format_seconds(left)} left" if left is not None else ""
+    tail = f"; ~{format_seconds(left)} left" if left else ""
     return f"{head}{': ' + estimate if estimate else ''}{tail}"
 
 
@@ -165,7 +165,7 @@ class Status:
         """A process ended: counted, the estimate updated; a plain line where there is no live one."""
         self.standing.results.append(result)
         self.standing.running = len(self.standing.results)
-        if self.off:
+        if self.off or result.config_error is not None:  # a mistake is the job's one line, nothing before it
             return
         if self.live is not None:
             self._draw()

@@ -230,7 +230,7 @@ def collect(
             extras=p == 0,
             payload=payload,
             env=env,
-            cold=p < t.cold_processes,
+            cold=cold_here(t.cold_processes, p, results[0].platform if results else None),
             cache_dir=cache_dir,
         )
         # separate modes: a mode that failed starts no more processes; its failure stands in for them
@@ -278,6 +278,14 @@ def collect(
             else pyenvs.enough(results, names, cfg.mode.names, t.target_rel_ci)
         ):
             return results, "ci", replaced
+
+
+def cold_here(cold_processes: int | None, process: int, platform: str | None) -> bool:
+    """Whether process number `process` measures the cold first calls: the first timing.cold_processes, or (null)
+    every process on a CPU and the first on an accelerator (`platform`: what the job's first process opened)."""
+    if cold_processes is not None:
+        return process < cold_processes
+    return process == 0 or platform in (None, "cpu")
 
 
 def per_variant_budgets(cfg: ExperimentConfig) -> ExperimentConfig:

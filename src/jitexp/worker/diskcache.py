@@ -69,3 +69,13 @@ def merge(source: str, target: str) -> None:
     for entry in Path(source).iterdir():
         if entry.is_file() and not entry.name.startswith(".") and not (Path(target) / entry.name).exists():
             os.replace(entry, Path(target) / entry.name)
+
+
+def inputs_folder(cache_dir: str | None) -> str | None:
+    """Where a job's processes keep and read their large inputs (None: each draws its own); engine.jobcache removes
+    it with the job."""
+    if cache_dir is None:
+        return None
+    folder = Path(cache_dir) / ".inputs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder)

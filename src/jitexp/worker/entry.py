@@ -18,7 +18,7 @@ from jitexp.config import variant_configs
 from jitexp.errors import DEVICE_BUSY, ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
-from jitexp.worker import channel, clock, memory, payload, probes, sharding, workload
+from jitexp.worker import channel, clock, diskcache, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import (
     BUSY_HINT,
     DeviceBusy,
@@ -111,6 +111,7 @@ def _measure_process(task: Task) -> ProcessResult:
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
     cache = task.cache_dir if task.kind in ("measure", "profile", "cache") else None
+    workload.input_folder = diskcache.inputs_folder(task.cache_dir) if task.kind in ("measure", "profile") else None
     with jax_settings(
         next(iter(variants.values()), cfg),
         x64=(task.payload is not None and task.payload.x64)

@@ -148,6 +148,7 @@ class Extras:
     donation: str | None = None
     device_s: float | None = None  # the device's own time per call, from a profiler trace of device_time_calls calls
     device_time_calls: int | None = None
+    device_trace_wall_s: float | None = None  # the traced loop's own wall time per call (device_s is part of it)
     device_time_error: str | None = None  # why device_s is empty
 
     def update(self, values: Mapping[str, Any]) -> None:

@@ -149,6 +149,7 @@ def test_unavailable_says_once_which_columns_this_host_cannot_give_and_why():
     assert "peaks: roofline=false" in unavailable(rows, tpu_host, roofline=False)
 
 
+BYTES = {"bytes_ceiling": "probe"}
 NO_NOISE_NOTE = "noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)"
 NOISE = Noise(steal=0.0, run_queue_wait=0.01)
 
@@ -213,11 +214,14 @@ def test_the_job_split_counts_replaced_processes_and_every_variants_cold_call_an
         # 2 GB accessed in 0.5 s of wall time and 0.25 s on the device, against a 16 GB/s peak
         (
             {"median_s": 0.5, "device_s": 0.25, "flops": 0.0, "bytes_accessed": 2e9},
-            {"host_overhead_s": 0.25, "peak_bytes_share": 0.25, "device_peak_bytes_share": 0.5},
+            {"host_overhead_s": 0.25, "peak_bytes_share": 0.25, "device_peak_bytes_share": 0.5, **BYTES},
         ),
-        ({"median_s": 0.5, "device_s": math.nan, "bytes_accessed": 2e9}, {"peak_bytes_share": 0.25}),
-        ({"median_s": None, "device_s": 0.25, "bytes_accessed": 2e9}, {"device_peak_bytes_share": 0.5}),
-        ({"median_s": 0.0, "device_s": 0.25, "flops": 1e9}, {"host_overhead_s": -0.25, "device_peak_flops_share": 0.5}),
+        ({"median_s": 0.5, "device_s": math.nan, "bytes_accessed": 2e9}, {"peak_bytes_share": 0.25, **BYTES}),
+        ({"median_s": None, "device_s": 0.25, "bytes_accessed": 2e9}, {"device_peak_bytes_share": 0.5, **BYTES}),
+        (
+            {"median_s": 0.0, "device_s": 0.25, "flops": 1e9},
+            {"host_overhead_s": -0.25, "device_peak_flops_share": 0.5, "flops_ceiling": "probe"},
+        ),
         ({"device_s": 0.25, "flops": -1.0}, {}),
     ],
 )

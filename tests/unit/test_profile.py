@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jitexp.analysis.profile import profile_rows, thread_kind
+from jitexp.analysis.profile import LOOP_MARK, device_busy, profile_rows, thread_kind
 
 
 def meta(pid, tid, name):
@@ -225,3 +225,77 @@ def test_execution_on_several_threads_is_the_union_of_their_outermost_events():
         ]
     }
     assert profile_rows(trace, 2, 1e-3)[1] == exact((150 + 100 + 10) / 2 * 1e-6)
+
+
+def process(pid, name):
+    return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}
+
+
+def test_the_loop_mark_is_no_event_of_the_profile_and_hides_no_outermost_event():
+    trace = {"traceEvents": [*TRACE["traceEvents"], event(10, LOOP_MARK, -10, 2100)]}
+    rows, execute_s = profile_rows(trace, calls=2, wall_s=0.002)
+    assert rows == profile_rows(TRACE, calls=2, wall_s=0.002)[0]
+    assert execute_s == exact((600 + 300) / 1e6)
+
+
+def test_device_busy_is_the_union_of_the_cpu_clients_and_intra_op_threads_ops_within_the_loop():
+    # TRACE's two calls: the client thread's fusion and wait (900 us a call) and an intra-op worker's fusion inside
+    # them; the mark is the loop (2000 us, 1000 a call)
+    trace = {"traceEvents": [*TRACE["traceEvents"], event(10, LOOP_MARK, 0, 2000)]}
+    assert device_busy(trace, 2) == (exact(900e-6), exact(1000e-6))
+    # an intra-op worker busy past the client thread's events counts (once a loop: 50 us), only once where they overlap
+    later = {"traceEvents": [*trace["traceEvents"], event(30, "end: fusion", 850, 100)]}
+    assert device_busy(later, 2) == (exact(925e-6), exact(1000e-6))
+
+
+def test_device_busy_is_clipped_to_the_traced_loop_and_cannot_exceed_it():
+    trace = {
+        "traceEvents": [
+            meta(1, 10, "python"),
+            meta(1, 20, "tf_XLAPjRtCpuClient/1"),
+            event(10, LOOP_MARK, 100, 400),
+            event(20, "before the loop", 0, 150),  # 50 us of it inside
+            event(20, "op", 200, 100),
+            event(20, "after the loop", 450, 500),  # 50 us of it inside
+            event(20, "outside", 600, 100),
+            event(20, "zero", 300, 0),
+        ]
+    }
+    assert device_busy(trace, 2) == (exact(100e-6), exact(200e-6))
+    assert device_busy(trace, 0) == (None, None)
+    unmarked = {"traceEvents": [e for e in trace["traceEvents"] if e.get("name") != LOOP_MARK]}
+    assert device_busy(unmarked, 2) == (exact((150 + 100 + 500) / 2 * 1e-6), None)  # nothing clipped
+
+
+def test_device_busy_on_a_device_reads_its_op_lines_not_its_steps_or_modules():
+    tpu = [
+        process(2, "/device:TPU:0"),
+        meta(2, 1, "Steps"),
+        meta(2, 2, "XLA Modules"),
+        meta(2, 3, "XLA Ops"),
+        meta(2, 4, "Framework Ops"),
+        meta(1, 10, "python"),
+        event(10, LOOP_MARK, 0, 1000),
+        event(1, "step 1", 0, 1000, pid=2),  # a step spans the gaps between calls
+        event(2, "jit_step", 100, 600, pid=2),  # a module spans the gaps between its ops
+        event(3, "fusion", 100, 200, pid=2),
+        event(3, "copy-start", 250, 100, pid=2),  # overlaps the fusion: 50 us more
+        event(3, "fusion.1", 500, 200, pid=2),
+        event(4, "scope", 100, 600, pid=2),
+    ]
+    assert device_busy({"traceEvents": tpu}, 1) == (exact(450e-6), exact(1000e-6))
+    # without op lines (a GPU's streams): every line of the device but its steps and modules
+    gpu = [e for e in tpu if e.get("tid") != 3 or e.get("pid") != 2]
+    gpu = [{**e, "args": {"name": "Stream #7"}} if e.get("tid") == 4 and e.get("ph") == "M" else e for e in gpu]
+    assert device_busy({"traceEvents": gpu}, 1) == (exact(600e-6), exact(1000e-6))
+    # an op line of one device does not hide another device's lines
+    other = [process(3, "/device:TPU:1"), meta(3, 9, "Stream"), event(9, "k", 800, 100, pid=3)]
+    assert device_busy({"traceEvents": [*tpu, *other]}, 1)[0] == exact(550e-6)
+
+
+def test_device_busy_is_none_when_no_thread_of_the_program_has_work():
+    inline = {"traceEvents": [meta(1, 10, "python"), event(10, LOOP_MARK, 0, 100), event(10, "fusion", 10, 50)]}
+    assert device_busy(inline, 1) == (None, exact(100e-6))
+    idle = {"traceEvents": [meta(1, 30, "tf_XLAEigen/1"), event(30, "ThreadpoolListener::StartRegion", 5, 0)]}
+    assert device_busy(idle, 1) == (None, None)
+    assert device_busy({}, 1) == (None, None)

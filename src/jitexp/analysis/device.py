@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jitexp.analysis.formatting import is_missing, is_positive
+from jitexp.analysis.ceilings import above_words, ceilings, device_above_wall, nominal
+from jitexp.analysis.formatting import format_seconds, is_missing, is_positive
 from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
 
 COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile
@@ -67,25 +68,39 @@ def job_split(raw: JobRaw) -> dict[str, Any]:
 
 
 def device_columns(row: Mapping[str, Any], peaks: Mapping[str, float]) -> dict[str, Any]:
-    """host_overhead_s (wall minus device time per call) and the shares of peak: achieved FLOP/s and bytes/s by
-    wall time (peak_*_share) and by device time (device_peak_*_share), each against the device's measured peak."""
+    """host_overhead_s (the traced call's wall time the device was not busy; wall minus device time for a row
+    without device_trace_wall_s), the device's nominal peaks where known (analysis.ceilings) and the shares of the
+    ceilings: achieved FLOP/s and bytes/s by wall time (peak_*_share) and by device time (device_peak_*_share), each
+    against the nominal peak where known, else the measured probe (*_ceiling says which); above_ceiling says in words
+    each share above 1 (a probe passed: in cache on a CPU), which is then no share of a peak."""
     out: dict[str, Any] = dict(peaks)
     median: Any = row.get("median_s")
     device: Any = row.get("device_s")
-    if not is_missing(median) and not is_missing(device):
-        out["host_overhead_s"] = float(median) - float(device)
-    for work, peak_key, name in (
-        ("flops", "peak_flops_per_s", "flops"),
-        ("bytes_accessed", "peak_bytes_per_s", "bytes"),
-    ):
-        amount: Any = row.get(work)
-        peak: Any = peaks.get(peak_key)
-        if not (is_positive(amount) and is_positive(peak)):
+    wall: Any = row.get("device_trace_wall_s")
+    if not is_missing(device):
+        base = median if is_missing(wall) else wall
+        if not is_missing(base):
+            out["host_overhead_s"] = float(base) - float(device)
+    out.update(nominal(row.get("device_kind")))
+    above = []
+    for name, (ceiling, source) in ceilings(row.get("device_kind"), peaks).items():
+        amount: Any = row.get("flops" if name == "flops" else "bytes_accessed")
+        if not is_positive(amount):
             continue
+        out[f"{name}_ceiling"] = source
+        shares = []
         if is_positive(median):
-            out[f"peak_{name}_share"] = float(amount) / float(median) / float(peak)
-        if is_positive(device):
-            out[f"device_peak_{name}_share"] = float(amount) / float(device) / float(peak)
+            out[f"peak_{name}_share"] = float(amount) / float(median) / ceiling
+            shares.append(out[f"peak_{name}_share"])
+        if is_positive(device) and not device_above_wall(row):
+            out[f"device_peak_{name}_share"] = float(amount) / float(device) / ceiling
+            shares.append(out[f"device_peak_{name}_share"])
+        if shares and max(shares) > 1:
+            above.append(
+                f"{'FLOP/s' if name == 'flops' else 'bytes/s'} {above_words(name, source, row.get('platform'))}"
+            )
+    if above:
+        out["above_ceiling"] = "; ".join(above)
     return out
 
 
@@ -101,6 +116,14 @@ def unavailable(rows: Sequence[Mapping[str, Any]], first: ProcessResult, rooflin
         notes.append("noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)")
     reasons = {r.get("device_time_error") for r in rows if r.get("mode") in ("jit", "aot") and r.get("status") == "ok"}
     reasons.discard(None)
+    above = [r for r in rows if r.get("mode") in ("jit", "aot") and r.get("status") == "ok" and device_above_wall(r)]
+    for r in above:
+        label = r["mode"] if is_missing(r.get("variant")) else f"{r['variant']}:{r['mode']}"
+        reasons.add(
+            f"{label}'s busy time ({format_seconds(r['device_s'])}) is above its traced loop's wall time "
+            f"({format_seconds(r['device_trace_wall_s'])} a call): the trace's clock and the loop's disagree, so it "
+            "is no share of the call and no peak share is given by it"
+        )
     if reasons:
         notes.append("device_s: " + "; ".join(sorted(str(r) for r in reasons)))
     if roofline and first.peaks_error:

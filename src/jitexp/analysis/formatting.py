@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jitexp.analysis.ceilings import ceiling_label, device_above_wall
 from jitexp.analysis.speedups import NOT_WORK_VERDICTS, not_work
 from jitexp.analysis.stats import ALPHA, THRESHOLD
 from jitexp.labels import joined, size_text
@@ -440,20 +441,42 @@ def knobs_text(row: Mapping) -> str:
 
 
 def device_text(row: Mapping) -> str:
-    """`` (device 5.88 ms, 94% of peak FLOP/s)``: the device's own time per call beside the wall time, and the share
-    of the device's measured peak in the resource the call uses most; empty without device time."""
+    """`` (device 5.88 ms, 94% of peak FLOP/s)``: the device's busy time per call beside the wall time, and the
+    share of its ceiling (analysis.ceilings: the nominal peak, else the probe: `of the matmul probe`, `of memory
+    bandwidth`) in the resource the call uses most, or in words when the row passes it (`in cache, above the
+    memory ceiling`); `of a 310 us traced call` when the traced loop ran slower than the median; no share when the
+    busy time is above the traced loop's wall time (the job's `unavailable` says why); empty without device time."""
     if is_missing(row.get("device_s")):
         return ""
+    wall: Any = row.get("device_trace_wall_s")
+    median: Any = row.get("median_s")
+    device = float(row["device_s"])
+    if device_above_wall(row):
+        return f" (device time above its traced call's {format_seconds(wall)}: no share)"
+    traced = (
+        f" of a {format_seconds(wall)} traced call"
+        if is_positive(wall) and is_positive(median) and device > float(median)
+        else ""
+    )
+    above = row.get("above_ceiling")
+    if isinstance(above, str) and above:
+        return f" (device {format_seconds(device)}{traced}, {above.split('; ')[0]})"
     shares = [
-        (row.get(f"device_peak_{name}_share"), label) for name, label in (("flops", "FLOP/s"), ("bytes", "bytes/s"))
+        (row.get(f"device_peak_{name}_share"), name, label)
+        for name, label in (("flops", "peak FLOP/s"), ("bytes", "peak bytes/s"))
     ]
-    known = [(float(share), label) for share, label in shares if share is not None and not is_missing(share)]
+    known = [
+        (float(share), name, label) for share, name, label in shares if share is not None and not is_missing(share)
+    ]
     peak = ""
     if known:
-        share, label = max(known)
+        share, name, label = max(known)
+        source = row.get(f"{name}_ceiling")
+        if isinstance(source, str) and source:
+            label = ceiling_label(name, source, row.get("platform"))
         percent = share * 100
-        peak = f", {percent:.0f}% of peak {label}" if percent >= 10 else f", {percent:.2g}% of peak {label}"
-    return f" (device {format_seconds(row['device_s'])}{peak})"
+        peak = f", {percent:.0f}% of {label}" if percent >= 10 else f", {percent:.2g}% of {label}"
+    return f" (device {format_seconds(device)}{traced}{peak})"
 
 
 SPLIT_WORDS = {

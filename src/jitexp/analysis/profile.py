@@ -10,6 +10,12 @@ execution time of a call is the time covered by the outermost events on the thre
 (several devices run at once: their time is not added up), divided by the calls profiled. Work that XLA spreads
 over its intra-op threads runs inside those events, so it is not added again. A program small enough to run inline
 on the Python thread has no execution events: its execution time is None.
+
+Device time (device_busy, the row's device_s) is the device's busy time instead: the union of the op intervals on
+every thread that runs the program's work (the CPU client's threads and XLA's intra-op threads; a device's op lines,
+its copies included, but not its Steps or XLA Modules lines, which span the gaps between ops), each counted once
+however many threads or lines show it, clipped to the traced loop (the LOOP_MARK annotation the worker puts around
+it, jitexp.worker.profiling.traced) and divided by the calls. Clipped so, it cannot exceed the loop it is part of.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+LOOP_MARK = "jitexp-traced-loop"  # the host annotation around the traced loop: its span is the traced calls' window
 EXECUTION = ("execute", "device")  # the thread kinds whose outermost events are the program's execution
 PROFILE_EVENT_COLUMNS = [
     "thread",
@@ -60,7 +67,7 @@ def profile_rows(trace: Mapping[str, Any], calls: int, wall_s: float) -> tuple[l
     }
     by_thread: dict[tuple, list[dict]] = defaultdict(list)
     for e in events:
-        if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float)):
+        if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float)) and e.get("name") != LOOP_MARK:
             by_thread[(e.get("pid"), e.get("tid"))].append(e)
     stats: dict[tuple[str, str], dict] = {}
     executing: list[tuple[float, float]] = []  # outermost intervals on the execution threads
@@ -107,3 +114,54 @@ def _covered_us(intervals: list[tuple[float, float]]) -> float:
             total += stop - max(start, end)
             end = stop
     return total
+
+
+BUSY = ("execute", "intra-op", "device")  # the thread kinds whose events are the program's work (device_busy)
+NOT_OPS = ("Steps", "XLA Modules")  # a device's lines that span several ops and the gaps between them
+OP_LINES = "XLA Ops"  # a device's op lines (XLA Ops, Async XLA Ops): where a device has them, its only busy lines
+
+
+def device_busy(trace: Mapping[str, Any], calls: int) -> tuple[float | None, float | None]:
+    """(the device's busy seconds per call, the traced loop's seconds per call on the trace's clock): the union of
+    the op intervals on the program's threads (BUSY kinds; on a device with OP_LINES only those, else every line but
+    NOT_OPS) within the LOOP_MARK window, over the calls. Busy time is None when no such thread is in the trace (a
+    small CPU program runs inline on the Python thread); the window is None without the mark (then nothing is
+    clipped)."""
+    if calls <= 0:
+        return None, None
+    events = [e for e in trace.get("traceEvents", []) if isinstance(e, dict)]
+    processes = {
+        e.get("pid"): str(e["args"]["name"]) for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
+    threads = {
+        (e.get("pid"), e.get("tid")): str(e["args"]["name"])
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
+    complete = [e for e in events if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float))]
+    marks = [
+        (float(e.get("ts", 0.0)), float(e.get("ts", 0.0)) + float(e["dur"]))
+        for e in complete
+        if e.get("name") == LOOP_MARK
+    ]
+    low = min((m[0] for m in marks), default=float("-inf"))
+    high = max((m[1] for m in marks), default=float("inf"))
+    with_ops = {key[0] for key, name in threads.items() if OP_LINES in name}
+
+    def busy(key: tuple) -> bool:
+        name = threads.get(key, "")
+        kind = thread_kind(processes.get(key[0], ""), name)
+        if kind != "device":
+            return kind in BUSY
+        return OP_LINES in name if key[0] in with_ops else name not in NOT_OPS
+
+    window = (high - low) / 1e6 / calls if marks else None
+    ops = [
+        (float(e.get("ts", 0.0)), float(e.get("ts", 0.0)) + float(e["dur"]))
+        for e in complete
+        if e["dur"] > 0 and busy((e.get("pid"), e.get("tid")))
+    ]
+    if not ops:
+        return None, window
+    clipped = [(max(start, low), min(stop, high)) for start, stop in ops]
+    return _covered_us([(a, b) for a, b in clipped if b > a]) / 1e6 / calls, window

@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from jitexp.analysis.profile import profile_rows
+from jitexp.analysis.profile import LOOP_MARK, device_busy, profile_rows
 from jitexp.errors import PhaseError, failure_of, first_line
 from jitexp.records import ModeResult, Profile, Task
 from jitexp.worker import distributed, workload
@@ -49,15 +49,19 @@ def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], 
         out[mode] = ModeResult(profile=Profile(calls, per_call * calls, execute_s, events, files))
 
 
-def traced(loop: Loop, calls: int, kept: tuple[str, ...] = ()) -> tuple[float, dict, dict[str, bytes]]:
+def traced(loop: Loop, calls: int, kept: tuple[str, ...] = (), warm: int = 0) -> tuple[float, dict, dict[str, bytes]]:
     """`loop(calls)` under jax.profiler.trace with Python tracing off (the host's own events, dispatch, not every
     Python function): (seconds per call with the profiler on, the trace's JSON, the files whose names end in
-    `kept`)."""
+    `kept`). The loop runs inside one LOOP_MARK annotation: its span in the trace is the traced calls' window; `warm`
+    calls run before it under the profiler, outside the mark (the first traced call pays the profiler's start)."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     with tempfile.TemporaryDirectory(prefix="jitexp-profile-") as folder:
         with jax.profiler.trace(folder, profiler_options=options):
-            per_call, _ = loop(calls)
+            if warm:
+                loop(warm)
+            with jax.profiler.TraceAnnotation(LOOP_MARK):
+                per_call, _ = loop(calls)
         found = {p.name: p.read_bytes() for p in Path(folder).rglob("*") if p.name.endswith((".trace.json.gz", *kept))}
     raw = next((data for name, data in found.items() if name.endswith(".trace.json.gz")), None)
     trace = json.loads(gzip.decompress(raw)) if raw else {}
@@ -65,18 +69,19 @@ def traced(loop: Loop, calls: int, kept: tuple[str, ...] = ()) -> tuple[float, d
 
 
 def device_time(loop: Loop, per_call_s: float) -> dict[str, Any]:
-    """Extras' device_s: the device's own time per call of a warm steady loop, from a trace of about DEVICE_SECONDS
-    of it (the outermost events of the threads that run the program, jitexp.analysis.profile), after the timed
-    rounds; device_time_error says why it is empty."""
+    """Extras' device_s: the device's busy time per call of a warm steady loop (the union of its op intervals within
+    the traced calls, jitexp.analysis.profile.device_busy), from a trace of about DEVICE_SECONDS of it after the timed
+    rounds, and device_trace_wall_s, that traced loop's own wall time per call; device_time_error says why device_s
+    is empty."""
     calls = int(min(DEVICE_MAX_CALLS, max(DEVICE_MIN_CALLS, DEVICE_SECONDS / max(per_call_s, 1e-9))))
     try:
-        per_call, trace, _ = traced(loop, calls)
+        per_call, trace, _ = traced(loop, calls, warm=DEVICE_MIN_CALLS)
     except Exception as exc:
         return {"device_time_error": f"the profiler failed: {type(exc).__name__}: {first_line(exc)}"}
-    _, execute_s = profile_rows(trace, calls, per_call * calls)
-    if execute_s is None:
-        return {"device_time_calls": calls, "device_time_error": NO_EXECUTION}
-    return {"device_s": execute_s, "device_time_calls": calls}
+    busy_s, _ = device_busy(trace, calls)
+    if busy_s is None:
+        return {"device_time_calls": calls, "device_trace_wall_s": per_call, "device_time_error": NO_EXECUTION}
+    return {"device_s": busy_s, "device_trace_wall_s": per_call, "device_time_calls": calls}
 
 
 DEVICE_SECONDS = 0.1  # device_time traces about this long a loop (at least DEVICE_MIN_CALLS calls)

@@ -43,3 +43,12 @@ def test_a_jobs_processes_hand_the_chip_over(tmp_path):
     assert row["prepared_processes"] == 2  # processes 1 and 2 were forked while the one before held the chip
     procs = pd.read_csv(tmp_path / "run" / "processes.csv")
     assert (procs["device_open_s"] > 0).all()
+    # each program compiled once a job: process 0 measured the cold call, the later ones read the job's cache
+    assert procs.loc[procs["process"] == 0, "cold_position"].notna().all()
+    later = procs[procs["process"] > 0]
+    assert (
+        later["cold_position"].isna().all() and (later["cache_hits"] > 0).all() and (later["cache_misses"] == 0).all()
+    )
+    assert (procs["compiles_in_warmup"] == 0).all() and (procs["compiles_in_sampling"] == 0).all()
+    assert (procs["phase_other_s"] < 0.05 * procs["process_wall_s"]).all()  # every second of a process named
+    assert row["first_call_processes"] == 1

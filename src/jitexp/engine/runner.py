@@ -280,12 +280,16 @@ def collect(
             return results, "ci", replaced
 
 
+COLD_ON_A_CPU = 6  # the fewest processes whose cold calls give a 95% Wilcoxon interval (a gate compares them)
+
+
 def cold_here(cold_processes: int | None, process: int, platform: str | None) -> bool:
     """Whether process number `process` measures the cold first calls: the first timing.cold_processes, or (null)
-    every process on a CPU and the first on an accelerator (`platform`: what the job's first process opened)."""
+    the first COLD_ON_A_CPU on a CPU and the first on an accelerator (`platform`: what the job's first process
+    opened)."""
     if cold_processes is not None:
         return process < cold_processes
-    return process == 0 or platform in (None, "cpu")
+    return process == 0 or (platform in (None, "cpu") and process < COLD_ON_A_CPU)
 
 
 def per_variant_budgets(cfg: ExperimentConfig) -> ExperimentConfig:

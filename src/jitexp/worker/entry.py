@@ -119,7 +119,8 @@ def _measure_process(task: Task) -> ProcessResult:
         cache_dir=cache,  # the cold calls switch to empty caches of their own (measure._cold_calls)
     ):
         with clock.phase("warm_backend"):
-            warm_backend(device)
+            if task.cold:  # the one-time start-up a cold call must not pay; elsewhere the warm-up pays it
+                warm_backend(device)
             result.environment = {**environment(), **pinning(), **premapped(device)}
         if task.kind == "measure":
             with clock.phase("host_probe"):

@@ -177,3 +177,28 @@ def test_what_the_host_could_not_give_is_said_once_not_per_row():
     unnoted = [ok("w", "jit", 8, 1e-3, 0.1, job_num=0, unavailable=""), ok("w", "jit", 9, 1e-3, 0.1, job_num=1)]
     assert not [line for line in caveat_summary(frame(unnoted)) if "not available" in line]
     assert "unavailable" not in rows_table(frame(rows)).columns  # not a column of every row
+
+
+def test_the_nominal_ceiling_is_drawn_beside_the_probes_and_each_is_labelled_by_what_it_is():
+    from jitexp.report.plot_roofline import _panel_title, nominal_ceilings, probe_words
+
+    nominal = dict(nominal_flops_per_s=197e12, nominal_bytes_per_s=819e9)
+    df = frame(
+        [
+            matmul(1024, 1e-3, **PEAKS, **nominal),
+            ok("w", "jit", 8, 1e-3, 0.1, flops=8.0, bytes_accessed=64.0, platform="cpu", device_kind="cpu"),
+        ]
+    )
+    found = nominal_ceilings(df)
+    assert set(found) == {"TPU v5 lite"} and (found["TPU v5 lite"].flops_per_s, found["TPU v5 lite"].bytes_per_s) == (
+        197e12,
+        819e9,
+    )
+    probes = ceilings(df)["TPU v5 lite"]
+    assert _panel_title("TPU v5 lite", probes, found["TPU v5 lite"]) == (
+        "TPU v5 lite: nominal 197 TFLOP/s, 819 GB/s, 200 TFLOP/s matmul probe, 800 GB/s copy probe"
+    )
+    cpu = ceilings(frame([ok("w", "jit", 8, 1e-3, 0.1, device_kind="cpu", peak_bytes_per_s=5e9)]))["cpu"]
+    assert _panel_title("cpu", cpu) == "cpu: 5 GB/s copy probe (memory bandwidth)"
+    assert probe_words(True) == ("{} (matmul probe)", "memory bandwidth {} (copy probe)")
+    assert probe_words(False)[1] == "{} (copy probe)"

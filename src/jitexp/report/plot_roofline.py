@@ -29,6 +29,8 @@ from jitexp.store.csvio import write_atomic
 FILE = "roofline.png"
 PEAK_FLOPS = "peak_flops_per_s"
 PEAK_BYTES = "peak_bytes_per_s"
+NOMINAL_FLOPS = "nominal_flops_per_s"
+NOMINAL_BYTES = "nominal_bytes_per_s"
 MAX_LABELLED = 24  # more points than this: no text beside each (it would cover the points)
 MIN_DECADES = 2.0  # each axis spans at least this much, so it has labelled powers of ten
 LABEL_SLANT = 30  # degrees below horizontal: neighbours up and to the right (a series over size) keep apart
@@ -77,6 +79,19 @@ def device_names(df: pd.DataFrame) -> pd.Series:
     """Each row's device as the roofline groups it: device_kind, else platform, else ``""``."""
     kind = cases.text_column(df, "device_kind")
     return kind.where(kind != "", cases.text_column(df, "platform")).astype(object)
+
+
+def nominal_ceilings(df: pd.DataFrame) -> dict[str, Ceiling]:
+    """Per device, its nominal peaks (nominal_flops_per_s, nominal_bytes_per_s: jitexp.analysis.ceilings' table by
+    device kind), where its rows have them: the ceilings no point can pass."""
+    found = {}
+    devices = device_names(df)
+    for device in dict.fromkeys(devices):
+        rows = df[devices == device]
+        ceiling = Ceiling(_median_positive(rows, NOMINAL_FLOPS), _median_positive(rows, NOMINAL_BYTES))
+        if ceiling.measured:
+            found[str(device)] = ceiling
+    return found
 
 
 def ceilings(df: pd.DataFrame) -> dict[str, Ceiling]:
@@ -147,25 +162,27 @@ def roofline_chart(df: pd.DataFrame, out: Path) -> list[Path]:
     points = roofline_points(df)
     if points.empty:
         return []
-    limits = ceilings(df)
+    limits, nominal = ceilings(df), nominal_ceilings(df)
     devices = list(dict.fromkeys(points["device"]))
     fig, axes = plot_style.figure(width=max(7.5, 5.5 * len(devices)), ncols=len(devices))
     fig.set_figheight(5.6)
     drew_device = False
     for ax, device in zip(axes, devices):
         mine = points[points["device"] == device]
-        drew_device |= _draw_panel(ax, mine, limits.get(device))
-        ax.set_title(plot_style.fit_title(fig, _panel_title(device, limits.get(device)), fontsize=9), fontsize=9)
+        drew_device |= _draw_panel(ax, mine, limits.get(device), nominal.get(device))
+        title = _panel_title(device, limits.get(device), nominal.get(device))
+        ax.set_title(plot_style.fit_title(fig, title, fontsize=9), fontsize=9)
     shared = _shared_text(points)
     fig.suptitle("roofline: achieved FLOP/s against arithmetic intensity" + (f" | {shared}" if shared else ""))
-    plot_style.legend_below(fig, _legend(points, drew_device, bool(limits)), ncol=2)
+    plot_style.legend_below(fig, _legend(points, drew_device, bool(limits), bool(nominal)), ncol=2)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=plot_style.DPI)
     return [write_atomic(out / FILE, buffer.getvalue())]
 
 
-def _draw_panel(ax, points: pd.DataFrame, ceiling: Ceiling | None) -> bool:
-    """The points of one device (and its ceilings); True when any point had a device time."""
+def _draw_panel(ax, points: pd.DataFrame, ceiling: Ceiling | None, nominal: Ceiling | None = None) -> bool:
+    """The points of one device, its measured ceilings (dotted) and its nominal ones (solid); True when any point
+    had a device time."""
     drew_device = False
     for _, point in points.iterrows():
         colour = plot_style.mode_colour(point["mode"])
@@ -181,25 +198,32 @@ def _draw_panel(ax, points: pd.DataFrame, ceiling: Ceiling | None) -> bool:
     ys = ys[np.isfinite(ys) & (ys > 0)]
     low_x, high_x = xs.min(), xs.max()
     low_y, high_y = ys.min(), ys.max()
-    if ceiling is not None:
-        ridge = ceiling.ridge
+    for drawn in (ceiling, nominal):
+        if drawn is None:
+            continue
+        ridge = drawn.ridge
         if _positive(ridge):
             low_x, high_x = min(low_x, ridge), max(high_x, ridge)
-        high_y = max(high_y, np.nanmax(ceiling.at([low_x / 4, high_x * 4])))
+        high_y = max(high_y, np.nanmax(drawn.at([low_x / 4, high_x * 4])))
     low_x, high_x = _at_least(MIN_DECADES, low_x / 4, high_x * 4)
     low_y, high_y = _at_least(MIN_DECADES, low_y / 4, high_y * 2)
     high_y *= 10 ** (0.1 * math.log10(high_y / low_y))  # room for the peak's note
     right, below = _label_room(ax, texts, (low_x, high_x), (low_y, high_y))
     high_x, low_y = high_x * 10**right, low_y / 10**below
+    grid = np.geomspace(low_x, high_x, 256)
     if ceiling is not None:
-        grid = np.geomspace(low_x, high_x, 256)
         ax.plot(grid, ceiling.at(grid), linestyle=":", linewidth=2.0, color="0.25")
+    if nominal is not None:
+        ax.plot(grid, nominal.at(grid), linestyle="-", linewidth=1.2, color="0.45")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(low_x, high_x)
     ax.set_ylim(low_y, high_y)
+    cpu = str(points["device"].iloc[0]).lower() == "cpu"
     if ceiling is not None:
-        _ceiling_notes(ax, ceiling)
+        _ceiling_notes(ax, ceiling, probe_words(cpu), below=nominal is not None)  # under it, the nominal's above
+    if nominal is not None:
+        _ceiling_notes(ax, nominal, NOMINAL_WORDS)
     for x, y, text, colour in texts:
         ax.annotate(
             text,
@@ -269,17 +293,27 @@ def _host_text(point: pd.Series, name_mode: bool) -> str:
     return f"{point['mode'] + ' ' if name_mode else ''}host {share}"
 
 
-def _ceiling_notes(ax, ceiling: Ceiling) -> None:
-    """The ceilings' values written on them: the flat one at its right end, the slope near its left end, along it."""
+NOMINAL_WORDS = ("nominal peak {}", "nominal {} (HBM)")
+
+
+def probe_words(cpu: bool) -> tuple[str, str]:
+    """How the measured ceilings are labelled: by the probe that measured them; a CPU's copy probe is its memory
+    bandwidth (points whose data stays in cache pass it)."""
+    return ("{} (matmul probe)", "memory bandwidth {} (copy probe)" if cpu else "{} (copy probe)")
+
+
+def _ceiling_notes(ax, ceiling: Ceiling, words: tuple[str, str], below: bool = False) -> None:
+    """The ceilings' values written on them, in `words` (flat, slope): the flat one at its right end (under it when
+    `below`), the slope near its left end, along it."""
     (low_x, high_x), (low_y, high_y) = ax.get_xlim(), ax.get_ylim()
     if _positive(ceiling.flops_per_s):
         ax.annotate(
-            f"peak {flops_text(ceiling.flops_per_s)} (matmul probe)",
+            words[0].format(flops_text(ceiling.flops_per_s)),
             (high_x, ceiling.flops_per_s),
             textcoords="offset points",
-            xytext=(-4, 4),
+            xytext=(-4, -4 if below else 4),
             ha="right",
-            va="bottom",
+            va="top" if below else "bottom",
             fontsize=7,
             color="0.25",
         )
@@ -291,12 +325,12 @@ def _ceiling_notes(ax, ceiling: Ceiling) -> None:
             per_decade_x = plot_style.axis_inches(ax) / math.log10(high_x / low_x)
             per_decade_y = ax.get_position().height * ax.figure.get_figheight() / math.log10(high_y / low_y)
             ax.annotate(
-                f"{bytes_rate_text(ceiling.bytes_per_s)} (copy probe)",
+                words[1].format(bytes_rate_text(ceiling.bytes_per_s)),
                 (x, y),
                 textcoords="offset points",
-                xytext=(0, 5),
+                xytext=(0, -5 if below else 5),
                 ha="left",
-                va="bottom",
+                va="top" if below else "bottom",
                 fontsize=7,
                 color="0.25",
                 rotation=math.degrees(math.atan2(per_decade_y, per_decade_x)),
@@ -304,16 +338,19 @@ def _ceiling_notes(ax, ceiling: Ceiling) -> None:
             )
 
 
-def _panel_title(device: str, ceiling: Ceiling | None) -> str:
+def _panel_title(device: str, ceiling: Ceiling | None, nominal: Ceiling | None = None) -> str:
     name = device or "device not recorded"
-    if ceiling is None:
+    if ceiling is None and nominal is None:
         return f"{name}: no measured ceilings in these rows (an older run, or no peak probes): points only"
     parts = []
-    if _positive(ceiling.flops_per_s):
-        parts.append(f"{flops_text(ceiling.flops_per_s)} peak")
-    if _positive(ceiling.bytes_per_s):
-        parts.append(f"{bytes_rate_text(ceiling.bytes_per_s)} peak")
-    if _positive(ceiling.ridge):
+    if nominal is not None:
+        parts.append(f"nominal {flops_text(nominal.flops_per_s)}, {bytes_rate_text(nominal.bytes_per_s)}")
+    if ceiling is not None and _positive(ceiling.flops_per_s):
+        parts.append(f"{flops_text(ceiling.flops_per_s)} matmul probe")
+    if ceiling is not None and _positive(ceiling.bytes_per_s):
+        memory = " (memory bandwidth)" if name.lower() == "cpu" else ""
+        parts.append(f"{bytes_rate_text(ceiling.bytes_per_s)} copy probe{memory}")
+    if ceiling is not None and _positive(ceiling.ridge) and nominal is None:
         parts.append(f"ridge at {ceiling.ridge:.3g} FLOP/byte")
     return f"{name}: " + ", ".join(parts)
 
@@ -324,7 +361,7 @@ def _shared_text(points: pd.DataFrame) -> str:
     return " | ".join(text for c in shared if (text := formatting.cell_text(points[c].iloc[0])))
 
 
-def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool) -> list:
+def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool, nominal_drawn: bool = False) -> list:
     from matplotlib.lines import Line2D
 
     modes = sorted(dict.fromkeys(points["mode"]), key=lambda m: (cases.mode_rank(m), m))
@@ -354,9 +391,11 @@ def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool) -> li
                 linestyle=":",
                 linewidth=2.0,
                 color="0.25",
-                label="dotted: measured ceilings, min(peak FLOP/s, intensity x peak B/s)",
+                label="dotted: measured probes (matmul, copy)",
             )
         )
+    if nominal_drawn:
+        handles.append(Line2D([], [], linewidth=1.2, color="0.45", label="solid: nominal peak (no point can pass it)"))
     return handles
 
 

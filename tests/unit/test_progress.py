@@ -62,3 +62,10 @@ def test_the_live_line_only_on_a_terminal_outside_ci_unless_asked(monkeypatch):
     assert live_wanted(True, io.StringIO()) and not live_wanted(False, Terminal())
     monkeypatch.setenv("CI", "true")
     assert not live_wanted(None, Terminal())
+
+
+def test_past_the_fewest_processes_the_line_names_the_most():
+    s = Standing(["jit"], at_least=6, at_most=12, running=7, phase="first_call", started=0.0)
+    assert status_text(s, now=1.0) == "process 8 of at most 12 \u00b7 first call \u00b7 1 s"
+    s.running = 5
+    assert status_text(s, now=1.0).startswith("process 6 of at least 6 \u00b7")

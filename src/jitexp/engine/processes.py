@@ -181,6 +181,9 @@ class Running:
                     phase = value
                     if on_phase is not None:
                         on_phase(value)
+                elif kind == "step":  # a phase of the worker's clock: for the status line only
+                    if on_phase is not None:
+                        on_phase(value)
                 elif kind == "opened":
                     if on_phase is not None:
                         on_phase(f"opened {value}")

@@ -59,7 +59,8 @@ def run(
     code = code_provenance([cfg.workload.fn, cfg.workload.setup])
     handover = Handover(cfg)
     shown = sweep is not None and cfg.isolate == "process"
-    status = Status(cfg.mode.names, cfg.timing.processes, cfg.progress if shown else False, sweep)
+    t = cfg.timing
+    status = Status(cfg.mode.names, t.processes, cfg.progress if shown else False, sweep, t.max_processes)
     handover.on_phase = status.phase
     with job_cache(cfg) as cache_dir:
         try:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from jitexp.worker import compiles
+from jitexp.worker import channel, compiles
 from jitexp.worker.compiles import CompileCounter
 
 seconds: dict[str, float] = {}
@@ -36,6 +36,8 @@ def phase(name: str) -> Iterator[None]:
     """Time the block as `name` (added to what `name` already holds); inside another phase, the inner one's
     seconds are taken out of the outer's, so every second is counted once."""
     counter = CompileCounter()
+    if channel.conn is not None:
+        channel.conn.send(("step", name))  # for the job's status line (engine.progress)
     start = time.perf_counter()
     _current.append(name)
     try:

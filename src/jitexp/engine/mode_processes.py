@@ -43,7 +43,26 @@ def merge(pair: Mapping[str, ProcessResult], index: int) -> ProcessResult:
         peak_rss_growth_bytes=_largest([p.peak_rss_growth_bytes for p in pair.values()]),
         device_peak_bytes=_largest([p.device_peak_bytes for p in pair.values()]),
         noise=_noise([p.noise for p in pair.values()]),
+        phases=_summed([p.phases for p in pair.values()]),
+        phase_compiles={k: int(v) for k, v in _summed([p.phase_compiles for p in pair.values()]).items()},
+        driver_wall_s=sum(p.wall_s for p in pair.values()),
+        cache_hits=_total([p.cache_hits for p in pair.values()]),
+        cache_misses=_total([p.cache_misses for p in pair.values()]),
     )
+
+
+def _summed(parts: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """A pair's phases: each phase's seconds added over its processes (their wall times add up too)."""
+    out: dict[str, float] = {}
+    for part in parts:
+        for name, seconds in part.items():
+            out[name] = out.get(name, 0.0) + seconds
+    return out
+
+
+def _total(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def _noise(noises: Sequence[Noise]) -> Noise:

@@ -86,3 +86,11 @@ def test_each_output_is_dropped_before_the_next_call_as_in_the_users_loop():
         assert alive_at_call == [0, 0, 0, 0], name
         assert sum(ref() is not None for ref in outputs) == 1, name  # the last output, returned
         assert last is not None
+
+
+def test_the_dispatch_probe_lasts_about_a_tenth_of_a_second_with_three_calls_at_least():
+    from jitexp.worker.measure import dispatch_probes
+
+    assert dispatch_probes(10, 1e-6) == 10  # a short call: as many as asked
+    assert dispatch_probes(10, 0.025) == 4  # a 25 ms call: 0.1 s of them
+    assert dispatch_probes(10, 1.0) == 3 and dispatch_probes(2, 1.0) == 2  # never more than asked

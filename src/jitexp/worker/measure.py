@@ -104,7 +104,8 @@ def _sample(
             c = live[mode]
             try:
                 with phase("execute"), clock.phase("dispatch_probe"):
-                    m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, t.dispatch_probes)))
+                    probes = dispatch_probes(t.dispatch_probes, float(np.median(samples)))
+                    m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, probes)))
             except PhaseError as exc:
                 out[mode] = distributed.dropped(task.cfg, exc)
                 continue
@@ -112,6 +113,15 @@ def _sample(
                 with clock.phase("device_time"):
                     m.extras.update(_device_time(task.cfg, c, float(np.median(samples))))
     return noise_of(cold_share, rounds.ticks, t.max_steal)
+
+
+DISPATCH_PROBE_S = 0.1  # the dispatch probe's calls last about this long at most (3 calls at least)
+
+
+def dispatch_probes(asked: int, per_call_s: float) -> int:
+    """timing.dispatch_probes, fewer for a long call: about DISPATCH_PROBE_S of calls, 3 at least (a 25 ms call's 10
+    probes took 0.5 s, longer than the process's sampling budget)."""
+    return max(min(asked, 3), min(asked, int(DISPATCH_PROBE_S / max(per_call_s, 1e-9))))
 
 
 def _device_time(cfg: ExperimentConfig, c: ColdCall, per_call_s: float) -> dict[str, Any]:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))  # ab_fns, importable in the workers (they inherit
 
 import jitexp  # noqa: E402
 from jitexp.analysis.stats import CHANGE_METRICS, robust_cv  # noqa: E402
-from jitexp.report.compare import compare, failing  # noqa: E402
+from jitexp.report.compare.gate import compare, failing  # noqa: E402
 from jitexp.store.folders import write_job  # noqa: E402
 
 SIZE = 128

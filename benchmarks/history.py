@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.report.history import history, steps_table
-from jitexp.report.history_page import write_page
+from jitexp.report.history.page import write_page
+from jitexp.report.history.timeline import history, steps_table
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jitexp.report import steps
+from jitexp.report.history import steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import aa_lines  # noqa: E402

@@ -2,7 +2,7 @@
 # Mutation testing of jitexp's pure layers (mutmut 3, configured in pyproject.toml's [tool.mutmut]) against the
 # unit tests, one module at a time, and the score of each:
 #
-#   scripts/mutation.sh analysis/stats.py report/steps.py report/compare.py   # modules under src/jitexp
+#   scripts/mutation.sh analysis/stats.py report/history/steps.py report/compare/gate.py   # modules under src/jitexp
 #   scripts/mutation.sh analysis                                              # a whole package
 #   scripts/mutation.sh --survivors analysis/stats.py    # re-test its survivors and untested ones (after new tests)
 #   scripts/mutation.sh --all analysis/stats.py          # re-test every mutant, whatever it was before
@@ -35,7 +35,7 @@ case ${1:-} in
     --timeouts) which=timeout; shift ;;
 esac
 if [[ $# -eq 0 ]]; then
-    echo "usage: $0 [--score] MODULE...   (paths under src/jitexp, e.g. analysis/stats.py, report/steps.py, store)" >&2
+    echo "usage: $0 [--score] MODULE...   (paths under src/jitexp, e.g. analysis/stats.py, report/history/steps.py, store)" >&2
     exit 2
 fi
 command -v mutmut >/dev/null || { echo "mutmut is not installed: pip install -e '.[mutation]'" >&2; exit 2; }

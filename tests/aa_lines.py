@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis.stats import median_ci
-from jitexp.report.steps import Processes, Step, find_steps
+from jitexp.report.history.steps import Processes, Step, find_steps
 
 DATA = Path(__file__).parent / "data" / "aa_history"
 

@@ -24,13 +24,13 @@ _LAZY = {
     "run": "engine.runner",
     "JobResult": "records",
     "compose": "engine.preflight",
-    "speedup_table": "report.tables",
-    "errors_table": "report.tables",
-    "scaling_table": "report.tables",
-    "make_report": "report.build",
-    "format_sweep_summary": "report.terminal",
-    "compare": "report.compare",
-    "history": "report.history",
+    "speedup_table": "report.run.tables",
+    "errors_table": "report.run.tables",
+    "scaling_table": "report.run.tables",
+    "make_report": "report.run.build",
+    "format_sweep_summary": "report.run.terminal",
+    "compare": "report.compare.gate",
+    "history": "report.history.timeline",
     "bisect": "bisection",
     "measure": "api",
     "Measurement": "api",
@@ -69,11 +69,11 @@ if TYPE_CHECKING:
     from jitexp.engine.runner import run
     from jitexp.ipython import load_ipython_extension
     from jitexp.records import JobResult
-    from jitexp.report.build import make_report
-    from jitexp.report.compare import compare
-    from jitexp.report.history import history
-    from jitexp.report.tables import errors_table, scaling_table, speedup_table
-    from jitexp.report.terminal import format_sweep_summary
+    from jitexp.report.compare.gate import compare
+    from jitexp.report.history.timeline import history
+    from jitexp.report.run.build import make_report
+    from jitexp.report.run.tables import errors_table, scaling_table, speedup_table
+    from jitexp.report.run.terminal import format_sweep_summary
     from jitexp.store.folders import load_results
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.errors import ConfigError
-from jitexp.report import history_cli
+from jitexp.report.history import cli as history_cli
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import load_results
 
@@ -457,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def history_main(argv: Sequence[str] | None = None) -> int:
-    """The jitexp-history command: `bisect ...` here, a history of runs in report.history_cli."""
+    """The jitexp-history command: `bisect ...` here, a history of runs in report.history.cli."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bisect"]:
         return main(argv[1:])

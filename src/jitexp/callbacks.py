@@ -37,7 +37,7 @@ class GatherResults(Callback):
 
 def gather_and_summarise(root: Path) -> tuple[Any, Any]:
     """Write the sweep's gathered results.csv and print its summary: rows, jobs that never finished."""
-    from jitexp.report.terminal import format_sweep_summary
+    from jitexp.report.run.terminal import format_sweep_summary
     from jitexp.store.folders import RESULTS_CSV, gather_state
 
     frame, state = gather_state(root)

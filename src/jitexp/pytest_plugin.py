@@ -31,7 +31,7 @@ from jitexp.noise import PROBES
 if TYPE_CHECKING:
     from jitexp.api import Measurement
     from jitexp.config import ExperimentConfig
-    from jitexp.report.compare_runs import Side
+    from jitexp.report.compare.runs import Side
 
 _NAME = re.compile(r"^[\w.-]+$")
 CASE_JSON = "case.json"  # beside a saved job's CSVs: what was measured, to tell a changed case from a slower one
@@ -104,7 +104,7 @@ class Session:
         self.entries.append(entry)
         base = None
         if stored is not None:
-            from jitexp.report.compare_runs import load_side
+            from jitexp.report.compare.runs import load_side
 
             base = load_side(stored)
         saved = None
@@ -126,8 +126,8 @@ class Session:
     ) -> None:
         """Compare with the stored job through jitexp-compare's gate: fail on a significant slowdown (or on
         "cannot tell", unless allowed), on a case that broke, and on a case that changed (unless allowed)."""
-        from jitexp.report.compare import BROKEN, MISSING, compare, failing
-        from jitexp.report.compare_runs import across_machines, load_side, row_changes
+        from jitexp.report.compare.gate import BROKEN, MISSING, compare, failing
+        from jitexp.report.compare.runs import across_machines, load_side, row_changes
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             new = load_side(saved or measured.save(scratch))

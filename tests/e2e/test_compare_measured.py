@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from helpers import run_cli
-from jitexp.report.compare_runs import load_side
+from jitexp.report.compare.runs import load_side
 
 
 @pytest.mark.slow

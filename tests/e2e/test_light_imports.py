@@ -17,13 +17,13 @@ from pathlib import Path
 import pandas as pd
 
 import jitexp
-from jitexp.report import build
+from jitexp.report.run import build
 
 STEPS = {
     "plugin": "jitexp.pytest_plugin",
     "core": "jitexp, jitexp.cli, jitexp.config, jitexp.store.folders",
     "api": "jitexp.api, jitexp.ipython",
-    "report": "jitexp.report.build, jitexp.report.tables, jitexp.report.plots",
+    "report": "jitexp.report.run.build, jitexp.report.run.tables, jitexp.report.plots",
 }
 CODE = (
     "import json, sys\n"

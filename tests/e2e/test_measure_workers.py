@@ -15,7 +15,8 @@ import jitexp
 from helpers import read
 from jitexp import compose, run
 from jitexp.api import timing_presets
-from jitexp.report import build, compare_cli
+from jitexp.report.compare import cli as compare_cli
+from jitexp.report.run import build
 
 QUICK = "quick"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers import write_sweep
-from jitexp.report import build, history_cli
+from jitexp.report.history import cli as history_cli
+from jitexp.report.run import build
 from unit.test_report_page import page_rows
 
 CHECK = """<script>

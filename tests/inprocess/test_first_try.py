@@ -14,7 +14,7 @@ import pytest
 
 import jitexp
 from jitexp.config import sizing
-from jitexp.report.caveats import caveat_summary
+from jitexp.report.run.caveats import caveat_summary
 from jitexp.worker import inputs
 
 pytest.importorskip("flax")

@@ -19,8 +19,8 @@ from jitexp.ipython import (
     merged_kwargs,
     split_line,
 )
-from jitexp.report.build import write_report
-from jitexp.report.caveats import caveat_summary, reason_kind, steal_caveats
+from jitexp.report.run.build import write_report
+from jitexp.report.run.caveats import caveat_summary, reason_kind, steal_caveats
 
 
 def row(**extra) -> dict:

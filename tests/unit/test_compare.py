@@ -13,9 +13,9 @@ import pytest
 
 from jitexp.analysis import formatting
 from jitexp.analysis.stats import change_verdict, undetectable
-from jitexp.report.compare import BETWEEN_RUN_SD, compare, metric_row
-from jitexp.report.compare_cli import main
-from jitexp.report.compare_runs import Side, load_side
+from jitexp.report.compare.cli import main
+from jitexp.report.compare.gate import BETWEEN_RUN_SD, compare, metric_row
+from jitexp.report.compare.runs import Side, load_side
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import RESULTS_CSV
 from jitexp.store.schema import PROCESS_COLUMNS, SAMPLE_COLUMNS
@@ -352,7 +352,7 @@ def test_the_header_of_a_run_with_only_error_rows(tmp_path, capsys):
 
 
 def test_the_ratio_chart_has_a_scale_on_both_sides_of_one_and_labels_only_what_differs(tmp_path, monkeypatch):
-    from jitexp.report import plot_compare
+    from jitexp.report.compare import chart as plot_compare
 
     table = pd.DataFrame(
         {
@@ -442,8 +442,8 @@ def test_another_device_count_or_mesh_is_another_case_and_a_run_without_those_co
 
 
 def test_a_status_row_says_no_process_was_compared_and_leaves_every_figure_empty():
-    from jitexp.report.compare import _status_row
-    from jitexp.report.compare_runs import COLUMNS, NOTE
+    from jitexp.report.compare.gate import _status_row
+    from jitexp.report.compare.runs import COLUMNS, NOTE
 
     row = _status_row("broken")
     assert (row["metric"], row["verdict"], row["n_base"], row["n_new"], row[NOTE]) == ("status", "broken", 0, 0, "")
@@ -452,7 +452,7 @@ def test_a_status_row_says_no_process_was_compared_and_leaves_every_figure_empty
 
 
 def test_a_failure_in_new_is_told_by_its_phase_type_and_message_or_else_its_status():
-    from jitexp.report.compare import _failure
+    from jitexp.report.compare.gate import _failure
 
     row = {"error_phase": "run", "error_type": "ValueError", "error_message": "bad shape", "status": "error"}
     assert _failure(row) == "error in NEW: run: ValueError: bad shape"
@@ -460,7 +460,7 @@ def test_a_failure_in_new_is_told_by_its_phase_type_and_message_or_else_its_stat
 
 
 def test_the_gate_by_default_fails_cannot_tell_and_missing_cases():
-    from jitexp.report.compare import failing
+    from jitexp.report.compare.gate import failing
 
     table = pd.DataFrame(
         {

@@ -21,9 +21,10 @@ from jitexp.analysis import formatting
 from jitexp.analysis.rows import job_result
 from jitexp.config.convert import to_config
 from jitexp.records import Cold, JobRaw, ModeResult, ProcessResult
-from jitexp.report import markdown, plot_speedup, tables, terminal
-from jitexp.report.text_parts import PLUS_MINUS_MEANING, SPEEDUP_MEANING
-from jitexp.report.views import speedup_view
+from jitexp.report.plots import speedup as plot_speedup
+from jitexp.report.run import markdown, tables, terminal
+from jitexp.report.run.text_parts import PLUS_MINUS_MEANING, SPEEDUP_MEANING
+from jitexp.report.run.views import speedup_view
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import load_results
 

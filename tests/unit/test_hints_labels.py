@@ -11,9 +11,9 @@ from jitexp import ConfigError
 from jitexp.analysis.formatting import job_summary
 from jitexp.engine import preflight
 from jitexp.labels import shapes_label, size_text
-from jitexp.report import plot_groups
-from jitexp.report.caveats import caveats
-from jitexp.report.views import rows_table
+from jitexp.report.plots import grouping as plot_groups
+from jitexp.report.run.caveats import caveats
+from jitexp.report.run.views import rows_table
 
 
 def test_a_near_miss_keeps_did_you_mean_and_shows_the_plus_form():

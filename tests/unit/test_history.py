@@ -10,8 +10,8 @@ import pytest
 
 import jitexp
 from helpers import history_run as run
-from jitexp.report import history_cli
-from jitexp.report.history import HISTORY_COLUMNS, history, steps_table
+from jitexp.report.history import cli as history_cli
+from jitexp.report.history.timeline import HISTORY_COLUMNS, history, steps_table
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from jitexp.analysis.rows import job_result
 from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
 from jitexp.labels import size_meaning
 from jitexp.records import JobRaw, ProcessResult
-from jitexp.report.views import rows_table
+from jitexp.report.run.views import rows_table
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import load_results
 

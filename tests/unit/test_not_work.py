@@ -17,7 +17,7 @@ from jitexp.analysis.rows import mode_rows
 from jitexp.analysis.speedups import DIFFERS, NO_WORK, NOT_COMPARABLE, not_work
 from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
 from jitexp.records import ProcessResult
-from jitexp.report.caveats import caveat_summary, row_notes
+from jitexp.report.run.caveats import caveat_summary, row_notes
 
 NAN = math.nan
 BASE = {"job_num": 0, "workload": "f", "size": 1000}
@@ -141,7 +141,7 @@ def test_the_caveats_agree_with_the_line():
 
 
 def test_the_report_s_speedup_table_keeps_the_row_s_no_verdict():
-    from jitexp.report.tables import speedup_table
+    from jitexp.report.run.tables import speedup_table
 
     eager, jit = rows_of("eager", "jit", eager=dict(eager_ops=2), jit={**WORK, "xla_kernels": 0})
     table = speedup_table(pd.DataFrame([eager, jit]))

@@ -11,10 +11,10 @@ import pytest
 
 from helpers import error, frame, ok, sweep_rows, write_sweep
 from jitexp.analysis import formatting
-from jitexp.report import build, markdown, tables, terminal
-from jitexp.report.caveats import caveat_summary, steal_caveats
-from jitexp.report.detail_tables import attribution_table, cache_table, memory_table
-from jitexp.report.views import ATTRIBUTION_VIEW, compact_view, rows_table, speedup_view
+from jitexp.report.run import build, markdown, tables, terminal
+from jitexp.report.run.caveats import caveat_summary, steal_caveats
+from jitexp.report.run.detail_tables import attribution_table, cache_table, memory_table
+from jitexp.report.run.views import ATTRIBUTION_VIEW, compact_view, rows_table, speedup_view
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import RESULTS_CSV
 
@@ -538,7 +538,7 @@ def test_static_labels():
         [ok("loop", "jit", 50, 1e-4, 0.03, param_n=n, static_argnums="[1]") for n in (2, 3)]
         + [error("loop", "jit", 50, param_n=n, static_argnums="[]") for n in (2, 3)]
     )
-    from jitexp.report import plot_groups
+    from jitexp.report.plots import grouping as plot_groups
 
     labels = [label for label, _ in plot_groups.case_groups(rows)]
     assert labels == [
@@ -550,7 +550,7 @@ def test_static_labels():
 
 
 def test_plot_labels_name_what_differs_and_the_title_what_every_group_shares():
-    from jitexp.report import plot_groups
+    from jitexp.report.plots import grouping as plot_groups
 
     rows = frame(
         [ok("dp", "jit", 256, 1e-3 * d, 0.4, mesh=f"data={d}", param_batch=256, param_depth=2) for d in (1, 2, 4)]
@@ -640,7 +640,8 @@ def test_sequence_table_and_calls_figure(tmp_path, capsys):
 
 
 def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
-    from jitexp.report import plot_growth, plot_style
+    from jitexp.report.plots import growth as plot_growth
+    from jitexp.report.plots import style as plot_style
 
     rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64, 256, 1024)]
     rows += [ok("w", "eager", n, 1e-9 * n**2, 0.02) for n in (16, 64, 256, 1024)]
@@ -657,7 +658,8 @@ def test_growth_exponent_written_on_the_scaling_plot(tmp_path, monkeypatch):
 
 
 def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, monkeypatch):
-    from jitexp.report import plot_growth, plot_style
+    from jitexp.report.plots import growth as plot_growth
+    from jitexp.report.plots import style as plot_style
 
     rows = [ok("w", "jit", n, 2e-9 * n**1.5, 0.01) for n in (16, 64)]
     figures = []
@@ -672,7 +674,8 @@ def test_two_sizes_give_no_growth_exponent_and_the_legend_says_why(tmp_path, mon
 
 
 def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeypatch):
-    from jitexp.report import plot_style, plot_time
+    from jitexp.report.plots import style as plot_style
+    from jitexp.report.plots import times as plot_time
 
     rows = [
         ok("w", "eager", 8, 0.004, 0.01, unstable=True, ci_target_met=False),
@@ -693,7 +696,8 @@ def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeyp
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
-    from jitexp.report import plot_speedup, plot_style
+    from jitexp.report.plots import speedup as plot_speedup
+    from jitexp.report.plots import style as plot_style
 
     rows = [
         ok("w", "eager", 8, 0.00157, 0.01, job_num=0),

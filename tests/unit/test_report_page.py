@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from helpers import error, frame, ok, write_sweep
-from jitexp.report import build
+from jitexp.report.run import build
 
 PAIRED = dict(
     baseline_mode="eager",

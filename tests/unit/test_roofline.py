@@ -11,10 +11,10 @@ import pytest
 
 from helpers import error, frame, ok
 from jitexp.analysis.formatting import markdown_table
-from jitexp.report import build
-from jitexp.report.caveats import caveat_summary
-from jitexp.report.plot_roofline import Ceiling, ceilings, roofline_chart, roofline_points
-from jitexp.report.views import rows_table
+from jitexp.report.plots.roofline import Ceiling, ceilings, roofline_chart, roofline_points
+from jitexp.report.run import build
+from jitexp.report.run.caveats import caveat_summary
+from jitexp.report.run.views import rows_table
 
 TPU = dict(platform="tpu", device_kind="TPU v5 lite", dtype="bfloat16")
 PEAKS = dict(peak_flops_per_s=200e12, peak_bytes_per_s=800e9)  # ridge at 250 FLOP/byte
@@ -180,7 +180,7 @@ def test_what_the_host_could_not_give_is_said_once_not_per_row():
 
 
 def test_the_nominal_ceiling_is_drawn_beside_the_probes_and_each_is_labelled_by_what_it_is():
-    from jitexp.report.plot_roofline import _panel_title, nominal_ceilings, probe_words
+    from jitexp.report.plots.roofline import _panel_title, nominal_ceilings, probe_words
 
     nominal = dict(nominal_flops_per_s=197e12, nominal_bytes_per_s=819e9)
     df = frame(

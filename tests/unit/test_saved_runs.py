@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jitexp.report import build, compare_cli
+from jitexp.report.compare import cli as compare_cli
+from jitexp.report.run import build
 
 RUNS = Path(__file__).parents[1] / "data" / "runs"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jitexp.report.steps import find_steps
+from jitexp.report.history.steps import find_steps
 
 SD = 0.077  # between-run sd of log(steady time) on this VM (report/compare.py BETWEEN_RUN_SD)
 
@@ -91,7 +91,7 @@ def test_four_runs_two_at_each_level_are_the_fewest_that_make_a_step():
 
 
 def test_each_runs_own_spread_comes_from_its_ci_where_it_has_one():
-    from jitexp.report.steps import Z95, _own_sd
+    from jitexp.report.history.steps import Z95, _own_sd
 
     y = np.log([1.0, 1.0, 1.0])
     assert _own_sd(y, None, [1.1, 1.1, 1.1]).size == 0 and _own_sd(y, [0.9, 0.9, 0.9], None).size == 0
@@ -106,7 +106,7 @@ def test_runs_whose_own_cis_are_wide_hide_a_step_their_values_alone_would_show()
     assert [(s.before, s.after) for s in find_steps(values)] == [(5, 6)]
     assert find_steps(values, values * 0.6, values * 1.4) == []
     assert [(s.before, s.after) for s in find_steps(values, values * 0.6, None)] == [(5, 6)]  # no CI: no own spread
-    from jitexp.report.steps import _own_sd
+    from jitexp.report.history.steps import _own_sd
 
     assert list(_own_sd(np.zeros(1), [1.0], [1.0])) == [0.0]  # a CI of one point: no spread, still counted
 
@@ -115,7 +115,7 @@ def test_runs_whose_own_cis_are_wide_hide_a_step_their_values_alone_would_show()
 
 from scipy import stats as sps  # noqa: E402
 
-from jitexp.report.steps import Z95, Step, _difference_sd, _kept, _proposed, _typical  # noqa: E402
+from jitexp.report.history.steps import Z95, Step, _difference_sd, _kept, _proposed, _typical  # noqa: E402
 
 
 def test_a_run_without_a_log_among_enough_runs_gives_no_step():
@@ -229,7 +229,7 @@ def test_a_step_must_beat_the_bonferroni_corrected_t_over_the_places_it_could_be
 # ---- issue 49: what each run knows, calibrated on the recorded A/A history (tests/aa_lines.py) ---------------
 
 import aa_lines  # noqa: E402
-from jitexp.report.steps import Processes  # noqa: E402
+from jitexp.report.history.steps import Processes  # noqa: E402
 
 
 def test_the_issues_six_runs_are_one_step_at_commit_4():

@@ -14,12 +14,13 @@ import pytest
 from helpers import ok
 from jitexp.analysis import formatting
 from jitexp.pytest_plugin import Entry, Session, deciding
-from jitexp.report import plot_speedup, tables
-from jitexp.report.compare import failing
-from jitexp.report.compare_runs import COLUMNS
-from jitexp.report.compare_text import render
-from jitexp.report.page import verdict_table
-from jitexp.report.views import ab_view
+from jitexp.report.compare.gate import failing
+from jitexp.report.compare.runs import COLUMNS
+from jitexp.report.compare.text import render
+from jitexp.report.plots import speedup as plot_speedup
+from jitexp.report.run import tables
+from jitexp.report.run.page import verdict_table
+from jitexp.report.run.views import ab_view
 
 # ---- the phrase ---------------------------------------------------------------------------------------
 

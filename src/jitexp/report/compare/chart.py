@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.report import plot_style
-from jitexp.report.compare_runs import DIRECTION, new_over_base
+from jitexp.report.compare.runs import DIRECTION, new_over_base
+from jitexp.report.plots import style
 from jitexp.store.csvio import write_atomic
 
 COLOURS = {"slower": "tab:red", "faster": "tab:green"}
@@ -43,11 +43,11 @@ def compare_chart(table: pd.DataFrame, keys: list[str], threshold: float, path: 
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlim(low, high)
-    plot_style.ratio_ticks(ax.xaxis, low, high, unit="")
+    style.ratio_ticks(ax.xaxis, low, high, unit="")
     ax.grid(True, axis="x", alpha=0.25)
     ax.set_xlabel("NEW / BASE time, 95% CI: below 1 NEW is faster, above 1 slower")
     title = "; ".join([DIRECTION, *([", ".join(shared)] if shared else [])])
-    fig.suptitle(plot_style.fit_title(fig, title, fontsize=9), fontsize=9)
+    fig.suptitle(style.fit_title(fig, title, fontsize=9), fontsize=9)
     fig.legend(loc="outside lower center", fontsize=8, frameon=False)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)

@@ -15,8 +15,10 @@ import pandas as pd
 
 from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.noise import PROBES
-from jitexp.report.compare import MISSING, compare, failing
-from jitexp.report.compare_runs import (
+from jitexp.report.compare.chart import compare_chart
+from jitexp.report.compare.gate import MISSING, compare, failing
+from jitexp.report.compare.host_drift import drift_lines
+from jitexp.report.compare.runs import (
     DIRECTION,
     environment_diff,
     load_side,
@@ -24,9 +26,7 @@ from jitexp.report.compare_runs import (
     matched_columns,
     unmatched,
 )
-from jitexp.report.compare_text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
-from jitexp.report.host_drift import drift_lines
-from jitexp.report.plot_compare import compare_chart
+from jitexp.report.compare.text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
 from jitexp.store.csvio import write_atomic, write_csv
 
 

@@ -12,8 +12,8 @@ of BASE missing from NEW (unless --allow-missing); no case in common. A slowdown
 the host's own drift unless asked (--excuse-host-drift), and then only by the host probe doing the
 case's kind of work, when that probe's CI over processes moved the same way.
 
-The runs are loaded and matched in compare_runs.py, the host drift in host_drift.py, the text in
-compare_text.py, the ratio chart in plot_compare.py, the command line (jitexp-compare) in compare_cli.py.
+The runs are loaded and matched in runs.py, the host drift in host_drift.py, the text in
+text.py, the ratio chart in chart.py, the command line (jitexp-compare) in cli.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import pandas as pd
 
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, CHANGE_METRICS, THRESHOLD, two_sample_change
 from jitexp.noise import PROBES
-from jitexp.report.compare_runs import (
+from jitexp.report.compare.host_drift import host_columns, within_drift
+from jitexp.report.compare.runs import (
     COLUMNS,
     HOST_COLUMNS,
     NOTE,
@@ -39,7 +40,6 @@ from jitexp.report.compare_runs import (
     matched_columns,
     pool_values,
 )
-from jitexp.report.host_drift import host_columns, within_drift
 
 BROKEN = "broken"  # ok in BASE, an error in NEW: fails the gate whatever --fail-on says
 MISSING = "missing"  # in BASE, not in NEW at all: fails the gate unless --allow-missing

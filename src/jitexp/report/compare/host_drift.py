@@ -9,8 +9,8 @@ import pandas as pd
 
 from jitexp.analysis.stats import ALPHA, THRESHOLD, two_sample_change
 from jitexp.noise import PROBE_COLUMNS, PROBES
-from jitexp.report.caveats import replaced_processes
-from jitexp.report.compare_runs import HOST_COLUMNS, NOTE, Side, new_over_base, pool_values
+from jitexp.report.compare.runs import HOST_COLUMNS, NOTE, Side, new_over_base, pool_values
+from jitexp.report.shared.cases import replaced_processes
 
 WITHIN_DRIFT = "within host drift"  # only with --excuse-host-drift
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
+from jitexp.report.shared.cases import MACHINE, case_columns
 from jitexp.store.folders import RESULTS_CSV, iter_jobs
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
@@ -32,21 +33,6 @@ def new_over_base(ratio: object, lo: object = None, hi: object = None) -> str:
     return text
 
 
-# a run without device columns (before issue 25) matches on the others: matched_columns takes what both runs have
-CASE = [
-    "workload",
-    "size",
-    "dtype",
-    "mode",
-    "variant",
-    "env",
-    "static_argnums",
-    "device_kind",
-    "device_count",
-    "distributed_processes",
-    "mesh",
-    "shardings",
-]
 COLUMNS = [
     "metric",
     "base_s",
@@ -140,13 +126,6 @@ def _of(frame: pd.DataFrame, variant: str, env: str, mode: str) -> pd.Series:
     return mine
 
 
-def case_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
-    """The identity columns a case is matched on: workload, params, size, dtype, mode, variant, statics, device(s)."""
-    params = sorted(c for c in rows.columns if c.startswith("param_"))
-    keys = CASE[:1] + params + CASE[1:]
-    return [k for k in keys if k in rows.columns and k not in ignore]
-
-
 def matched_columns(base: Side, new: Side, ignore: Sequence[str] = ()) -> list[str]:
     """The identity columns both runs have (ok or error rows), minus ignored ones."""
     theirs = case_columns(new.every_row, ignore)
@@ -165,9 +144,6 @@ def environment_diff(base: Side, new: Side) -> list[str]:
         if a and b and a != b:
             lines.append(f"{col}: {', '.join(a)} -> {', '.join(b)}")
     return lines
-
-
-MACHINE = ("hostname", "cpu_model", "device_kind")
 
 
 def across_machines(base: Side, new: Side) -> bool:

@@ -9,9 +9,9 @@ import pandas as pd
 
 from jitexp.analysis.formatting import format_seconds, verdict_words
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, THRESHOLD
-from jitexp.report.compare import BROKEN, MISSING
-from jitexp.report.compare_runs import COLUMNS, HOST_COLUMNS, NOTE, RATIO, Side, case_groups, new_over_base
-from jitexp.report.host_drift import host_moved
+from jitexp.report.compare.gate import BROKEN, MISSING
+from jitexp.report.compare.host_drift import host_moved
+from jitexp.report.compare.runs import COLUMNS, HOST_COLUMNS, NOTE, RATIO, Side, case_groups, new_over_base
 
 WIDTH = 120  # the terminal's lines: the default table, the header and the notes fit (issue 50)
 ALWAYS = ("workload", "mode")  # case columns shown even when every row shares them

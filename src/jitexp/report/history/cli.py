@@ -18,7 +18,8 @@ import pandas as pd
 
 from jitexp.analysis.formatting import format_bytes, format_seconds
 from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
-from jitexp.report.history import (
+from jitexp.report.history.page import PAGE, write_page
+from jitexp.report.history.timeline import (
     METRICS,
     commit_range,
     counted,
@@ -28,7 +29,6 @@ from jitexp.report.history import (
     step_change,
     steps_table,
 )
-from jitexp.report.history_page import PAGE, write_page
 from jitexp.store.csvio import write_csv
 
 HISTORY_CSV = "history.csv"

@@ -19,8 +19,8 @@ import pandas as pd
 
 from jitexp.analysis.formatting import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
-from jitexp.report.compare_runs import MACHINE, case_columns
-from jitexp.report.steps import Processes, Step, find_steps
+from jitexp.report.history.steps import Processes, Step, find_steps
+from jitexp.report.shared.cases import MACHINE, case_columns
 from jitexp.store.csvio import read_text
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
@@ -32,7 +32,7 @@ METRICS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "trace": ("trace_s", None),
     "peak_memory": ("peak_memory_bytes", None),
 }
-# what the step test reads of each run's processes (report/steps.py): per metric, the processes.csv column, and
+# what the step test reads of each run's processes (history/steps.py): per metric, the processes.csv column, and
 # per run its processes' count, mean and sd of log values, smallest and largest value
 PROCESS_COLUMNS = {"steady": "median_s", "first_call": "first_call_s", "compile": "compile_s", "trace": "trace_s"}
 PROCESS_SUMMARY = ["proc_n", "proc_log_mean", "proc_log_sd", "proc_low", "proc_high"]
@@ -245,7 +245,7 @@ STEP_COLUMNS = [
 
 
 def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFrame:
-    """steps.csv: every step of every case, metric and machine line (report/steps.py), with its commit range
+    """steps.csv: every step of every case, metric and machine line (history/steps.py), with its commit range
     (the last run before it and the first after), the jax versions on either side, and whether the line's newest
     run is on the step's new level (`newest`: what --fail-on-step judges)."""
     out = []

@@ -1,8 +1,9 @@
-"""Report plots as PNG files: every figure family the data support, drawn in the report's order.
+"""One run's figures as PNG files: every figure family the data support, drawn in the report's order (make_plots).
 
-Each family lives in its own module (plot_time, plot_speedup, plot_coldstart, plot_growth, plot_devices,
-plot_roofline, plot_calls);
-none imports matplotlib until it draws, so importing this module is cheap.
+Each family lives in its own module (times, speedup, coldstart, growth, devices, roofline, calls), over grouping
+(which rows share a figure) and style (axes, colours, titles; the only place a figure is saved). None imports
+matplotlib until it draws, so importing this package is cheap. Plots read the results frame and report.shared,
+never a run's tables or page: a new figure family is a module here, added to make_plots.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.report.plot_calls import calls_charts
-from jitexp.report.plot_coldstart import coldstart_charts
-from jitexp.report.plot_devices import device_charts
-from jitexp.report.plot_growth import compile_charts, scaling_charts
-from jitexp.report.plot_roofline import roofline_chart
-from jitexp.report.plot_speedup import speedup_charts
-from jitexp.report.plot_time import time_charts
+from jitexp.report.plots.calls import calls_charts
+from jitexp.report.plots.coldstart import coldstart_charts
+from jitexp.report.plots.devices import device_charts
+from jitexp.report.plots.growth import compile_charts, scaling_charts
+from jitexp.report.plots.roofline import roofline_chart
+from jitexp.report.plots.speedup import speedup_charts
+from jitexp.report.plots.times import time_charts
 
 
 def make_plots(

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis import formatting
-from jitexp.report import cases, plot_style
+from jitexp.report.plots import style
+from jitexp.report.shared import cases
 
 
 def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> list[Path]:
@@ -23,12 +24,12 @@ def calls_charts(calls: pd.DataFrame | None, df: pd.DataFrame, out: Path) -> lis
     frame = frame.assign(probe=cases.text_column(frame, "probe").replace("", "cold"))
     for workload, rows in frame.groupby("workload", sort=False):
         probes = [p for p in ("cold", "sequence") if (rows["probe"] == p).any()]
-        fig, axes = plot_style.figure(width=6.0 * len(probes) + 0.5, ncols=len(probes))
+        fig, axes = style.figure(width=6.0 * len(probes) + 0.5, ncols=len(probes))
         for ax, probe in zip(axes, probes):
             _calls_panel(ax, rows[rows["probe"] == probe], probe, params)
         dtypes = [d for d in pd.unique(cases.text_column(rows, "dtype")) if d]
         fig.suptitle(f"per-call latency: {workload}" + (f" | {', '.join(dtypes)}" if dtypes else ""), fontsize=10)
-        paths.append(plot_style.save(fig, out, "calls", {"workload": workload}, df))
+        paths.append(style.save(fig, out, "calls", {"workload": workload}, df))
     return paths
 
 
@@ -104,7 +105,7 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
             label=f"{label} ({jobs_text}): every call failed, {kind}",
         )
     ax.set_yscale("log")
-    plot_style.seconds_axis(ax.yaxis)
+    style.seconds_axis(ax.yaxis)
     ax.set_xlabel("call" + (" and its argument variant" if probe == "sequence" else ""))
     ax.set_ylabel("time of the call (until its output is ready)")
     calls = sorted({int(c) for c in rows["call"].dropna()})

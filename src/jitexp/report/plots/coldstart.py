@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis import formatting
-from jitexp.report import cases, plot_groups, plot_style
+from jitexp.report.plots import grouping, style
+from jitexp.report.shared import cases
 
 PHASES = [
     ("trace_s", "trace", "#4C72B0"),
@@ -24,15 +25,15 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload, dtype and device: each mode's cold first call as stacked trace/lower/compile/execute
     bars (eager's too: it compiles each primitive on first use), and a disk-cache-warm bar when measured."""
     paths = []
-    for ident, rows in plot_groups.figure_groups(df):
+    for ident, rows in grouping.figure_groups(df):
         ok = cases.ok_rows(rows)
         ok = ok[cases.get_column(ok, "first_call_s").notna() & ~cases.has_value(ok, "mode", formatting.NUMPY)]
         if ok.empty or not (~cases.has_value(ok, "mode", formatting.EAGER)).any():
             continue
-        groups = plot_groups.case_groups(ok)
+        groups = grouping.case_groups(ok)
         bars = []  # (group index, label, parts {phase: seconds}, total)
         for gi, (_label, case) in enumerate(groups):
-            for mode in plot_groups.modes(case):
+            for mode in grouping.modes(case):
                 mrows = case[cases.has_value(case, "mode", mode)]
                 r = mrows.iloc[0]
                 bars.append(
@@ -54,7 +55,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                         )
                     )
         n_bars = len(bars)
-        fig, ax = plot_style.figure(width=max(6.5, 2.8 + 0.75 * n_bars + 0.3 * len(groups)))
+        fig, ax = style.figure(width=max(6.5, 2.8 + 0.75 * n_bars + 0.3 * len(groups)))
         xs, gap, last_group = [], 0.0, None
         for i, (gi, label, parts, total) in enumerate(bars):
             gap += 0.6 if last_group is not None and gi != last_group else 0.0
@@ -88,41 +89,41 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             )
         ax.set_xlim(xs[0] - 0.7, xs[-1] + 0.7)
         _label_bars(ax, xs, bars, groups)
-        plot_style.seconds_axis(ax.yaxis)
+        style.seconds_axis(ax.yaxis)
         ax.set_ylim(0, max(b[3] for b in bars) * 1.15)
         ax.set_ylabel(_mode_named(bars, groups) + "cold first call in a fresh process")
         ax.grid(True, axis="y", alpha=0.25)
         from matplotlib.patches import Patch
 
-        drawn = set(plot_style.unique_handles(fig)[1])
+        drawn = set(style.unique_handles(fig)[1])
         handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
         if any(b[1] == formatting.EAGER for b in bars):
             handles.append(
                 Patch(facecolor="white", edgecolor="grey", hatch="//", label="hatched: eager (compiles each primitive)")
             )
-        plot_style.legend_below(fig, handles, ncol=min(len(handles), 3))
-        title = plot_style.title(ident, params=plot_groups.shared_text(ok))
-        ax.set_title(plot_style.fit_title(fig, "cold start: " + title), fontsize=10)
-        paths.append(plot_style.save(fig, out, "coldstart", ident, df))
+        style.legend_below(fig, handles, ncol=min(len(handles), 3))
+        title = style.title(ident, params=grouping.shared_text(ok))
+        ax.set_title(style.fit_title(fig, "cold start: " + title), fontsize=10)
+        paths.append(style.save(fig, out, "coldstart", ident, df))
     return paths
 
 
 def _label_bars(ax, xs: list[float], bars: list, groups: list) -> None:
     """One bar per x group: each bar labelled with its group (and its mode where modes differ). Several: each bar
     with its mode and the group's label in bold under them, wrapped to the group's width."""
-    unit = plot_style.axis_inches(ax) / (ax.get_xlim()[1] - ax.get_xlim()[0])
+    unit = style.axis_inches(ax) / (ax.get_xlim()[1] - ax.get_xlim()[0])
     if _one_bar_each(bars, groups):
         same_mode = len({b[1] for b in bars}) == 1
         labels = [label if same_mode else f"{b[1]}\n{label}" for b, (label, _) in zip(bars, groups)]
         spacing = min((b - a for a, b in zip(xs, xs[1:])), default=1.0)
-        plot_style.x_labels(ax, xs, labels, spacing=spacing)
+        style.x_labels(ax, xs, labels, spacing=spacing)
         return
     ax.set_xticks(xs, [b[1] for b in bars], fontsize=8)
     if len(groups) > 1 or groups[0][0]:
         for gi, (label, _) in enumerate(groups):
             members = [x for x, b in zip(xs, bars) if b[0] == gi]
             ax.annotate(
-                plot_style.wrap(label.replace("\n", ", "), plot_style.label_chars(unit * (len(members) + 0.4))),
+                style.wrap(label.replace("\n", ", "), style.label_chars(unit * (len(members) + 0.4))),
                 (float(np.mean(members)), 0),
                 xycoords=("data", "axes fraction"),
                 textcoords="offset points",

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.report import cases, plot_style
+from jitexp.report.plots import style
+from jitexp.report.shared import cases
 from jitexp.store.schema import MESH_COLUMNS
 
 SPREAD = (
@@ -32,7 +33,7 @@ def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:
         if counts.nunique() < 2 or 1 not in set(counts):
             continue
         ident = dict(zip(keys, cases.as_tuple(values)))
-        fig, (time_ax, speed_ax) = plot_style.figure(width=11.0, ncols=2)
+        fig, (time_ax, speed_ax) = style.figure(width=11.0, ncols=2)
         for mode, line in sorted(group.groupby("mode", sort=False), key=lambda m: cases.mode_rank(str(m[0]))):
             line = line.assign(devices=pd.to_numeric(line["device_count"]).astype(int)).sort_values("devices")
             by_count = line.groupby("devices")[["median_s", "ci95_low_s", "ci95_high_s"]].median()
@@ -40,7 +41,7 @@ def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 continue
             x = by_count.index.to_numpy(float)
             y = by_count["median_s"].to_numpy(float)
-            colour = plot_style.mode_colour(str(mode))
+            colour = style.mode_colour(str(mode))
             time_ax.plot(x, y, marker="o", color=colour, label=str(mode))
             low, high = by_count["ci95_low_s"].to_numpy(float), by_count["ci95_high_s"].to_numpy(float)
             time_ax.fill_between(
@@ -62,8 +63,8 @@ def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_xlabel("devices")
             ax.set_ylabel(ylabel)
             ax.grid(True, which="major", alpha=0.3)
-        plot_style.seconds_axis(time_ax.yaxis)
-        plot_style.label_minor_log_ticks(time_ax, seconds=True)
+        style.seconds_axis(time_ax.yaxis)
+        style.label_minor_log_ticks(time_ax, seconds=True)
         from matplotlib.ticker import FuncFormatter
 
         speed_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
@@ -73,7 +74,7 @@ def device_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             if platform == "cpu"
             else ""
         )
-        fig.suptitle("scaling over devices: " + plot_style.title(ident) + note, fontsize=10)
-        plot_style.legend_below(fig, ncol=4, title="band: 95% CI", title_fontsize=8)
-        paths.append(plot_style.save(fig, out, "devices", ident, df))
+        fig.suptitle("scaling over devices: " + style.title(ident) + note, fontsize=10)
+        style.legend_below(fig, ncol=4, title="band: 95% CI", title_fontsize=8)
+        paths.append(style.save(fig, out, "devices", ident, df))
     return paths

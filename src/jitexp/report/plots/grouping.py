@@ -6,7 +6,7 @@ import pandas as pd
 
 from jitexp.analysis import formatting
 from jitexp.labels import size_text
-from jitexp.report import cases
+from jitexp.report.shared import cases
 
 
 def figure_groups(df: pd.DataFrame):

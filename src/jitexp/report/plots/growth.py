@@ -10,25 +10,27 @@ import pandas as pd
 
 from jitexp import labels
 from jitexp.analysis import formatting
-from jitexp.report import cases, plot_style, tables
+from jitexp.report.plots import style
+from jitexp.report.shared import cases
+from jitexp.report.shared.growth import MIN_GROWTH_SIZES, growth_exponent, scaling_points
 
 
 def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     """Per workload/params/dtype/device: median time vs size per mode, log-log, CI as a band; from
     MIN_GROWTH_SIZES sizes on, the growth exponent (least-squares slope of log time over log size) in the
     legend and its fit dashed; with fewer, the legend says why there is none."""
-    points = tables.scaling_points(df)
+    points = scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points):
-        fig, ax = plot_style.figure()
+        fig, ax = style.figure()
         fitted = False
         for label, line in lines:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
-            slope = tables.growth_exponent(x, y)
+            slope = growth_exponent(x, y)
             growth = (
                 formatting.growth_text(slope)
                 if math.isfinite(slope)
-                else f"no exponent from {np.unique(x).size} sizes (needs {tables.MIN_GROWTH_SIZES})"
+                else f"no exponent from {np.unique(x).size} sizes (needs {MIN_GROWTH_SIZES})"
             )
             (drawn,) = ax.plot(x, y, marker="o", label=f"{label}: {growth}")
             low, high = _band(line, y)
@@ -38,18 +40,16 @@ def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 intercept = np.mean(np.log(y) - slope * np.log(x))
                 ax.plot(x, np.exp(intercept) * x**slope, linestyle="--", linewidth=1.2, color=drawn.get_color())
         _loglog(ax, "median time per call", _sizes(lines), lines)
-        plot_style.seconds_axis(ax.yaxis)
-        plot_style.label_minor_log_ticks(ax, seconds=True)
+        style.seconds_axis(ax.yaxis)
+        style.label_minor_log_ticks(ax, seconds=True)
         ax.set_title(
-            "growth: "
-            + plot_style.title(ident)
-            + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
+            "growth: " + style.title(ident) + "\nexponent = slope of log(time) over log(size): 1 linear, 2 quadratic",
             fontsize=10,
         )
-        plot_style.legend_below(
+        style.legend_below(
             fig, ncol=2, title="band: 95% CI" + ("; dashed: least-squares fit" if fitted else ""), title_fontsize=8
         )
-        paths.append(plot_style.save(fig, out, "scaling", ident, df))
+        paths.append(style.save(fig, out, "scaling", ident, df))
     return paths
 
 
@@ -59,12 +59,12 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     The first call stands in for compile time where compile_s is not measured (eager, or a
     runner that only times the first call), and bounds it from above where it is.
     """
-    points = tables.scaling_points(df)
+    points = scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points, value="first_call_s"):
         if all(line["mode"].eq(formatting.EAGER).all() for _, line in lines):
             continue
-        fig, ax = plot_style.figure()
+        fig, ax = style.figure()
         for label, line in lines:
             x = line["size"].to_numpy(float)
             colour = None
@@ -76,11 +76,11 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 x, line["first_call_s"].to_numpy(float), marker="s", color=colour, label=f"{label}: first call (cold)"
             )
         _loglog(ax, "time", _sizes(lines), lines)
-        plot_style.seconds_axis(ax.yaxis)
-        plot_style.label_minor_log_ticks(ax, seconds=True)
-        ax.set_title("compile cost: " + plot_style.title(ident), fontsize=10)
-        plot_style.legend_below(fig, ncol=2)
-        paths.append(plot_style.save(fig, out, "compile", ident, df))
+        style.seconds_axis(ax.yaxis)
+        style.label_minor_log_ticks(ax, seconds=True)
+        ax.set_title("compile cost: " + style.title(ident), fontsize=10)
+        style.legend_below(fig, ncol=2)
+        paths.append(style.save(fig, out, "compile", ident, df))
     return paths
 
 

@@ -23,7 +23,8 @@ import pandas as pd
 
 from jitexp.analysis import formatting
 from jitexp.labels import size_text
-from jitexp.report import cases, plot_style
+from jitexp.report.plots import style
+from jitexp.report.shared import cases
 from jitexp.store.csvio import write_atomic
 
 FILE = "roofline.png"
@@ -164,19 +165,19 @@ def roofline_chart(df: pd.DataFrame, out: Path) -> list[Path]:
         return []
     limits, nominal = ceilings(df), nominal_ceilings(df)
     devices = list(dict.fromkeys(points["device"]))
-    fig, axes = plot_style.figure(width=max(7.5, 5.5 * len(devices)), ncols=len(devices))
+    fig, axes = style.figure(width=max(7.5, 5.5 * len(devices)), ncols=len(devices))
     fig.set_figheight(5.6)
     drew_device = False
     for ax, device in zip(axes, devices):
         mine = points[points["device"] == device]
         drew_device |= _draw_panel(ax, mine, limits.get(device), nominal.get(device))
         title = _panel_title(device, limits.get(device), nominal.get(device))
-        ax.set_title(plot_style.fit_title(fig, title, fontsize=9), fontsize=9)
+        ax.set_title(style.fit_title(fig, title, fontsize=9), fontsize=9)
     shared = _shared_text(points)
     fig.suptitle("roofline: achieved FLOP/s against arithmetic intensity" + (f" | {shared}" if shared else ""))
-    plot_style.legend_below(fig, _legend(points, drew_device, bool(limits), bool(nominal)), ncol=2)
+    style.legend_below(fig, _legend(points, drew_device, bool(limits), bool(nominal)), ncol=2)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=plot_style.DPI)
+    fig.savefig(buffer, format="png", dpi=style.DPI)
     return [write_atomic(out / FILE, buffer.getvalue())]
 
 
@@ -185,7 +186,7 @@ def _draw_panel(ax, points: pd.DataFrame, ceiling: Ceiling | None, nominal: Ceil
     had a device time."""
     drew_device = False
     for _, point in points.iterrows():
-        colour = plot_style.mode_colour(point["mode"])
+        colour = style.mode_colour(point["mode"])
         x, wall, on_device = point["intensity"], point["wall_flops_per_s"], point["device_flops_per_s"]
         ax.plot([x], [wall], marker="o", markersize=7, color=colour, linestyle="none")
         if _positive(on_device):
@@ -259,7 +260,7 @@ def _case_texts(points: pd.DataFrame) -> list[tuple[float, float, str, str]]:
         text = ", ".join(p for p in [str(case["label"].iloc[0]), *shares] if p)
         if text:
             lowest = case.loc[case["wall_flops_per_s"].idxmin()]
-            colour = plot_style.mode_colour(lowest["mode"]) if case["mode"].nunique() == 1 else "0.2"
+            colour = style.mode_colour(lowest["mode"]) if case["mode"].nunique() == 1 else "0.2"
             texts.append((float(lowest["intensity"]), float(lowest["wall_flops_per_s"]), text, colour))
     return texts
 
@@ -269,7 +270,7 @@ def _label_room(ax, texts: list, xlim: tuple[float, float], ylim: tuple[float, f
     axes' size is taken before the layout settles)."""
     if not texts:
         return 0.0, 0.0
-    width = max(plot_style.axis_inches(ax), 1.0)
+    width = max(style.axis_inches(ax), 1.0)
     height = max(float(ax.get_position().height * ax.figure.get_figheight()), 1.0)
     span_x, span_y = math.log10(xlim[1] / xlim[0]), math.log10(ylim[1] / ylim[0])
     right = below = 0.0
@@ -322,7 +323,7 @@ def _ceiling_notes(ax, ceiling: Ceiling, words: tuple[str, str], below: bool = F
         y = float(ceiling.at([x])[0])
         if _positive(y) and low_y < y < high_y and (not _positive(ceiling.ridge) or x < ceiling.ridge):
             # a slope of 1 on log-log axes, drawn at the angle the axes' aspect gives it (about: before the layout)
-            per_decade_x = plot_style.axis_inches(ax) / math.log10(high_x / low_x)
+            per_decade_x = style.axis_inches(ax) / math.log10(high_x / low_x)
             per_decade_y = ax.get_position().height * ax.figure.get_figheight() / math.log10(high_y / low_y)
             ax.annotate(
                 words[1].format(bytes_rate_text(ceiling.bytes_per_s)),
@@ -365,9 +366,7 @@ def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool, nomin
     from matplotlib.lines import Line2D
 
     modes = sorted(dict.fromkeys(points["mode"]), key=lambda m: (cases.mode_rank(m), m))
-    handles = [
-        Line2D([], [], marker="s", linestyle="none", color=plot_style.mode_colour(m), label=m or "-") for m in modes
-    ]
+    handles = [Line2D([], [], marker="s", linestyle="none", color=style.mode_colour(m), label=m or "-") for m in modes]
     handles.append(
         Line2D([], [], marker="o", linestyle="none", color="grey", label="circle: by wall time, flops / median_s")
     )

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from jitexp.analysis import formatting
-from jitexp.report import cases, plot_groups, plot_style
+from jitexp.report.plots import grouping, style
+from jitexp.report.shared import cases
 
 AXIS_NOTE = "Hodges-Lehmann over processes; n.s.: the CI contains 1"
 
@@ -22,7 +23,7 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         return paths
     numpy_rows = cases.ok_rows(df)
     numpy_rows = numpy_rows[cases.get_column(numpy_rows, "speedup_vs_numpy").notna()]
-    for ident, rows in plot_groups.figure_groups(df):
+    for ident, rows in grouping.figure_groups(df):
         mine = _match(speedup, ident)
         theirs = _match(numpy_rows, ident)
         if mine.empty and theirs.empty:
@@ -30,22 +31,22 @@ def speedup_charts(df: pd.DataFrame, speedup: pd.DataFrame, out: Path) -> list[P
         panels = [
             p for p in (("vs baseline", mine, "speedup"), ("vs NumPy", theirs, "speedup_vs_numpy")) if not p[1].empty
         ]
-        shared = plot_groups.shared_params(rows)
-        n_cases = max(len(plot_groups.case_groups(p[1], shared)) for p in panels)
-        n_modes = max(len(plot_groups.modes(p[1])) for p in panels)
+        shared = grouping.shared_params(rows)
+        n_cases = max(len(grouping.case_groups(p[1], shared)) for p in panels)
+        n_modes = max(len(grouping.modes(p[1])) for p in panels)
         panel_w = max(4.2, 1.2 + 1.35 * n_cases * n_modes)
-        fig, axes = plot_style.figure(width=panel_w * len(panels) + 0.5, ncols=len(panels))
+        fig, axes = style.figure(width=panel_w * len(panels) + 0.5, ncols=len(panels))
         for ax, (name, table, column) in zip(axes, panels):
             _speedup_panel(ax, table, column, name, shared)
-        title = plot_style.title(ident, params=plot_groups.shared_text(rows, shared))
-        fig.suptitle(plot_style.fit_title(fig, "speedup: " + title), fontsize=10)
-        paths.append(plot_style.save(fig, out, "speedup", ident, df))
+        title = style.title(ident, params=grouping.shared_text(rows, shared))
+        fig.suptitle(style.fit_title(fig, "speedup: " + title), fontsize=10)
+        paths.append(style.save(fig, out, "speedup", ident, df))
     return paths
 
 
 def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict) -> None:
-    groups = plot_groups.case_groups(table, shared)
-    modes = plot_groups.modes(table)
+    groups = grouping.case_groups(table, shared)
+    modes = grouping.modes(table)
     width = min(0.45, 0.9 / max(len(modes), 1))
     low_col, high_col = f"{column}_ci_low", f"{column}_ci_high"
     verdict_col = "verdict" if column == "speedup" else "verdict_vs_numpy"
@@ -64,11 +65,11 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict
                 continue
             baselines.add(str(r.get("baseline_mode", "numpy")) if column == "speedup" else "numpy")
             x = gi + (mi - (len(modes) - 1) / 2) * width
-            colour = plot_style.mode_colour(mode)
+            colour = style.mode_colour(mode)
             ax.errorbar(
                 [x],
                 [y],
-                yerr=[[plot_style.nonneg(y - lo)], [plot_style.nonneg(hi - y)]],
+                yerr=[[style.nonneg(y - lo)], [style.nonneg(hi - y)]],
                 fmt="o",
                 markersize=7,
                 capsize=4,
@@ -93,9 +94,9 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict
     span = max(finite) / min(finite)
     low, high = min(finite) / span**0.05 / 1.1, max(finite) * span**0.12 * 1.15  # room for the labels
     ax.set_ylim(low, high)
-    plot_style.ratio_ticks(ax.yaxis, low, high)
+    style.ratio_ticks(ax.yaxis, low, high)
     ax.set_xlim(-0.6, len(groups) - 0.4 + 0.45)
-    plot_style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
+    style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
     base = "/".join(sorted(baselines)) or "baseline"
     # one meaning (text_parts.SPEEDUP_MEANING): per process baseline median / mode median, Hodges-Lehmann over them
     if column == "speedup":

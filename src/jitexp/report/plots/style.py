@@ -16,7 +16,7 @@ import pandas as pd
 
 from jitexp.analysis import formatting
 from jitexp.labels import size_text
-from jitexp.report import cases
+from jitexp.report.shared import cases
 from jitexp.store.csvio import write_atomic
 
 DPI = 120

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from jitexp.analysis import formatting
-from jitexp.report import cases, plot_groups, plot_style
+from jitexp.report.plots import grouping, style
+from jitexp.report.shared import cases
 
 UNSTABLE_MARKER = "D"  # a diamond: the row is flagged unstable (fill still says whether its CI met the target)
 
@@ -19,13 +20,13 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     on a log axis, the cases (params, static_argnums, sizes) side by side. Hollow: the CI missed its target
     (ci_target_met false); diamond: unstable; x: failed. The CI bar itself shows how tight each point is."""
     paths = []
-    for ident, rows in plot_groups.figure_groups(df):
+    for ident, rows in grouping.figure_groups(df):
         if cases.ok_rows(rows).empty:
             continue
-        groups = plot_groups.case_groups(rows)
-        modes = plot_groups.modes(rows)
+        groups = grouping.case_groups(rows)
+        modes = grouping.modes(rows)
         width = 0.75 / max(len(modes), 1)
-        fig, ax = plot_style.figure(width=max(7.0, 2.8 + 0.9 * len(groups) * len(modes)))
+        fig, ax = style.figure(width=max(7.0, 2.8 + 0.9 * len(groups) * len(modes)))
         labelled, failures = set(), []
         show_values = len(groups) * len(modes) <= 24
         for gi, (_label, case) in enumerate(groups):
@@ -42,8 +43,8 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                     continue
                 agg = cases.aggregate(ok)
                 y = agg["median_s"]
-                yerr = [[plot_style.nonneg(y - agg["ci95_low_s"])], [plot_style.nonneg(agg["ci95_high_s"] - y)]]
-                colour = plot_style.mode_colour(mode)
+                yerr = [[style.nonneg(y - agg["ci95_low_s"])], [style.nonneg(agg["ci95_high_s"] - y)]]
+                colour = style.mode_colour(mode)
                 ax.errorbar(
                     [x],
                     [y],
@@ -74,7 +75,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 [0.04],
                 marker="x",
                 markersize=9,
-                color=plot_style.mode_colour(mode),
+                color=style.mode_colour(mode),
                 transform=ax.get_xaxis_transform(),
                 linestyle="none",
                 label=None,
@@ -91,17 +92,15 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 color="firebrick",
             )
         ax.set_yscale("log")
-        plot_style.seconds_axis(ax.yaxis)
+        style.seconds_axis(ax.yaxis)
         _pad_log_limits(ax, rows, ("ci95_low_s", "ci95_high_s"), bottom_room=2.5 if failures else 1.6)
         ax.set_xlim(-0.6, len(groups) - 0.4)
-        plot_style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
+        style.x_labels(ax, range(len(groups)), [g[0] for g in groups])
         ax.set_ylabel("median time per call (95% CI)")
         ax.grid(True, axis="y", which="both", alpha=0.25)
         from matplotlib.lines import Line2D
 
-        handles = [
-            Line2D([], [], marker="o", linestyle="none", color=plot_style.mode_colour(m), label=m) for m in modes
-        ]
+        handles = [Line2D([], [], marker="o", linestyle="none", color=style.mode_colour(m), label=m) for m in modes]
         if _missed_target(cases.ok_rows(rows)):
             handles.append(
                 Line2D(
@@ -128,11 +127,11 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             )
         if failures:
             handles.append(Line2D([], [], marker="x", linestyle="none", color="grey", label="x: failed (see Errors)"))
-        plot_style.legend_below(fig, handles)
-        plot_style.label_minor_log_ticks(ax, seconds=True)
-        title = plot_style.title(ident, params=plot_groups.shared_text(rows))
-        ax.set_title(plot_style.fit_title(fig, "time per call: " + title), fontsize=10)
-        paths.append(plot_style.save(fig, out, "time", ident, df))
+        style.legend_below(fig, handles)
+        style.label_minor_log_ticks(ax, seconds=True)
+        title = style.title(ident, params=grouping.shared_text(rows))
+        ax.set_title(style.fit_title(fig, "time per call: " + title), fontsize=10)
+        paths.append(style.save(fig, out, "time", ident, df))
     return paths
 
 

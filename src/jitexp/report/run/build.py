@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.report.caveats import caveat_summary
-from jitexp.report.detail_tables import attribution_table, cache_table, memory_table, sequence_table
-from jitexp.report.markdown import PLOT_KINDS, environment_table, is_kind, summary_markdown
-from jitexp.report.page import PAGE, page_html
-from jitexp.report.profile_view import load_profile, profile_table
-from jitexp.report.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
-from jitexp.report.terminal import format_terminal_report
-from jitexp.report.text_parts import headline
+from jitexp.report.run.caveats import caveat_summary
+from jitexp.report.run.detail_tables import attribution_table, cache_table, memory_table, sequence_table
+from jitexp.report.run.markdown import PLOT_KINDS, environment_table, is_kind, summary_markdown
+from jitexp.report.run.page import PAGE, page_html
+from jitexp.report.run.profile_view import load_profile, profile_table
+from jitexp.report.run.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
+from jitexp.report.run.terminal import format_terminal_report
+from jitexp.report.run.text_parts import headline
 from jitexp.store.csvio import write_atomic, write_csv
 from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, iter_jobs, load_results_state
 

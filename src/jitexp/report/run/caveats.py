@@ -1,6 +1,6 @@
 """The caveats under a report: rows whose numbers deserve doubt, counted by kind, and the host's CPU steal.
 
-Each takes a results frame and returns lines of text (no printing); replaced_processes counts steal's replacements.
+Each takes a results frame and returns lines of text (no printing).
 """
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ import pandas as pd
 from jitexp.analysis.formatting import cell_text, format_seconds, is_missing, is_true, split_reasons
 from jitexp.analysis.speedups import NO_WORK, not_work
 from jitexp.labels import size_text
-from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, get_column, knob_text, params_labels, varying
+from jitexp.report.shared.cases import (
+    KNOBS,
+    STATIC_ARGNUMS,
+    get_column,
+    knob_text,
+    one_per_job,
+    params_labels,
+    replaced_processes,
+    varying,
+)
 
 
 def caveats(df: pd.DataFrame) -> list[str]:
@@ -129,18 +138,6 @@ UNAVAILABLE_ITEM = re.compile(r";\s+(?=[A-Za-z_][\w]*: )")
 # A host probe's job medians further apart than this (max/min - 1) say the host moved between jobs:
 # pyperf's 10% limit on spread, as the rows' own instability test uses (rows.MAX_SPREAD).
 HOST_MOVED = 0.10
-
-
-def one_per_job(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per job (and env): the job-level columns (steal, replacements, host probe) repeat on its rows."""
-    job = "_job" if "_job" in df.columns else "job_num"  # _job: jitexp-compare's folder key
-    keys = [c for c in (job, "env") if c in df.columns]
-    return df.drop_duplicates(keys) if keys else df
-
-
-def replaced_processes(df: pd.DataFrame) -> int:
-    """Processes replaced under steal: n_steal_replaced counted once per job (and env), not once per row."""
-    return int(pd.to_numeric(get_column(one_per_job(df), "n_steal_replaced"), errors="coerce").fillna(0).sum())
 
 
 def steal_caveats(df: pd.DataFrame) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jitexp.analysis.formatting import EAGER, NUMPY, variant_label
-from jitexp.report.cases import (
+from jitexp.report.shared.cases import (
     STATIC_ARGNUMS,
     case_keys,
     get_column,

@@ -25,10 +25,10 @@ from jitexp.analysis.formatting import (
     short_name,
     speedup_as_time_ratio,
 )
-from jitexp.report.cases import KNOBS, STATIC_ARGNUMS, case_keys, error_rows, get_column, ok_rows
-from jitexp.report.profile_view import profile_html
-from jitexp.report.tables import ab_table
-from jitexp.report.views import ab_view
+from jitexp.report.run.profile_view import profile_html
+from jitexp.report.run.tables import ab_table
+from jitexp.report.run.views import ab_view
+from jitexp.report.shared.cases import KNOBS, STATIC_ARGNUMS, case_keys, error_rows, get_column, ok_rows
 
 PAGE = "index.html"
 CHANGE = "change (95% CI)"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from jitexp.analysis.formatting import format_seconds, markdown_table
-from jitexp.report import cases
+from jitexp.report.shared import cases
 from jitexp.store.folders import PROFILE_CSV, iter_jobs
 
 TOP = 10  # events per mode in the report (profile.csv has them all)

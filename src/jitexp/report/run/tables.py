@@ -8,15 +8,13 @@ columns of ``jitexp.store.schema.COLUMNS``) and returns a frame. The words for s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 
 from jitexp.analysis.formatting import EAGER, cell_text, is_missing
 from jitexp.analysis.speedups import NOT_WORK_VERDICTS
 from jitexp.analysis.stats import break_even, settled_break_even, verdict
-from jitexp.report.cases import (
+from jitexp.report.shared.cases import (
     AB_VARIANT,
     STATIC_ARGNUMS,
     aggregate,
@@ -31,6 +29,7 @@ from jitexp.report.cases import (
     sort_cases,
     text_column,
 )
+from jitexp.report.shared.growth import growth_exponent, scaling_points
 
 SPEEDUP_COLUMNS = [
     "mode",
@@ -67,7 +66,6 @@ SCALING_COLUMNS = [
     "growth_exponent",
     "first_call_growth_exponent",
 ]
-MIN_GROWTH_SIZES = 3  # a growth exponent needs this many sizes
 ERROR_COLUMNS = [
     "workload",
     "mode",
@@ -212,51 +210,6 @@ def ab_table(df: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame.from_records(records, columns=columns)
-
-
-def growth_exponent(sizes: Iterable[float], times: Iterable[float]) -> float:
-    """Least-squares slope of log(time) over log(size): 1 linear, 2 quadratic; NaN under MIN_GROWTH_SIZES sizes
-    (two points always fit a line exactly, so a slope from them says nothing about the shape)."""
-    s = np.asarray(list(sizes), dtype=float)
-    t = np.asarray(list(times), dtype=float)
-    keep = np.isfinite(s) & np.isfinite(t) & (s > 0) & (t > 0)
-    s, t = s[keep], t[keep]
-    if np.unique(s).size < MIN_GROWTH_SIZES:
-        return math.nan
-    return float(np.polyfit(np.log(s), np.log(t), 1)[0])
-
-
-def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
-    """Long table: one aggregated row per (workload, params, dtype, device, mode, variant, size)."""
-    ok = ok_rows(df)
-    keys = case_keys(df, size=False)
-    columns = keys + [
-        "mode",
-        STATIC_ARGNUMS,
-        "size",
-        "median_s",
-        "ci95_low_s",
-        "ci95_high_s",
-        "first_call_s",
-        "compile_s",
-        "n_rows",
-        "input_shapes",
-    ]
-    if ok.empty or "size" not in ok.columns:
-        return pd.DataFrame(columns=columns)
-    ok = ok.assign(mode=get_column(ok, "mode"), static_argnums=get_column(ok, STATIC_ARGNUMS))
-    records = []
-    group = keys + ["mode", STATIC_ARGNUMS, "size"]
-    for values, rows in ok.groupby(group, dropna=False, sort=False):
-        shapes = get_column(rows, "input_shapes").dropna()  # what size meant here (the growth plot's x label)
-        records.append(
-            {
-                **dict(zip(group, as_tuple(values))),
-                **aggregate(rows),
-                "input_shapes": shapes.iloc[0] if len(shapes) else None,
-            }
-        )
-    return sort_cases(pd.DataFrame.from_records(records, columns=columns), keys + ["size"])
 
 
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:

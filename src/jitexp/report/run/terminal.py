@@ -8,10 +8,10 @@ import textwrap
 import pandas as pd
 
 from jitexp.analysis.formatting import text_table
-from jitexp.report.caveats import caveat_summary
-from jitexp.report.tables import speedup_table
-from jitexp.report.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
-from jitexp.report.views import (
+from jitexp.report.run.caveats import caveat_summary
+from jitexp.report.run.tables import speedup_table
+from jitexp.report.run.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.run.views import (
     ATTRIBUTION_TERMINAL,
     CACHE_VIEW,
     MEMORY_VIEW,

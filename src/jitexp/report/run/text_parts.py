@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitexp.report.cases import STATIC_ARGNUMS, error_rows, ok_rows, params_labels
-from jitexp.report.tables import SCALING_COLUMNS
+from jitexp.report.run.tables import SCALING_COLUMNS
+from jitexp.report.shared.cases import STATIC_ARGNUMS, error_rows, ok_rows, params_labels
 from jitexp.store.folders import SweepState
 
 # The one meaning of `speedup` and of the job line's `±` (issue 50): docs/results.md, the README, the report's notes

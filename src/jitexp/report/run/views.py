@@ -19,8 +19,8 @@ from jitexp.analysis.formatting import (
     verdict_words,
 )
 from jitexp.labels import built_by, size_text
-from jitexp.report.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying
-from jitexp.report.caveats import row_notes
+from jitexp.report.run.caveats import row_notes
+from jitexp.report.shared.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying
 
 
 def ab_view(ab: pd.DataFrame) -> pd.DataFrame:

@@ -170,3 +170,43 @@ def text_column(df: pd.DataFrame, column: str) -> pd.Series:
 def as_tuple(values: object) -> tuple:
     """A groupby key as a tuple (pandas gives a bare value for one key)."""
     return values if isinstance(values, tuple) else (values,)
+
+
+def one_per_job(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per job (and env): the job-level columns (steal, replacements, host probe) repeat on its rows."""
+    job = "_job" if "_job" in df.columns else "job_num"  # _job: jitexp-compare's folder key
+    keys = [c for c in (job, "env") if c in df.columns]
+    return df.drop_duplicates(keys) if keys else df
+
+
+def replaced_processes(df: pd.DataFrame) -> int:
+    """Processes replaced under steal: n_steal_replaced counted once per job (and env), not once per row."""
+    return int(pd.to_numeric(get_column(one_per_job(df), "n_steal_replaced"), errors="coerce").fillna(0).sum())
+
+
+# ---- a case across runs (jitexp-compare matches on these; jitexp-history draws a line per machine) ----------
+
+# a run without device columns (before issue 25) matches on the others: matched_columns takes what both runs have
+CASE = [
+    "workload",
+    "size",
+    "dtype",
+    "mode",
+    "variant",
+    "env",
+    "static_argnums",
+    "device_kind",
+    "device_count",
+    "distributed_processes",
+    "mesh",
+    "shardings",
+]
+# a machine, as jitexp-compare and jitexp-history tell one from another
+MACHINE = ("hostname", "cpu_model", "device_kind")
+
+
+def case_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
+    """The identity columns a case is matched on: workload, params, size, dtype, mode, variant, statics, device(s)."""
+    params = sorted(c for c in rows.columns if c.startswith("param_"))
+    keys = CASE[:1] + params + CASE[1:]
+    return [k for k in keys if k in rows.columns and k not in ignore]

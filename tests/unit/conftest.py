@@ -4,6 +4,10 @@ and the worker's JAX-free parts (its timing loop, the noise arithmetic) fed plai
 Starting any process or worker fails the test, and so does a test after which JAX is loaded (the fixtures below);
 a static check (test_layers.py) keeps `jax`, the model libraries and the built-in workloads out of these modules'
 imports.
+
+Figures are drawn without matplotlib's constrained layout (about 40% of a figure's time), unless a test is marked
+`layout`: these tests look at what a figure holds (its lines, labels, legends, the PNG written), not at where the
+layout puts it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,22 @@ import sys
 import pytest
 
 from helpers import refuse_processes
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "layout: the test looks at where constrained layout puts a figure's parts (the layout runs)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def plots_without_layout(request, monkeypatch):
+    """Constrained layout skipped: every figure keeps its layout engine (legends placed 'outside' still work), whose
+    execute does nothing; the PNG is written as before, its parts where matplotlib first put them."""
+    if request.node.get_closest_marker("layout") is None:
+        from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+        monkeypatch.setattr(ConstrainedLayoutEngine, "execute", lambda self, fig: None)
 
 
 @pytest.fixture(autouse=True)

@@ -92,7 +92,7 @@ def main() -> None:
 
 
 def table(records: list[dict]) -> None:
-    from jitexp.analysis.formatting import format_bytes, format_seconds
+    from jitexp.analysis.formatting.values import format_bytes, format_seconds
 
     def pct(v: Any) -> str:
         return "-" if v is None or not np.isfinite(v) else f"{v * 100:.3g}%"

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitexp.analysis.formatting import failure_text
+from jitexp.analysis.formatting.answer import failure_text
 from jitexp.config import DTYPES, MODES, PLATFORMS, ExperimentConfig, TimingConfig, from_dict
 from jitexp.errors import ConfigError
 from jitexp.labels import GIVEN, MEASURED_SETUP, SIZE, shapes_label
@@ -352,13 +352,14 @@ class Measurement:
 
     def __repr__(self) -> str:
         """The CLI's one-line answer: each mode's time with its CI, then the verdicts, compile and pay-off."""
-        from jitexp.analysis.formatting import job_summary
+        from jitexp.analysis.formatting.answer import job_summary
 
         return job_summary(self.result.rows)
 
     def _repr_html_(self) -> str:
         """A small table for Jupyter: per mode its time, cold first call, compile and verdict."""
-        from jitexp.analysis.formatting import format_percent, format_seconds, speedup_phrase
+        from jitexp.analysis.formatting.phrases import speedup_phrase
+        from jitexp.analysis.formatting.values import format_percent, format_seconds
 
         cells = []
         for row in self.result.rows:

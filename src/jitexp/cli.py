@@ -27,7 +27,8 @@ __all__ = ["main"]
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
-    from jitexp.analysis.formatting import display_path, job_summary
+    from jitexp.analysis.formatting.answer import job_summary
+    from jitexp.analysis.formatting.values import display_path
     from jitexp.store.folders import clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()

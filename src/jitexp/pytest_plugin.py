@@ -154,7 +154,7 @@ class Session:
     def against(self, row: Any) -> str:
         """One compared row in `change_phrase`'s words: ``jit steady 1.02x slower than base, within the 5%
         threshold (95% CI 1.01x-1.04x, p=0.031)``; a broken or missing case as ``jit broken``."""
-        from jitexp.analysis.formatting import change_phrase
+        from jitexp.analysis.formatting.phrases import change_phrase
 
         if row["verdict"] in ("broken", "missing"):
             return f"{row['mode']} {row['verdict']}"
@@ -181,11 +181,8 @@ class Session:
     def failure(self, test: str, row: Any) -> str:
         """One line: the test, the mode and metric, its change in words with the CI that way round, p, and what
         to do: ``jit steady 3.1x slower than the baseline 'base' (95% CI 2.9x-3.3x, p=0.0022, 6 vs 6 processes)``."""
-        from jitexp.analysis.formatting import (  # pandas: when a test compares, not at pytest's start
-            compared,
-            p_text,
-            ratio_words,
-        )
+        from jitexp.analysis.formatting.phrases import compared, ratio_words
+        from jitexp.analysis.formatting.values import p_text
 
         if row["verdict"] in ("broken", "missing"):
             return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"

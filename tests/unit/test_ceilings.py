@@ -18,7 +18,7 @@ from jitexp.analysis.ceilings import (
     nominal,
 )
 from jitexp.analysis.device import device_columns, unavailable
-from jitexp.analysis.formatting import device_text
+from jitexp.analysis.formatting.answer import device_text
 from jitexp.records import Noise, ProcessResult
 
 PROBES = {"peak_flops_per_s": 184e12, "peak_bytes_per_s": 700e9}

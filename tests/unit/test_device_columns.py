@@ -9,7 +9,7 @@ import pytest
 
 from jitexp import compose
 from jitexp.analysis.device import device_columns, job_split, unavailable
-from jitexp.analysis.formatting import device_text, split_text
+from jitexp.analysis.formatting.answer import device_text, split_text
 from jitexp.engine.handover import busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
 from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult

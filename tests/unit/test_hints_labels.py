@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from jitexp import ConfigError
-from jitexp.analysis.formatting import job_summary
+from jitexp.analysis.formatting.answer import job_summary
 from jitexp.engine import preflight
 from jitexp.labels import shapes_label, size_text
 from jitexp.report.plots import grouping as plot_groups

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import error, frame, ok
-from jitexp.analysis.formatting import markdown_table
+from jitexp.analysis.formatting.tables import markdown_table
 from jitexp.report.plots.roofline import Ceiling, ceilings, roofline_chart, roofline_points
 from jitexp.report.run import build
 from jitexp.report.run.caveats import caveat_summary

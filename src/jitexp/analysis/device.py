@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jitexp.analysis.ceilings import above_words, ceilings, device_above_wall, nominal
-from jitexp.analysis.formatting import format_seconds, is_missing, is_positive
+from jitexp.analysis.formatting.values import format_seconds, is_missing, is_positive
 from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
 
 COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile

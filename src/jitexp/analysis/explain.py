@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jitexp.analysis.formatting import format_bytes, format_seconds
+from jitexp.analysis.formatting.values import format_bytes, format_seconds
 
 DISPATCH_SHARE = 0.5
 BIG_KERNEL_OPS = 2

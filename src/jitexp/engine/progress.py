@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from jitexp.analysis.formatting import format_ratio, format_seconds
+from jitexp.analysis.formatting.values import format_ratio, format_seconds
 from jitexp.records import ProcessResult
 
 log = logging.getLogger("jitexp")

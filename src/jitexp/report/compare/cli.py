@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *wrapped([f"differs: {line}" for line in env], "  "),
         *wrapped(drift_lines(base, new, excuse), "  "),
     ]
-    from jitexp.analysis.formatting import markdown_table, text_table
+    from jitexp.analysis.formatting.tables import markdown_table, text_table
 
     view = render(table, args.threshold, args.alpha, every=args.every)
     shared = "" if args.every else shared_line(table)

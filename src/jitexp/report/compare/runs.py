@@ -22,7 +22,7 @@ DIRECTION = "NEW/BASE: NEW's time over BASE's, above 1 NEW is slower"
 def new_over_base(ratio: object, lo: object = None, hi: object = None) -> str:
     """NEW/BASE in jitexp-compare's one direction: ``1.79 (1.02-3.2)``, ``0.926`` where the CI is missing or open
     (0 to inf: too few processes for one); ``-`` without a ratio."""
-    from jitexp.analysis.formatting import is_missing, three_digits
+    from jitexp.analysis.formatting.values import is_missing, three_digits
 
     if is_missing(ratio) or not 0 < float(ratio) < float("inf"):  # type: ignore[arg-type]
         return "-"

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jitexp.analysis.formatting import format_seconds, verdict_words
+from jitexp.analysis.formatting.phrases import verdict_words
+from jitexp.analysis.formatting.values import format_seconds
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, THRESHOLD
 from jitexp.report.compare.gate import BROKEN, MISSING
 from jitexp.report.compare.host_drift import host_moved

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import format_bytes, format_seconds
+from jitexp.analysis.formatting.values import format_bytes, format_seconds
 from jitexp.analysis.stats import CHANGE_METRICS, THRESHOLD
 from jitexp.report.history.page import PAGE, write_page
 from jitexp.report.history.timeline import (

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from jitexp.analysis.formatting import format_bytes, format_seconds
+from jitexp.analysis.formatting.values import format_bytes, format_seconds
 from jitexp.report.history.timeline import commit_range, counted, short_commit, step_change
 from jitexp.store.csvio import write_atomic
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import ratio_cell
+from jitexp.analysis.formatting.phrases import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.history.steps import Processes, Step, find_steps
 from jitexp.report.shared.cases import MACHINE, case_columns

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.phrases import is_static, params_text
+from jitexp.analysis.formatting.values import cell_text, is_missing, is_true, plain, short_name
 from jitexp.report.plots import style
 from jitexp.report.shared import cases
 
@@ -42,21 +43,21 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
     for (job, mode), line in jobs:
         line = line.sort_values("call")
         r = line.iloc[0]
-        static = formatting.cell_text(r.get(cases.STATIC_ARGNUMS))
+        static = cell_text(r.get(cases.STATIC_ARGNUMS))
         if probe == "cold":
-            label = f"{mode}, {formatting.params_text(r, static_mark=True) or 'static_argnums=' + (static or '-')}"
+            label = f"{mode}, {params_text(r, static_mark=True) or 'static_argnums=' + (static or '-')}"
         else:
             names = sorted({v.split("=", 1)[0] for v in cases.text_column(line, "variant") if "=" in v} & params)
-            mark = f"{', '.join(names)} {'static' if formatting.is_static(static) else 'traced'}: " if names else ""
+            mark = f"{', '.join(names)} {'static' if is_static(static) else 'traced'}: " if names else ""
             label = f"{mode}, {mark}static_argnums={static or '-'}"
-        job_text = f"job {formatting.plain(job)}" if not formatting.is_missing(job) else ""
+        job_text = f"job {plain(job)}" if not is_missing(job) else ""
         ok = line[~cases.has_value(line, "status", "error")]
         err = line[cases.has_value(line, "status", "error")]
         if probe == "sequence":
             for c, v in zip(line["call"], cases.text_column(line, "variant")):
                 ticks.setdefault(int(c), v)
         if len(err):
-            key = (label, formatting.short_name(err["error_type"].iloc[0]))
+            key = (label, short_name(err["error_type"].iloc[0]))
             failed.setdefault(key, []).append((job_text, err["call"].to_numpy(float)))
         if ok.empty:
             continue
@@ -77,7 +78,7 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
             markeredgewidth=1.5,
         )
         for xi, yi, (_, c) in zip(x[compiled], y[compiled], ok[compiled].iterrows()):
-            reason = formatting.cell_text(c.get("miss_reason"))
+            reason = cell_text(c.get("miss_reason"))
             if reason and (xi, reason) not in annotated:
                 annotated.add((xi, reason))
                 ax.annotate(
@@ -130,7 +131,7 @@ def _calls_panel(ax, rows: pd.DataFrame, probe: str, params: set) -> None:
 
 
 def _compiled_mask(rows: pd.DataFrame) -> np.ndarray:
-    compiled = cases.get_column(rows, "compiled").map(formatting.is_true).astype(bool).to_numpy()
+    compiled = cases.get_column(rows, "compiled").map(is_true).astype(bool).to_numpy()
     compiles = pd.to_numeric(cases.get_column(rows, "compiles"), errors="coerce").fillna(0).to_numpy(float) > 0
     return compiled | compiles
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.values import EAGER, NUMPY, format_seconds, is_missing
 from jitexp.report.plots import grouping, style
 from jitexp.report.shared import cases
 
@@ -27,8 +27,8 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     paths = []
     for ident, rows in grouping.figure_groups(df):
         ok = cases.ok_rows(rows)
-        ok = ok[cases.get_column(ok, "first_call_s").notna() & ~cases.has_value(ok, "mode", formatting.NUMPY)]
-        if ok.empty or not (~cases.has_value(ok, "mode", formatting.EAGER)).any():
+        ok = ok[cases.get_column(ok, "first_call_s").notna() & ~cases.has_value(ok, "mode", NUMPY)]
+        if ok.empty or not (~cases.has_value(ok, "mode", EAGER)).any():
             continue
         groups = grouping.case_groups(ok)
         bars = []  # (group index, label, parts {phase: seconds}, total)
@@ -39,7 +39,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 bars.append(
                     (gi, mode, _phases(r, "first_call_s", "trace_s", "lower_s", "compile_s"), r["first_call_s"])
                 )
-                if not formatting.is_missing(r.get("cache_warm_first_call_s")):
+                if not is_missing(r.get("cache_warm_first_call_s")):
                     bars.append(
                         (
                             gi,
@@ -73,13 +73,13 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                         width=0.7,
                         color=colour,
                         label=name,
-                        hatch="//" if label.startswith(formatting.EAGER) else None,
+                        hatch="//" if label.startswith(EAGER) else None,
                         edgecolor="white",
                         linewidth=0.5,
                     )
                     bottom += value
             ax.annotate(
-                formatting.format_seconds(total),
+                format_seconds(total),
                 (x, bottom),
                 textcoords="offset points",
                 xytext=(0, 3),
@@ -97,7 +97,7 @@ def coldstart_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
         drawn = set(style.unique_handles(fig)[1])
         handles = [Patch(color=colour, label=name) for _, name, colour in PHASES if name in drawn]
-        if any(b[1] == formatting.EAGER for b in bars):
+        if any(b[1] == EAGER for b in bars):
             handles.append(
                 Patch(facecolor="white", edgecolor="grey", hatch="//", label="hatched: eager (compiles each primitive)")
             )
@@ -149,10 +149,10 @@ def _one_bar_each(bars: list, groups: list) -> bool:
 def _phases(row: pd.Series, total_col: str, trace_col: str, lower_col: str, compile_col: str) -> dict:
     """trace/lower/compile and execute = the rest of the first call (NaN parts count as 0)."""
     total = float(row[total_col])
-    if all(formatting.is_missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
+    if all(is_missing(row.get(c)) for c in (trace_col, lower_col, compile_col)):
         return {"whole_s": total}  # an older row: only the whole first call is known
     parts = {
-        k: float(row.get(c)) if not formatting.is_missing(row.get(c)) else 0.0
+        k: float(row.get(c)) if not is_missing(row.get(c)) else 0.0
         for k, c in (("trace_s", trace_col), ("lower_s", lower_col), ("compile_s", compile_col))
     }
     parts["execute_s"] = max(total - sum(parts.values()), 0.0)

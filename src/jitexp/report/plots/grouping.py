@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.phrases import is_static, params_text
+from jitexp.analysis.formatting.values import cell_text, is_missing, plain
 from jitexp.labels import size_text
 from jitexp.report.shared import cases
 
@@ -33,9 +34,9 @@ def case_groups(rows: pd.DataFrame, shared: dict | None = None) -> list[tuple[st
     groups = []
     for values, case in rows.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, cases.as_tuple(values)))
-        parts = [formatting.cell_text(ident[cases.AB_VARIANT])] if cases.AB_VARIANT in varying else []
-        static_mark = static_varies or formatting.is_static(ident.get(cases.STATIC_ARGNUMS))
-        text = formatting.params_text({k: v for k, v in ident.items() if k not in shared}, static_mark=static_mark)
+        parts = [cell_text(ident[cases.AB_VARIANT])] if cases.AB_VARIANT in varying else []
+        static_mark = static_varies or is_static(ident.get(cases.STATIC_ARGNUMS))
+        text = params_text({k: v for k, v in ident.items() if k not in shared}, static_mark=static_mark)
         if text:
             parts.append(text)
         elif static_varies:
@@ -47,8 +48,8 @@ def case_groups(rows: pd.DataFrame, shared: dict | None = None) -> list[tuple[st
         if "size" in ident and size_text(ident, " "):
             parts.append(size_text(ident, " "))
         sort_key = tuple(
-            (formatting.cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
-            if not formatting.is_missing(ident.get(k))
+            (cell_text(ident.get(k)).replace("[]", "") if k != "size" else float(ident["size"]))
+            if not is_missing(ident.get(k))
             else ""
             for k in keys
             if k != cases.AB_VARIANT  # variants keep the job's order, the baseline first
@@ -71,7 +72,7 @@ def shared_params(rows: pd.DataFrame) -> dict:
     return {
         c: rows[c].iloc[0]
         for c in cases.param_columns(rows)
-        if rows[c].astype("string").nunique(dropna=False) == 1 and not formatting.is_missing(rows[c].iloc[0])
+        if rows[c].astype("string").nunique(dropna=False) == 1 and not is_missing(rows[c].iloc[0])
     }
 
 
@@ -83,7 +84,7 @@ def shared_text(rows: pd.DataFrame, shared: dict | None = None) -> str:
     named = [c for c in cases.param_columns(rows) if rows[c].notna().any()]
     if shared and set(named) <= set(shared) and static.nunique(dropna=False) == 1:
         shared = {**shared, cases.STATIC_ARGNUMS: static.iloc[0]}
-    return formatting.params_text(shared, static_mark=True) if shared else ""
+    return params_text(shared, static_mark=True) if shared else ""
 
 
 def _case_columns(rows: pd.DataFrame) -> list[str]:
@@ -106,8 +107,8 @@ def _count_parts(ident: dict, varying: set[str]) -> list[str]:
     parts = []
     for column, noun in (("device_count", "device"), ("distributed_processes", "process")):
         value = ident.get(column)
-        if column in varying and "mesh" not in varying and not formatting.is_missing(value):
-            count = formatting.plain(value)
+        if column in varying and "mesh" not in varying and not is_missing(value):
+            count = plain(value)
             parts.append(f"{count} {noun}" + ("" if str(count) == "1" else ("es" if noun == "process" else "s")))
     return parts
 

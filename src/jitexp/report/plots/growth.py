@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from jitexp import labels
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.values import EAGER, cell_text, growth_text, plain
 from jitexp.report.plots import style
 from jitexp.report.shared import cases
 from jitexp.report.shared.growth import MIN_GROWTH_SIZES, growth_exponent, scaling_points
@@ -28,7 +28,7 @@ def scaling_charts(df: pd.DataFrame, out: Path) -> list[Path]:
             x, y = line["size"].to_numpy(float), line["median_s"].to_numpy(float)
             slope = growth_exponent(x, y)
             growth = (
-                formatting.growth_text(slope)
+                growth_text(slope)
                 if math.isfinite(slope)
                 else f"no exponent from {np.unique(x).size} sizes (needs {MIN_GROWTH_SIZES})"
             )
@@ -62,7 +62,7 @@ def compile_charts(df: pd.DataFrame, out: Path) -> list[Path]:
     points = scaling_points(df)
     paths = []
     for ident, lines in _line_groups(points, value="first_call_s"):
-        if all(line["mode"].eq(formatting.EAGER).all() for _, line in lines):
+        if all(line["mode"].eq(EAGER).all() for _, line in lines):
             continue
         fig, ax = style.figure()
         for label, line in lines:
@@ -96,15 +96,13 @@ def _line_groups(points: pd.DataFrame, value: str = "median_s"):
         multi = [c for c in cols if group[c].astype("string").nunique(dropna=False) > 1]
         lines = []
         variants = group.groupby(["mode", *cols], dropna=False, sort=False)
-        ranked = sorted(variants, key=lambda g: (cases.mode_rank(g[0][0]), *map(formatting.cell_text, g[0][1:])))
+        ranked = sorted(variants, key=lambda g: (cases.mode_rank(g[0][0]), *map(cell_text, g[0][1:])))
         for (mode, *variant), line in ranked:
             line = line.sort_values("size")
             usable = line[np.isfinite(line[value].astype(float)) & (line[value].astype(float) > 0)]
             if usable["size"].nunique() >= 2:
                 extra = [
-                    f"{c.replace('_argnums', '')}={formatting.cell_text(v) or '-'}"
-                    for c, v in zip(cols, variant)
-                    if c in multi
+                    f"{c.replace('_argnums', '')}={cell_text(v) or '-'}" for c, v in zip(cols, variant) if c in multi
                 ]
                 lines.append((" ".join([str(mode), *extra]), usable))
         if lines:
@@ -131,7 +129,7 @@ def _loglog(ax, ylabel: str, sizes, lines=()) -> None:
         from matplotlib.ticker import NullLocator
 
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks(ticks, [str(formatting.plain(t)) for t in ticks])
+        ax.set_xticks(ticks, [str(plain(t)) for t in ticks])
         ax.set_xlim(ticks[0] / 1.25, ticks[-1] * 1.6)
 
 

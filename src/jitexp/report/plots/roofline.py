@@ -9,6 +9,11 @@ min(peak_flops_per_s, intensity * peak_bytes_per_s), the medians of the rows' ma
 
 The numbers (`roofline_points`, `ceilings`, `Ceiling.at`) are pure functions of the results frame, apart from the
 drawing (`roofline_chart`), which imports matplotlib only when it draws.
+
+Why twice its siblings' length (about 450 lines against 80-230): it is the one figure whose reference lines come from
+the data (a measured and a nominal ceiling per device, each with its note and legend entry), drawn a panel per device
+with the points labelled where there is room; the numbers (about 150 lines, from Ceiling to point_labels, and the
+unit texts at the end) could leave for a module of their own, the drawing would still be the longest of the plots.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.values import cell_text, is_missing, three_digits
 from jitexp.labels import size_text
 from jitexp.report.plots import style
 from jitexp.report.shared import cases
@@ -149,7 +154,7 @@ def point_labels(rows: pd.DataFrame) -> list[str]:
     dtype_varies = bool(dtypes.groupby(cases.text_column(rows, "workload")).nunique().gt(1).any())
     labels = []
     for (_, row), param, size, dtype in zip(rows.iterrows(), params, sizes, dtypes):
-        parts = [formatting.cell_text(row.get(c)) for c in shown]
+        parts = [cell_text(row.get(c)) for c in shown]
         parts.append(param if params.nunique() > 1 else "")
         parts += [cases.knob_text(k, row.get(k)) for k in knobs]
         parts.append(size if sizes.nunique() > 1 else "")
@@ -288,7 +293,7 @@ def _host_text(point: pd.Series, name_mode: bool) -> str:
     """``host 48%`` (``jit host 48%`` when the figure has several modes): the share of the wall time the host
     added, for a point with a device time."""
     host = point["host_share"]
-    if not _positive(point["device_flops_per_s"]) or formatting.is_missing(host) or not 0 <= host < 1:
+    if not _positive(point["device_flops_per_s"]) or is_missing(host) or not 0 <= host < 1:
         return ""
     share = ">99%" if host > 0.99 else f"{host:.0%}"
     return f"{point['mode'] + ' ' if name_mode else ''}host {share}"
@@ -359,7 +364,7 @@ def _panel_title(device: str, ceiling: Ceiling | None, nominal: Ceiling | None =
 def _shared_text(points: pd.DataFrame) -> str:
     """What every point shares (workload, dtype), for the title."""
     shared = [c for c in ("workload", "dtype") if points[c].nunique(dropna=False) == 1]
-    return " | ".join(text for c in shared if (text := formatting.cell_text(points[c].iloc[0])))
+    return " | ".join(text for c in shared if (text := cell_text(points[c].iloc[0])))
 
 
 def _legend(points: pd.DataFrame, drew_device: bool, ceilings_drawn: bool, nominal_drawn: bool = False) -> list:
@@ -404,8 +409,8 @@ SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 def _si(value: float) -> str:
     for scale, prefix in SI:
         if value >= scale * 0.9995:
-            return f"{formatting.three_digits(value / scale)} {prefix}"
-    return f"{formatting.three_digits(value)} "
+            return f"{three_digits(value / scale)} {prefix}"
+    return f"{three_digits(value)} "
 
 
 def flops_text(value: float) -> str:

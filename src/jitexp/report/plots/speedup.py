@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.phrases import oriented, payoff_words, ratio_words, speedup_as_time_ratio
+from jitexp.analysis.formatting.values import NUMPY, is_missing, three_digits
 from jitexp.report.plots import grouping, style
 from jitexp.report.shared import cases
 
@@ -110,18 +111,16 @@ def _speedup_panel(ax, table: pd.DataFrame, column: str, name: str, shared: dict
 
 
 def _speedup_label(y: float, lo: float, hi: float, verdict, row) -> str:
-    # the figure and its CI one way round (formatting.ratio_words): a speedup of 0.5 reads "2x slower, CI 1.6-2.5x"
-    time_ratio, time_lo, time_hi = formatting.speedup_as_time_ratio(y, lo, hi)
-    figure, _ = formatting.ratio_words(time_ratio)
-    _, _, low, high = formatting.oriented(time_ratio, time_lo, time_hi)
-    significant = verdict in ("faster", "slower") or formatting.is_missing(verdict)
+    # the figure and its CI one way round (ratio_words): a speedup of 0.5 reads "2x slower, CI 1.6-2.5x"
+    time_ratio, time_lo, time_hi = speedup_as_time_ratio(y, lo, hi)
+    figure, _ = ratio_words(time_ratio)
+    _, _, low, high = oriented(time_ratio, time_lo, time_hi)
+    significant = verdict in ("faster", "slower") or is_missing(verdict)
     text = figure if significant else f"{figure}, n.s."
     if math.isfinite(lo) and math.isfinite(hi):
-        text += f"\nCI {formatting.three_digits(low)}-{formatting.three_digits(high)}x"
-    if row is not None and verdict in ("faster", "slower") and row.get("mode") != formatting.NUMPY:
-        text += "\n" + formatting.payoff_words(
-            row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls")
-        )
+        text += f"\nCI {three_digits(low)}-{three_digits(high)}x"
+    if row is not None and verdict in ("faster", "slower") and row.get("mode") != NUMPY:
+        text += "\n" + payoff_words(row.get("verdict"), row.get("break_even_calls"), row.get("ahead_until_calls"))
     return text
 
 
@@ -135,6 +134,6 @@ def _match(table: pd.DataFrame, ident: dict) -> pd.DataFrame:
 
 
 def _same(series: pd.Series, value) -> pd.Series:
-    if formatting.is_missing(value):
+    if is_missing(value):
         return series.isna().astype(bool)
     return (series == value).fillna(False).astype(bool)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.values import cell_text, format_seconds, is_missing, plain
 from jitexp.labels import size_text
 from jitexp.report.shared import cases
 from jitexp.store.csvio import write_atomic
@@ -51,7 +51,7 @@ def seconds_axis(axis) -> None:
     """Tick labels in people's units (100 us, 2 ms) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter
 
-    axis.set_major_formatter(FuncFormatter(lambda v, _: formatting.format_seconds(v) if v > 0 else "0"))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_seconds(v) if v > 0 else "0"))
     axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
@@ -70,7 +70,7 @@ def label_minor_log_ticks(ax, seconds: bool) -> None:
     def minor(v, _):
         mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
         if mantissa in keep:
-            return formatting.format_seconds(v) if seconds else f"{v:g}"
+            return format_seconds(v) if seconds else f"{v:g}"
         return ""
 
     ax.yaxis.set_minor_formatter(FuncFormatter(minor))
@@ -180,9 +180,9 @@ def save(fig, out: Path, kind: str, ident: dict, df: pd.DataFrame, *, size: bool
     this report and gets a ``_2``, ``_3`` suffix instead of being overwritten.
     """
     knobs = [
-        f"{k.split('_')[0]}-{formatting.cell_text(ident[k]).strip('[]{}()').replace(' ', '').replace(chr(39), '')}"
+        f"{k.split('_')[0]}-{cell_text(ident[k]).strip('[]{}()').replace(' ', '').replace(chr(39), '')}"
         for k in cases.KNOBS
-        if k in ident and formatting.cell_text(ident[k]) not in ("", "[]", "{}", "jax.jit")
+        if k in ident and cell_text(ident[k]) not in ("", "[]", "{}", "jax.jit")
     ]
     parts = [kind, ident.get("workload"), _param_slug(ident), *knobs, ident.get("dtype")]
     if size:
@@ -204,25 +204,23 @@ def slug(*parts) -> str:
     """A safe file-name stem: parts joined by ``_``, anything but letters, digits, ``.``, ``_``, ``-`` as ``-``."""
     cleaned = []
     for part in parts:
-        if formatting.is_missing(part) or part == "":
+        if is_missing(part) or part == "":
             continue
-        text = re.sub(r"[^A-Za-z0-9._-]+", "-", str(formatting.plain(part))).strip("-._")
+        text = re.sub(r"[^A-Za-z0-9._-]+", "-", str(plain(part))).strip("-._")
         if text:
             cleaned.append(text)
     return "_".join(cleaned) or "plot"
 
 
 def _param_slug(ident: dict) -> str:
-    items = [
-        (k[len("param_") :], v) for k, v in ident.items() if k.startswith("param_") and not formatting.is_missing(v)
-    ]
-    return "-".join(f"{k}-{formatting.plain(v)}" for k, v in items)
+    items = [(k[len("param_") :], v) for k, v in ident.items() if k.startswith("param_") and not is_missing(v)]
+    return "-".join(f"{k}-{plain(v)}" for k, v in items)
 
 
 def _show(*values) -> str:
     for value in values:
-        if not formatting.is_missing(value) and str(value):
-            return str(formatting.plain(value))
+        if not is_missing(value) and str(value):
+            return str(plain(value))
     return ""
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis import formatting
+from jitexp.analysis.formatting.values import format_seconds, is_true, short_name
 from jitexp.report.plots import grouping, style
 from jitexp.report.shared import cases
 
@@ -38,7 +38,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 ok = cases.ok_rows(mrows)
                 if ok.empty:
                     err = cases.error_rows(mrows)
-                    kind = formatting.short_name(err["error_type"].iloc[0]) if not err.empty else "no data"
+                    kind = short_name(err["error_type"].iloc[0]) if not err.empty else "no data"
                     failures.append((x, kind, mode))
                     continue
                 agg = cases.aggregate(ok)
@@ -60,7 +60,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                 labelled.add(mode)
                 if show_values:
                     ax.annotate(
-                        formatting.format_seconds(y),
+                        format_seconds(y),
                         (x, y),
                         textcoords="offset points",
                         xytext=(6, 0),
@@ -136,13 +136,13 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def _any_unstable(rows: pd.DataFrame) -> bool:
-    return bool(cases.get_column(rows, "unstable").map(formatting.is_true).any())
+    return bool(cases.get_column(rows, "unstable").map(is_true).any())
 
 
 def _missed_target(rows: pd.DataFrame) -> bool:
     """Whether any row says its CI missed the target width (ci_target_met false; unknown counts as met)."""
     met = cases.get_column(rows, "ci_target_met")
-    return bool((met.notna() & ~met.map(formatting.is_true).astype(bool)).any())
+    return bool((met.notna() & ~met.map(is_true).astype(bool)).any())
 
 
 def _pad_log_limits(ax, rows: pd.DataFrame, columns, bottom_room: float = 1.6) -> None:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jitexp.analysis.formatting import cell_text, format_seconds, is_missing, is_true, split_reasons
+from jitexp.analysis.formatting.answer import split_reasons
+from jitexp.analysis.formatting.values import cell_text, format_seconds, is_missing, is_true
 from jitexp.analysis.speedups import NO_WORK, not_work
 from jitexp.labels import size_text
 from jitexp.report.shared.cases import (

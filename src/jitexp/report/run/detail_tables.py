@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitexp.analysis.formatting import EAGER, NUMPY, variant_label
+from jitexp.analysis.formatting.phrases import variant_label
+from jitexp.analysis.formatting.values import EAGER, NUMPY
 from jitexp.report.shared.cases import (
     STATIC_ARGNUMS,
     case_keys,

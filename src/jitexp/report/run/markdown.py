@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.analysis.formatting import markdown_table
+from jitexp.analysis.formatting.tables import markdown_table
 from jitexp.report.run.caveats import caveat_summary
 from jitexp.report.run.profile_view import profile_markdown
 from jitexp.report.run.text_parts import AB_NOTE, SPEEDUP_MEANING, WHY_NOTE, errors_view, headline, scaling_view

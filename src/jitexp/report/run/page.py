@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.analysis.formatting import (
-    cell_text,
-    format_seconds,
-    is_missing,
-    params_text,
-    payoff_text,
-    plain,
-    ratio_cell,
-    render,
-    short_name,
-    speedup_as_time_ratio,
-)
+from jitexp.analysis.formatting.phrases import params_text, payoff_text, ratio_cell, speedup_as_time_ratio
+from jitexp.analysis.formatting.tables import render
+from jitexp.analysis.formatting.values import cell_text, format_seconds, is_missing, plain, short_name
 from jitexp.report.run.profile_view import profile_html
 from jitexp.report.run.tables import ab_table
 from jitexp.report.run.views import ab_view

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.analysis.formatting import format_seconds, markdown_table
+from jitexp.analysis.formatting.tables import markdown_table
+from jitexp.analysis.formatting.values import format_seconds
 from jitexp.report.shared import cases
 from jitexp.store.folders import PROFILE_CSV, iter_jobs
 

@@ -2,7 +2,7 @@
 
 Nothing here reads or writes files or prints; every function takes a results frame (the
 columns of ``jitexp.store.schema.COLUMNS``) and returns a frame. The words for single values
-(seconds, ratios, verdicts, params) are in formatting.py, the views for reading in views.py.
+(seconds, ratios, verdicts, params) are in analysis/formatting/, the views for reading in views.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from jitexp.analysis.formatting import EAGER, cell_text, is_missing
+from jitexp.analysis.formatting.values import EAGER, cell_text, is_missing
 from jitexp.analysis.speedups import NOT_WORK_VERDICTS
 from jitexp.analysis.stats import break_even, settled_break_even, verdict
 from jitexp.report.shared.cases import (

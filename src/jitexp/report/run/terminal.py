@@ -7,7 +7,7 @@ import textwrap
 
 import pandas as pd
 
-from jitexp.analysis.formatting import text_table
+from jitexp.analysis.formatting.tables import text_table
 from jitexp.report.run.caveats import caveat_summary
 from jitexp.report.run.tables import speedup_table
 from jitexp.report.run.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view

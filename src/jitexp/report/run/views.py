@@ -9,15 +9,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jitexp.analysis.formatting import (
-    format_value,
-    is_missing,
-    payoff_text,
-    ratio_cell,
-    short_name,
-    three_digits,
-    verdict_words,
-)
+from jitexp.analysis.formatting.phrases import payoff_text, ratio_cell, verdict_words
+from jitexp.analysis.formatting.values import format_value, is_missing, short_name, three_digits
 from jitexp.labels import built_by, size_text
 from jitexp.report.run.caveats import row_notes
 from jitexp.report.shared.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting import cell_text, is_missing, plain
+from jitexp.analysis.formatting.values import cell_text, is_missing, plain
 from jitexp.config import MODES
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS
 

@@ -138,8 +138,8 @@ def test_the_rows_table_shows_device_time_share_of_peak_and_device_memory_when_p
     for col in (
         "device_s",
         "host_overhead_s",
-        "% peak FLOP/s (device)",
-        "% peak bytes/s (device)",
+        "% of ceiling FLOP/s (device)",
+        "% of ceiling bytes/s (device)",
         "device_peak_bytes",
     ):
         assert col in table.columns, col
@@ -154,11 +154,23 @@ def test_the_share_of_peak_falls_back_to_wall_time_and_says_so_per_cell_when_row
         ok("matmul", "eager", 1024, 2e-3, 0.1, peak_flops_share=0.25, **TPU),  # no device time: by wall time
     ]
     table = rows_table(frame(rows))
-    assert list(table["% peak FLOP/s"]) == ["62.5% device", "25% wall"]
-    assert not any(c.startswith("% peak bytes/s") for c in table.columns)  # no row has it
+    assert list(table["% of ceiling FLOP/s"]) == ["62.5% device", "25% wall"]
+    assert not any(c.startswith("% of ceiling bytes/s") for c in table.columns)  # no row has it
     wall_only = rows_table(frame([rows[1]]))
-    assert list(wall_only["% peak FLOP/s (wall)"]) == ["25%"]
+    assert list(wall_only["% of ceiling FLOP/s (wall)"]) == ["25%"]
     assert "device_s" not in wall_only.columns and "host_overhead_s" not in wall_only.columns
+
+
+def test_a_share_above_its_ceiling_is_words_not_a_percentage():
+    rows = [
+        matmul(64, 1e-5, 8e-6, device_peak_flops_share=1.3, device_peak_bytes_share=3.37),
+        matmul(1024, 1e-3, 8e-4, device_peak_flops_share=0.625, device_peak_bytes_share=0.2),
+    ]
+    table = rows_table(frame(rows))
+    assert list(table["% of ceiling FLOP/s (device)"]) == ["above its ceiling", "62.5%"]
+    assert list(table["% of ceiling bytes/s (device)"]) == ["above its ceiling", "20%"]  # a TPU's: no cache words
+    cpu = [{**row, "platform": "cpu", "device_kind": "cpu"} for row in rows]
+    assert list(rows_table(frame(cpu))["% of ceiling bytes/s (device)"]) == ["above (in cache)", "20%"]
 
 
 def test_the_rows_table_has_no_device_columns_for_rows_without_them():

@@ -84,15 +84,26 @@ def device_columns(df: pd.DataFrame) -> dict[str, pd.Series]:
             continue
         mixed = on_device.any() and (~on_device & wall.notna()).any()
         basis = "" if mixed else (" (device)" if on_device.any() else " (wall)")
+        platforms = get_column(df, "platform")
         cells = [
-            "-" if is_missing(v) else percent_text(v) + ((" device" if dev else " wall") if mixed else "")
-            for v, dev in zip(share, on_device)
+            "-"
+            if is_missing(v)
+            else share_cell(float(v), rate, platform) + ((" device" if dev else " wall") if mixed else "")
+            for v, dev, platform in zip(share, on_device, platforms)
         ]
-        columns[f"% peak {rate}{basis}"] = pd.Series(cells, index=df.index, dtype=object)
+        columns[f"% of ceiling {rate}{basis}"] = pd.Series(cells, index=df.index, dtype=object)
     memory = pd.to_numeric(get_column(df, "device_peak_bytes"), errors="coerce")
     if memory.notna().any():
         columns["device_peak_bytes"] = memory
     return columns
+
+
+def share_cell(share: float, rate: str, platform: object) -> str:
+    """A share of a ceiling as a percentage, or above 1 words (a ceiling the row passes is not its ceiling; the row's
+    `above_ceiling` says it in full): on a CPU, bytes above the memory bandwidth came from a cache."""
+    if share <= 1:
+        return percent_text(share)
+    return "above (in cache)" if rate == "bytes/s" and platform == "cpu" else "above its ceiling"
 
 
 def percent_text(share: float) -> str:

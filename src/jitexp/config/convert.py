@@ -13,6 +13,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from jitexp.config.schema import ExperimentConfig
 from jitexp.config.sizing import needs_x64
+from jitexp.config.usage import own_dtype
 from jitexp.config.validate import NEEDS, unknown_key, unknown_keys, validate
 from jitexp.config.variants import PROCESS_LEVEL, set_dotted, variant_defaults, variant_overrides
 from jitexp.errors import ConfigError
@@ -91,6 +92,9 @@ def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
         raise ConfigError(key, None, message) from None
     exp.sequence = resolve_sequence(node, exp)
     exp.variants = resolve_variants(node, exp, overrides)
+    own = own_dtype(exp)
+    if own is not None:  # nothing follows the job's dtype: the rows say the arguments' own (issue 51)
+        exp.dtype = own
     if exp.mode.numpy and exp.workload.numpy_fn is None and exp.mode.names != ("numpy",):
         exp.mode = dataclasses.replace(exp.mode, numpy=False)
         log.warning("%s declares no numpy_fn: measuring %s without numpy", exp.workload_name, ",".join(exp.mode.names))

@@ -8,12 +8,13 @@ Keys legitimately ignored in some jobs are listed in docs/decisions.md ("Every i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from jitexp.config.schema import ExperimentConfig
+from jitexp.config.schema import DTYPES, ExperimentConfig
 from jitexp.errors import ConfigError
 
 # JAX transformations that are not a jit: as mode.jit_fn the "jit" row would time them, not a compiled program
@@ -37,6 +38,8 @@ def check_used(exp: ExperimentConfig, task: Mapping[str, Any] | None = None, giv
     _check_python_scalars(exp)
     if "seed" in given:
         _check_seed(exp)
+    _check_given(exp, given, None if task is None else task.get("dtype"))
+    _check_variants_differ(exp)
     if task is not None:
         _check_params(exp, task)
         if "size" in given:
@@ -70,6 +73,10 @@ def _check_compiled_only(exp: ExperimentConfig) -> None:
             raise ConfigError(key, value, f"applies to the compiled modes (jit, aot) and mode={modes} has none; {fix}")
     if exp.profile:
         raise ConfigError("profile", True, f"profiles the compiled modes (jit, aot) and mode={modes} has none; {fix}")
+    if exp.cache_probe:
+        raise ConfigError(
+            "cache_probe", True, f"probes the compiled modes' (jit, aot) disk cache and mode={modes} has none; {fix}"
+        )
 
 
 def _array_specs(exp: ExperimentConfig) -> Iterator[tuple[str, dict]]:
@@ -185,3 +192,179 @@ def _check_python_scalars(exp: ExperimentConfig) -> None:
                 f"argument {static} is static already (static_argnums={list(exp.static_argnums)}), so passing it as a "
                 "Python scalar changes nothing; name a traced literal argument, or drop it",
             )
+
+
+def _has_compiled_mode(exp: ExperimentConfig) -> bool:
+    return bool(exp.mode.jit or exp.mode.aot)
+
+
+def _has_mesh(exp: ExperimentConfig) -> bool:
+    if exp.mesh_shape:
+        return True
+    from jitexp.config.variants import variant_configs
+
+    return any(variant.mesh_shape for variant in variant_configs(exp).values())
+
+
+def reads_dtype(exp: ExperimentConfig) -> bool:
+    """Whether anything the job builds follows its `dtype`: a setup (it gets dtype), an array spec without a dtype of
+    its own (its default is ${dtype}) or one that resolved to the job's, a float literal (typed in the job's dtype),
+    a sequence item that changes dtype, or no arguments at all (nothing to tell)."""
+    w = exp.workload
+    if w.setup is not None or not w.args and not w.kwargs:
+        return True
+    if any(isinstance(item, dict) and "dtype" in item for item in exp.sequence):
+        return True
+    literals = [a.get("value") for a in w.args or [] if isinstance(a, dict) and "value" in a]
+    literals += [v.get("value") if isinstance(v, dict) else v for v in w.kwargs.values()]
+    if any(isinstance(v, float) for v in literals):
+        return True
+    return any("dtype" not in spec or spec["dtype"] == exp.dtype for _, spec in _array_specs(exp))
+
+
+def own_dtype(exp: ExperimentConfig) -> str | None:
+    """The floating dtype the job's arguments have of their own when nothing follows the job's `dtype` and they agree
+    on one (an argument's own `dtype: float64` in a float32 job): the truthful label of the rows. None otherwise."""
+    if reads_dtype(exp):
+        return None
+    floats = {str(spec["dtype"]) for _, spec in _array_specs(exp) if spec.get("dtype") in DTYPES}
+    return floats.pop() if len(floats) == 1 else None
+
+
+def _check_given(exp: ExperimentConfig, given: set[str], written_dtype: Any = None) -> None:
+    """Keys the command line set that this job would not use (a workload's or preset's own defaults are nobody's
+    word: they are checked only when the command line sets them)."""
+    modes = ",".join(exp.mode.names)
+    compiled = _has_compiled_mode(exp)
+    fix = f"measure a compiled mode beside it (mode=[{modes},jit]) or drop it"
+    for key in ("mode.jit_fn", "workload.jit_fn"):
+        if key in given and not compiled:
+            raise ConfigError(key, exp.jit_fn, f"wraps the compiled modes (jit, aot) and mode={modes} has none; {fix}")
+    if "device_time" in given and exp.device_time and not compiled:
+        raise ConfigError("device_time", True, f"traces the compiled modes (jit, aot) and mode={modes} has none; {fix}")
+    if "workload.donate_argnums" in given and exp.workload.donate_argnums and not compiled:
+        raise ConfigError(
+            "workload.donate_argnums",
+            list(exp.workload.donate_argnums),
+            f"applies to the compiled modes (jit, aot) and mode={modes} has none; {fix}",
+        )
+    if "check" in given and exp.check and exp.mode.names == ("eager",):
+        raise ConfigError(
+            "check",
+            True,
+            "compares the other modes' outputs with eager's, and mode=eager is the only one; drop it, or measure "
+            "another mode beside it (mode=[eager,jit])",
+        )
+    if "workload.donate_argnums" in given and exp.workload.donate_argnums and exp.mode.donate_argnums is not None:
+        raise ConfigError(
+            "workload.donate_argnums",
+            list(exp.workload.donate_argnums),
+            f"is in force only with mode.donate_argnums=null, and mode.donate_argnums={list(exp.mode.donate_argnums)} "
+            "wins; write mode.donate_argnums=null too, or set mode.donate_argnums instead",
+        )
+    if "workload.numpy_fn" in given and exp.workload.numpy_fn and not exp.mode.numpy:
+        raise ConfigError(
+            "workload.numpy_fn",
+            exp.workload.numpy_fn,
+            f"is the twin measured by mode numpy, and mode={modes} has none; add it (mode=[{modes},numpy]) or drop it",
+        )
+    if not _has_mesh(exp):
+        if "device.count" in given and exp.device.count > 1 and exp.distributed.processes == 1:
+            raise ConfigError(
+                "device.count",
+                exp.device.count,
+                f"gives each worker {exp.device.count} devices, and without mesh.shape the job runs on one of them; "
+                f"set mesh.shape too (e.g. 'mesh.shape={{data:{exp.device.count}}}'), or drop it",
+            )
+        for key in ("workload.shardings", "workload.out_shardings", "mesh.axis_types"):
+            if key in given:
+                raise ConfigError(
+                    key, None, "applies to a mesh, and the job has none (one device); set mesh.shape too, or drop it"
+                )
+    platform = exp.device.platform
+    if "device.premapped_buffer_bytes" in given and platform in ("cpu", "gpu"):
+        raise ConfigError(
+            "device.premapped_buffer_bytes",
+            exp.device.premapped_buffer_bytes,
+            f"sizes libtpu's pinned host buffer, and device.platform={platform} opens no TPU; drop it, or use device=tpu",
+        )
+    if "cpu_async_dispatch" in given and exp.cpu_async_dispatch is not None and platform in ("gpu", "tpu"):
+        raise ConfigError(
+            "cpu_async_dispatch",
+            exp.cpu_async_dispatch,
+            f"sets the CPU client's dispatch, and device.platform={platform} measures on no CPU; drop it, or use "
+            "device=cpu",
+        )
+    for key in ("timing.open_retries", "timing.open_wait_s"):
+        if key in given and platform == "cpu":
+            raise ConfigError(
+                key,
+                None,
+                "retries a device another process holds, and a CPU is never held; drop it (it applies to gpu and tpu)",
+            )
+    t = exp.timing
+    if "timing.cold_processes" in given and t.cold_processes is not None and t.cold_processes > t.max_processes:
+        raise ConfigError(
+            "timing.cold_processes",
+            t.cold_processes,
+            f"counts processes that measure the cold first calls, and the job starts {t.max_processes} at most "
+            f"(timing.max_processes); write at most {t.max_processes}, or raise timing.max_processes",
+        )
+    if "timing.interleave" in given and t.interleave == "processes" and len(exp.mode.names) < 2:
+        raise ConfigError(
+            "timing.interleave",
+            t.interleave,
+            f"alternates the modes between processes, and mode={modes} is one (every process measures it either "
+            "way); drop it, or measure two modes (mode=[eager,jit])",
+        )
+    local = exp.isolate == "none" or exp.distributed.processes > 1
+    where = "isolate=none" if exp.isolate == "none" else f"distributed.processes={exp.distributed.processes}"
+    if "timing.prepare_next" in given and t.prepare_next and exp.isolate == "none":
+        raise ConfigError(
+            "timing.prepare_next", True, "forks the next worker process, and isolate=none starts none; drop it"
+        )
+    if "compilation_cache" in given and exp.compilation_cache and local:
+        raise ConfigError(
+            "compilation_cache",
+            True,
+            f"is the job's cache for its fresh worker processes, and {where} has none of its own; drop it",
+        )
+    if "cache_probe" in given and exp.cache_probe and exp.isolate == "none":
+        raise ConfigError(
+            "cache_probe", True, "compares two fresh worker processes, and isolate=none starts none; drop it"
+        )
+    if "compilation_cache_dir" in given and exp.compilation_cache_dir and not exp.compilation_cache:
+        if not exp.cache_probe:
+            raise ConfigError(
+                "compilation_cache_dir",
+                exp.compilation_cache_dir,
+                "is where the job's compilation cache lives, and compilation_cache=false turns it off; drop one of "
+                "them",
+            )
+    if "dtype" in given and written_dtype not in (None, exp.dtype):  # convert labelled the rows by the arguments
+        own = sorted({str(spec.get("dtype")) for _, spec in _array_specs(exp)})
+        raise ConfigError(
+            "dtype",
+            None,
+            f"no argument of {exp.workload.fn} follows it (their dtypes are their own: {', '.join(own)}), so it would "
+            "only label the rows; drop it, or write the arguments' dtype as ${dtype}",
+        )
+
+
+def _check_variants_differ(exp: ExperimentConfig) -> None:
+    """Two variants that are the same config would be one version measured twice and paired as if they differed."""
+    if not exp.variants or len(exp.variants) < 2:
+        return
+    from jitexp.config.variants import variant_configs
+
+    seen: dict[str, str] = {}
+    for name, variant in variant_configs(exp).items():
+        text = repr(dataclasses.replace(variant, variants=None))
+        if text in seen:
+            raise ConfigError(
+                "variants",
+                list(exp.variants),
+                f"variants {seen[text]} and {name} are the same config, so their pair would compare a version with "
+                "itself; give each variant a change of its own",
+            )
+        seen[text] = name

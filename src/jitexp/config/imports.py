@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import re
 from typing import Any, Callable, Iterable
 
 from jitexp.config.schema import ExperimentConfig
@@ -160,6 +161,14 @@ def _check_call(cfg: ExperimentConfig, key: str, path: str) -> Callable:
     try:
         signature.bind(*range(n_args), **dict.fromkeys(cfg.workload.kwargs))
     except TypeError as exc:
+        unexpected = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if unexpected and unexpected.group(1) in cfg.workload.kwargs:  # the positions fit; the keyword does not
+            name = unexpected.group(1)
+            raise ConfigError(
+                f"workload.kwargs.{name}",
+                cfg.workload.kwargs[name],
+                f"{path}{signature} takes no keyword argument {name!r}; drop it, or name one of its parameters",
+            ) from None
         keywords = f" and keyword(s) {', '.join(cfg.workload.kwargs)}" if cfg.workload.kwargs else ""
         missing = str(exc).startswith("missing a required")  # what the call lacks, not what it has too many of
         name = str(exc).rpartition(" ")[2].strip("'")

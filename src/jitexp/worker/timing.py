@@ -125,6 +125,39 @@ def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
     return counts
 
 
+class PlanTooLong(Exception):
+    """The sampling plan cannot finish: `timing.min_samples` rounds at the calibrated times take longer than
+    `timing.timeout_s`, after which the worker is killed. `hint` names the key to change (errors.hint_for)."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+
+def plan_too_long(
+    calibrated: Mapping[str, Calibrated], rewarm: Mapping[str, int], policy: TimingConfig
+) -> PlanTooLong | None:
+    """Why `timing.min_samples` rounds (each one sample of every mode, and its re-warm calls) cannot finish within
+    `timing.timeout_s` at the calibrated per-call times, or None when they can. Checked once calibration knows the
+    time, before the first round: the process fails in seconds, not at the timeout."""
+    round_s = sum((c.number + rewarm.get(m, 0)) * c.per_call_s for m, c in calibrated.items())
+    needed = policy.min_samples * round_s
+    if round_s <= 0 or needed <= policy.timeout_s:
+        return None
+    fit = max(1, int(policy.timeout_s / round_s))
+    return PlanTooLong(
+        f"timing.min_samples={policy.min_samples} rounds of {_seconds(round_s)} each (calibrated) take about "
+        f"{_seconds(needed)}, past timing.timeout_s={policy.timeout_s:g} s: the worker would be killed before its "
+        "last round",
+        f"lower timing.min_samples (about {fit} rounds fit in timing.timeout_s; timing.max_samples with it), or "
+        f"raise timing.timeout_s above {math.ceil(needed * 1.5)}",
+    )
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.3g} s" if s >= 0.1 else f"{s * 1e3:.3g} ms"
+
+
 def rotation(modes: list[str], shift: int) -> list[str]:
     """modes rotated left by shift: round r of process p samples in rotation(modes, r + p)."""
     if not modes:
@@ -187,6 +220,11 @@ def measure_rounds(
     live = [m for m in modes if m not in errors]
     number = {m: c.number for m, c in calibrated.items()}
     rewarm = rewarm_numbers({m: calibrated[m] for m in live})
+    if agree is None and live:  # a jax.distributed job's ranks measure their own per-call times: not judged there
+        too_long = plan_too_long({m: calibrated[m] for m in live}, rewarm if len(live) > 1 else {}, policy)
+        if too_long is not None:
+            errors.update(dict.fromkeys(live, too_long))
+            live = []
     if agree is not None and len(live) > 1:  # every rank makes rank 0's untimed calls too
         rewarm = dict(zip(live, (int(v) for v in agree(np.array([rewarm[m] for m in live])))))
     samples: dict[str, list[float]] = {m: [] for m in live}

@@ -276,7 +276,11 @@ def bad_inputs(tmp_path: Path, aa: tuple[Path, Path]) -> list[tuple[list[str], s
     return [
         (pair(f"{tmp_path}/nope/python"), "envs.b=", "does not exist"),
         (pair(text), "envs.b=", "is not an executable file"),
-        (pair(script), "envs.b=", "is not a Python interpreter (it did not run a Python script: I am not python)"),
+        (
+            pair(script),
+            "envs.b=",
+            "is not a Python interpreter (it did not run Python code given with -c; exit 1: I am not python)",
+        ),
         (
             pair(bare),
             "envs.b=",
@@ -303,3 +307,13 @@ def test_bad_envs_are_one_line_before_anything_runs(aa, tmp_path):
     assert proc.returncode == 2 and len(lines) == 1, (overrides, proc.stderr[-2000:])
     assert lines[0].startswith(f"jitexp: error: {key}") and says in lines[0], (overrides, lines[0])
     assert not (tmp_path / "never").exists()
+
+
+def test_a_program_that_is_not_python_is_named_in_one_clear_line(tmp_path):
+    """/bin/ls runs, fails and echoes the probe's code back shell-quoted: the line says what is wrong, not that."""
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(["envs={a:/bin/ls,b:/bin/ls}", "timing=quick", f"hydra.run.dir={tmp_path / 'never'}"])
+    assert str(caught.value) == (
+        "envs.a='/bin/ls' is invalid; /bin/ls is not a Python interpreter (it did not run Python code given with -c; "
+        "exit 2); give the path of a python executable, e.g. a venv's bin/python"
+    )

@@ -71,6 +71,10 @@ USER = textwrap.dedent("""
 
     def narrow(size, dtype):
         return (jnp.ones((size,), dtype),)
+
+
+    def as_dict(size, dtype, seed, **kw):
+        return {"x": jnp.ones((size,), dtype)}
 """)
 
 
@@ -171,6 +175,24 @@ def test_setup_raising_is_an_inputs_row_with_its_line():
         "no data here",
     )
     assert row["hint"].startswith("workload.setup raised at usercode.py:") and row["hint"].endswith("in broken")
+
+
+def test_a_setup_returning_a_dict_is_told_what_to_return_not_where_jitexp_found_it():
+    row = job("workload.fn=usercode.loss", "workload.setup=usercode.as_dict").by_mode("jit")
+    assert (row["status"], row["error_phase"], row["error_type"]) == (
+        "error",
+        "inputs",
+        "jitexp.worker.workload.SetupReturned",
+    )
+    assert row["error_message"] == (
+        "usercode.as_dict returned dict; it must return the positional arguments as a tuple, or "
+        "jitexp.Inputs(args=..., kwargs=...)"
+    )
+    assert row["hint"] == (
+        "the setup ran and returned a dict: make it return a tuple of fn's positional arguments (return (d,) for one "
+        "argument that is a dict, return (params, batch) for two), or jitexp.Inputs(args=(...), kwargs={...}) for "
+        "keywords"
+    )
 
 
 @pytest.mark.parametrize(

@@ -209,7 +209,10 @@ def run_setup(setup: Callable, cfg: ExperimentConfig) -> tuple[tuple, dict]:
     args, kwargs = as_inputs(made, cfg.workload.setup or "setup")
     clash = sorted(set(kwargs) & set(cfg.workload.kwargs))
     if clash:
-        raise TypeError(f"keyword {clash[0]!r} comes from both workload.setup and workload.kwargs")
+        raise SetupReturned(
+            f"keyword {clash[0]!r} comes from both workload.setup and workload.kwargs",
+            f"give {clash[0]} once: drop workload.kwargs.{clash[0]}, or leave it out of the setup's Inputs kwargs",
+        )
     return jax.block_until_ready((args, kwargs))
 
 
@@ -219,10 +222,22 @@ def as_inputs(made: Any, where: str) -> tuple[tuple, dict]:
         return tuple(made.args), dict(made.kwargs)
     if isinstance(made, (tuple, list)):
         return tuple(made), {}
-    raise TypeError(
+    one = "return (d,) for one argument that is a dict, " if isinstance(made, dict) else ""
+    raise SetupReturned(
         f"{where} returned {type(made).__name__}; it must return the positional arguments as a tuple, "
-        "or jitexp.Inputs(args=..., kwargs=...)"
+        "or jitexp.Inputs(args=..., kwargs=...)",
+        f"the setup ran and returned a {type(made).__name__}: make it return a tuple of fn's positional arguments "
+        f"({one}return (params, batch) for two), or jitexp.Inputs(args=(...), kwargs={{...}}) for keywords",
     )
+
+
+class SetupReturned(TypeError):
+    """What workload.setup returned cannot be fn's arguments. `hint` says what to return (errors.hint_for), rather
+    than pointing at the line of jitexp that found it as if the setup raised there."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
 
 
 def setup_bytes(setup: Callable, cfg: ExperimentConfig) -> int | None:

@@ -145,12 +145,12 @@ def check(key: str, path: str) -> None:
         said_first = (done.stderr.strip().splitlines() or [""])[0][:80]
         if "import json" in said_first or "$'" in said_first or "jitexp-" in said_first:
             said_first = ""  # a program that echoes its arguments (ls: cannot access '...the probe...'): not helpful
-        said = f": {said_first}" if said_first else ""
+        quoted = f": {said_first}" if said_first else ""
         raise ConfigError(
             key,
             path,
             f"{python} is not a Python interpreter (it did not run Python code given with -c; exit "
-            f"{done.returncode}{said}); give the path of a python executable, e.g. a venv's bin/python",
+            f"{done.returncode}{quoted}); give the path of a python executable, e.g. a venv's bin/python",
         )
     if "jitexp-hello" not in said:
         found = f"has jitexp {said['jitexp-version']} without an env server" if "jitexp-version" in said else ""

@@ -278,3 +278,25 @@ def test_a_setup_taking_kw_does_not_swallow_a_param(mine):
         "workload.params.featurs=3 is invalid; mine_i51.setup(size, dtype, seed, **kw) does not name it, so its **kw "
         "would take it unread; name featurs in the setup's signature, or drop the param"
     )
+
+
+@pytest.mark.parametrize(
+    ("swept", "key", "value"),
+    [("workload.name=a,b", "workload.name", "a,b"), ("progress=true,false", "progress", "true,false")],
+)
+def test_sweep_points_that_differ_only_in_keys_no_measurement_reads_are_refused(swept, key, value, no_arity):
+    message = refusal(["-m", *CUSTOM, swept])
+    assert message.startswith(f"{key}={value!r} is invalid; sweep points #0 (")
+    assert message.endswith(
+        "differ only in keys that change no measurement (workload.name, workload.description, progress, "
+        "fail_on_error, resume, overwrite): one job measured twice under two labels; sweep a key the function reads"
+    )
+
+
+def test_an_arguments_own_dtype_labels_the_rows_when_nothing_follows_the_jobs(no_arity):
+    """The rows' dtype column and the answer line come from the job's dtype: the arguments' own when they all have
+    one (x64 follows), the job's when any argument follows it."""
+    [job] = preflight.check([*ONE_ARG, "workload.args=[{shape:[64],dtype:float64}]", "timing=quick"])
+    assert job.dtype == "float64"
+    [mixed] = preflight.check([*ONE_ARG, "workload.args=[{shape:[64],dtype:float64},{shape:[64]}]", "timing=quick"])
+    assert mixed.dtype == "float32"

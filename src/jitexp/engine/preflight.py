@@ -131,10 +131,23 @@ def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parse
         return " ".join(o for o in batch if o.partition("=")[0].lstrip("+~") in swept) or " ".join(batch)
 
     seen: dict[str, int] = {}
+    measured: dict[str, int] = {}
     for j, job in enumerate(jobs):
         text = repr(job)
         i = seen.setdefault(text, j)
         if i == j:
+            k = measured.setdefault(_measured(job), j)
+            if k != j:
+                labels = [o for o in batches[j] if o not in batches[k]] or batches[j]
+                key = labels[0].partition("=")[0].lstrip("+~")
+                swept_as = next((o for o in parsed if o.is_sweep_override() and o.get_key_element() == key), None)
+                raise ConfigError(
+                    key,
+                    swept_as.input_line.partition("=")[2] if swept_as is not None else labels[0].partition("=")[2],
+                    f"sweep points #{k} ({shown(batches[k])}) and #{j} ({shown(batches[j])}) differ only in keys "
+                    "that change no measurement (workload.name, workload.description, progress, fail_on_error, "
+                    "resume, overwrite): one job measured twice under two labels; sweep a key the function reads",
+                )
             continue
         first, again = batches[i], batches[j]
         differing = [o for o in again if o not in first] or again
@@ -148,6 +161,17 @@ def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parse
             f"sweep points #{i} ({shown(first)}) and #{j} ({shown(again)}) are the same job; give each point "
             "once (to measure it again, run it again, or raise timing.processes)",
         )
+
+
+def _measured(job: ExperimentConfig) -> str:
+    """The job without the keys that only label or steer it: two sweep points equal here measure the same thing."""
+    import dataclasses
+
+    workload = dataclasses.replace(job.workload, name=None, description="")
+    steered = dataclasses.replace(
+        job, workload=workload, progress=None, fail_on_error=False, resume=False, overwrite=False
+    )
+    return repr(steered)
 
 
 def _mode(hydra: Any, texts: list[str]) -> Any:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jitexp import compose, run
+from jitexp.engine import jobcache
 
 PHASES = ("start", "open", "setup", "first_call", "warmup", "sampling", "exit")
 
@@ -21,8 +22,15 @@ def job(*overrides: str):
     return run(compose(["timing=quick", "size=32", *overrides]))
 
 
-def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the job's private cache folder is made
+def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_named(monkeypatch):
+    made: list[str] = []
+    original = tempfile.mkdtemp
+
+    def mkdtemp(**kw: str) -> str:  # the job's private cache folder, remembered
+        made.append(original(**kw))
+        return made[-1]
+
+    monkeypatch.setattr(jobcache.tempfile, "mkdtemp", mkdtemp)
     result = job("timing.processes=3", "timing.max_processes=3", "timing.cold_processes=1")  # as on an accelerator
     procs = {(p["process"], p["mode"]): p for p in result.processes}
     assert sorted({p for p, _ in procs}) == [0, 1, 2]
@@ -38,7 +46,8 @@ def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_na
     assert eager["first_call_processes"] == jit["first_call_processes"] == 1
     assert jit["first_call_compiles"] == 1 and eager["first_call_compiles"] >= 1  # cold: compiled, not loaded
     assert procs[(0, "eager")]["compiles_in_first_call"] >= 2  # both modes' cold calls compiled in process 0
-    assert not list(tmp_path.glob("jitexp-cache-*"))  # the job's cache went with the job
+    (cache,) = [path for path in made if Path(path).name.startswith("jitexp-cache-")]
+    assert not Path(cache).exists()  # the job's cache went with the job
     parts = [k for k in jit if k.startswith("job_") and k.endswith("_s") and k not in ("job_wall_s", "job_compile_s")]
     assert sum(jit[k] for k in parts) == pytest.approx(jit["job_wall_s"], rel=1e-6)
 

@@ -44,6 +44,8 @@ def test_each_mode_measures_compute_heavy(mode):
             "check_vs_eager",  # empty when the outputs match
             "output_sharding",  # with a mesh only
             "tpu_premapped_buffer_bytes",  # on a TPU only
+            "nominal_flops_per_s",  # a device kind with a known nominal peak only (a TPU's)
+            "nominal_bytes_per_s",
         }
     )
     compiled_only = {
@@ -73,10 +75,14 @@ def test_each_mode_measures_compute_heavy(mode):
         "peak_bytes_share",
         "device_peak_flops_share",
         "device_peak_bytes_share",
+        "device_trace_wall_s",
+        "flops_ceiling",
+        "bytes_ceiling",
     }
     # empty when a process's rounds lasted under 10 jiffies (timing=quick), present when they lasted longer (a
     # loaded machine); kept_vs_all_processes only when a process was replaced under steal
     sometimes = {"steal_median", "steal_max", "run_queue_wait_median", "kept_vs_all_processes"}
+    sometimes |= {"above_ceiling"}  # a share above its ceiling (a small CPU program's bytes in cache) only
     assert set(COLUMNS) - set(row) - sometimes == (alone - {"status"}) | (compiled_only if mode == "eager" else set())
     assert row["eager_ops"] == 6 and row["peak_rss_growth_bytes"] >= 0
     assert row["ci95_low_s"] <= row["median_s"] <= row["ci95_high_s"]

@@ -43,19 +43,21 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
     cold = {}
     for position, mode in enumerate(order):
         try:
-            own = w if position == 0 else inputs()  # a setup's state (a model that updates itself) is each mode's own
+            with clock.phase("setup"):
+                own = w if position == 0 else inputs()  # a setup's state (a model updating itself): each mode's own
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc)
             continue
         measured = task.cold and mode != "numpy"
-        if measured and (position > 0 or not task.fresh):
-            jax.clear_caches()  # each mode's first call pays its own compiles
         enter_phase("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = enter_phase if channel.conn is not None else None  # trace -> lower -> compile -> execute
         try:
             shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
-            with clock.phase("first_call"), diskcache.own_empty(task.cache_dir) if measured else nullcontext():
-                c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
+            with clock.phase("first_call"):
+                if measured and (position > 0 or not task.fresh):
+                    jax.clear_caches()  # each mode's first call pays its own compiles
+                with diskcache.own_empty(task.cache_dir) if measured else nullcontext():
+                    c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc, workload.call_of(own))
             continue
@@ -71,7 +73,9 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
             out[mode].extras.donation = c.call.describe()
     if task.extras:
         with workload.on_device(resolve_device(cfg.device)):
-            extras(cfg, inputs(), cold, out)
+            with clock.phase("setup"):
+                fresh = inputs()
+            extras(cfg, fresh, cold, out)
     return cold
 
 

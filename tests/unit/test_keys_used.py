@@ -75,7 +75,8 @@ REFUSED: dict[str, list[str]] = {
     "seed": [*F[:2], "workload.args=[{shape:[${size}],init:arange}]", "seed=3"],
     "check": [*EAGER, "check=true"],
     "sequence": ["workload=apply_n_times", "sequence=[{python_scalars:[1]}]"],
-    "variants": [*A, "variants={a:{size:4},b:{size:4}}"],
+    # (two variants alike are allowed: an A/A copy shows what no change reads as, tests/e2e/test_variants_job.py)
+    "variants": [*A, "variants={a:{workload.nosuch:1},b:{size:8}}"],
     "compilation_cache": [*NONE, "compilation_cache=true"],
     "compilation_cache_dir": [*A, "compilation_cache=false", "compilation_cache_dir=kept_cache"],
     "cache_probe": [*EAGER, "cache_probe=true"],

@@ -8,7 +8,6 @@ Keys legitimately ignored in some jobs are listed in docs/decisions.md ("Every i
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -39,7 +38,6 @@ def check_used(exp: ExperimentConfig, task: Mapping[str, Any] | None = None, giv
     if "seed" in given:
         _check_seed(exp)
     _check_given(exp, given, None if task is None else task.get("dtype"))
-    _check_variants_differ(exp)
     if task is not None:
         _check_params(exp, task)
         if "size" in given:
@@ -349,22 +347,3 @@ def _check_given(exp: ExperimentConfig, given: set[str], written_dtype: Any = No
             f"no argument of {exp.workload.fn} follows it (their dtypes are their own: {', '.join(own)}), so it would "
             "only label the rows; drop it, or write the arguments' dtype as ${dtype}",
         )
-
-
-def _check_variants_differ(exp: ExperimentConfig) -> None:
-    """Two variants that are the same config would be one version measured twice and paired as if they differed."""
-    if not exp.variants or len(exp.variants) < 2:
-        return
-    from jitexp.config.variants import variant_configs
-
-    seen: dict[str, str] = {}
-    for name, variant in variant_configs(exp).items():
-        text = repr(dataclasses.replace(variant, variants=None))
-        if text in seen:
-            raise ConfigError(
-                "variants",
-                list(exp.variants),
-                f"variants {seen[text]} and {name} are the same config, so their pair would compare a version with "
-                "itself; give each variant a change of its own",
-            )
-        seen[text] = name

@@ -4,6 +4,8 @@ docs/benchmarks.md, "Mutation testing")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -112,3 +114,107 @@ def test_the_schema_order_keeps_only_the_names_given_once_each():
         "mine",
         "PARAM_x",
     ]
+
+
+# ---- reading back: types by column kind ----------------------------------------------------------------------------
+
+
+def test_a_column_with_no_value_is_typed_by_its_kind_without_parsing():
+    frame = typed(
+        pd.DataFrame(
+            {"error_message": ["", ""], "unstable": ["", ""], "median_s": ["", ""], "param_x": ["", ""]}, dtype=str
+        )
+    )
+    assert [str(t) for t in frame.dtypes] == ["string", "boolean", "float64", "string"]
+    assert frame["error_message"].tolist() == [pd.NA, pd.NA] and frame["median_s"].isna().all()
+
+
+def test_columns_already_typed_in_memory_are_kept_as_they_are():
+    built = pd.DataFrame({"size": [8, 16], "median_s": [0.5, 0.25], "workload": ["a", "b"]}, index=[5, 7])
+    out = typed(built)
+    assert [str(t) for t in out.dtypes] == ["int64", "float64", "string"]
+    assert out["size"].tolist() == [8, 16] and out["median_s"].tolist() == [0.5, 0.25]
+    assert list(out.index) == [5, 7]
+
+
+def test_cells_of_a_frame_built_in_memory_none_na_and_nan_are_missing():
+    built = pd.DataFrame(
+        {"param_n": [3, None, pd.NA, float("nan"), 4], "param_x": [2.5, None, 1.0, pd.NA, float("nan")]}, dtype=object
+    )
+    out = typed(built)
+    assert str(out["param_n"].dtype) == "Int64" and out["param_n"].tolist() == [3, pd.NA, pd.NA, pd.NA, 4]
+    assert str(out["param_x"].dtype) == "float64"
+    assert out["param_x"].isna().tolist() == [False, True, False, True, True]
+    assert (out["param_x"][0], out["param_x"][2]) == (2.5, 1.0)
+
+
+def test_a_number_column_with_a_cell_that_is_not_a_number_reads_it_as_missing():
+    out = typed(pd.DataFrame({"median_s": ["0.5", "oops", ""], "flops": ["1e3", "2", "inf"]}, dtype=str))
+    assert out["median_s"].isna().tolist() == [False, True, True] and out["median_s"][0] == 0.5
+    assert out["flops"].tolist() == [1000.0, 2.0, float("inf")]
+    assert [str(t) for t in out.dtypes] == ["float64", "float64"]
+
+
+def test_an_integer_past_int64_reads_back_as_written_not_as_a_crash(tmp_path):
+    """A param or a count beyond int64 (10**20): a param keeps its digits as text, a number column is a float."""
+    big = 10**20
+    write_csv(
+        to_frame([{"workload": "w", "size": 8, "param_big": big, "flops": big, "seed": 2**63 - 1}]), tmp_path / "r.csv"
+    )
+    out = read_csv(tmp_path / "r.csv")
+    assert str(out["param_big"].dtype) == "string" and out["param_big"].item() == "100000000000000000000"
+    assert str(out["flops"].dtype) == "float64" and out["flops"].item() == 1e20
+    assert str(out["seed"].dtype) == "Int64" and out["seed"].item() == 2**63 - 1
+    edge = typed(pd.DataFrame({"param_a": [str(-(2**63))], "param_b": [str(2**63)]}, dtype=str))
+    assert str(edge["param_a"].dtype) == "Int64" and edge["param_a"].item() == -(2**63)
+    assert str(edge["param_b"].dtype) == "string" and edge["param_b"].item() == str(2**63)
+
+
+# ---- writing: atomically, shared, no half file -----------------------------------------------------------------------
+
+
+def test_a_file_is_written_through_a_hidden_temp_file_beside_it_and_shared(tmp_path, monkeypatch):
+    import os
+
+    from jitexp.store import csvio
+
+    renamed = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        renamed.append((Path(src), Path(dst), sorted(p.name for p in Path(dst).parent.iterdir())))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(csvio.os, "replace", replace)
+    path = csvio.write_atomic(tmp_path / "job" / "results.csv", b"a\n1\n")
+    assert path == tmp_path / "job" / "results.csv" and path.read_bytes() == b"a\n1\n"
+    [(src, dst, during)] = renamed
+    assert dst == path and src.parent == path.parent
+    assert src.name.startswith(".results.csv.") and src.name.endswith(".tmp")
+    assert during == [src.name]  # while written, the folder holds the hidden temp file only
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in path.parent.iterdir()) == ["results.csv"]
+
+
+def test_a_write_that_fails_leaves_neither_the_file_nor_its_temp_file(tmp_path, monkeypatch):
+    import os
+
+    from jitexp.store import csvio
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(csvio.os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left"):
+        csvio.write_atomic(tmp_path / "results.csv", b"x")
+    assert list(tmp_path.iterdir()) == []
+
+    def interrupted_after_the_rename(src, dst):  # a Ctrl-C landing between the rename and the return
+        os.rename(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(csvio.os, "replace", interrupted_after_the_rename)
+    with pytest.raises(KeyboardInterrupt):  # not a FileNotFoundError from cleaning up a temp file renamed already
+        csvio.write_atomic(tmp_path / "results.csv", b"y")
+    assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
+    assert (tmp_path / "results.csv").read_bytes() == b"y"

@@ -21,8 +21,11 @@ from jitexp.store.folders import (
     clear_job,
     gather,
     gather_state,
+    held_results,
     is_complete,
+    iter_jobs,
     job_overrides,
+    job_result_files,
     load_results,
     load_results_state,
     read_manifest,
@@ -227,3 +230,26 @@ def test_the_state_line_names_eight_jobs_that_never_finished_and_counts_the_rest
 def test_the_state_line_names_the_folders_left_out():
     state = SweepState(n_jobs=2, finished=[0, 1], stale=["old", "7"])
     assert state.describe(2) == "2 jobs: 2 rows; left out (not jobs of this sweep): old, 7"
+
+
+# ---- which folders hold jobs, in job order ------------------------------------------------------------------------
+
+
+def test_job_folders_come_in_job_order_numbers_first_and_hidden_or_report_folders_never(tmp_path):
+    for folder in ("10", "2", "b", "a", "c/1", "c/0", ".trash/3", "report/4", "x/.old"):
+        job(tmp_path, folder, workload=[folder])
+    found = [p.parent.relative_to(tmp_path).as_posix() for p in job_result_files(tmp_path)]
+    assert found == ["2", "10", "a", "b", "c/0", "c/1"]
+    assert [j.path.name for j in iter_jobs(tmp_path)] == ["2", "10", "a", "b", "0", "1"]
+
+
+def test_the_results_a_folder_holds_are_named_in_job_order_without_hidden_folders(tmp_path):
+    assert held_results(tmp_path / "none") == []
+    assert held_results(tmp_path) == []
+    for folder in ("10", "2", "a", ".hydra"):
+        job(tmp_path, folder, workload=["w"])
+    (tmp_path / JOBS_CSV).write_text("job_num,overrides\n")
+    (tmp_path / SAMPLES_CSV).write_text("x\n")
+    assert held_results(tmp_path) == [JOBS_CSV, SAMPLES_CSV, "2/results.csv", "10/results.csv", "a/results.csv"]
+    (tmp_path / RESULTS_CSV).write_text("x\n")
+    assert held_results(tmp_path)[:3] == [RESULTS_CSV, JOBS_CSV, SAMPLES_CSV]

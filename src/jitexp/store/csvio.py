@@ -82,9 +82,9 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Types for a frame of CSV text; an empty cell is missing.
 
     Known text columns stay text, booleans become nullable booleans, known numeric columns
-    numbers (nullable integers when every cell is an integer). Other columns (param_<name>)
-    become numbers or booleans only when every cell reads back exactly as written, so a
-    param "007" stays "007".
+    numbers (nullable integers when every cell is an integer that fits int64, else floats). Other columns
+    (param_<name>) become numbers or booleans only when every cell reads back exactly as written, so a
+    param "007" stays "007" (and so does one past int64).
     """
     # Column by column in plain Python, one array built per column and the frame once: a results.csv has ~160
     # columns of a few rows, where a chain of pandas operations per column cost ~0.3 ms each.
@@ -105,7 +105,7 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         elif col in BOOL_COLUMNS:
             columns.append(_bools(text))
         elif col in KNOWN_NUMERIC:
-            if all(_INT.match(c) for c in filled):
+            if all(_INT.match(c) and _fits_int64(c) for c in filled):
                 columns.append(_ints(text))
             else:
                 floats[i] = text
@@ -156,7 +156,13 @@ def _missing_dtype(col: str) -> str:
 
 
 def _int_round_trips(value: str) -> bool:
-    return bool(_INT.match(value)) and str(int(value)) == value  # "007" and "-0" stay text
+    # "007" and "-0" stay text, and so does an integer past int64 (10**20 as a param): its digits, not a crash
+    return bool(_INT.match(value)) and str(int(value)) == value and _fits_int64(value)
+
+
+def _fits_int64(value: str) -> bool:
+    """An integer cell a nullable Int64 column can hold (a larger one made typed() raise OverflowError)."""
+    return -(2**63) <= int(value) < 2**63
 
 
 def _float_round_trips(value: str) -> bool:

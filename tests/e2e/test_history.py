@@ -50,7 +50,7 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
 @pytest.mark.slow
 @pytest.mark.serial  # it asserts a step found from timings: never beside another test
 def test_twice_the_work_from_commit_4_is_one_step_and_fails_the_gate(tmp_path):
-    """Issue 49's repository case, one repeat (10 of 10 repeats: not yet measured): 6
+    """Issue 49's repository case, one repeat (10 of 10 repeats passed: docs/benchmarks.md): 6
     commits, twice the work from commit 4, one run per commit with several processes; jitexp-history finds exactly
     one steady step naming commit 4, and --fail-on-step exits 1 on it."""
     repo = git_init(tmp_path / "repo")

@@ -456,6 +456,7 @@ def test_an_argument_takes_the_jobs_dtype_unless_it_names_its_own():
     ("params", "rule", "message"),
     [
         ({"m": 1}, ">= 0", "workload.checks.n='>= 0' is invalid; names no param; params: m"),
+        ({"m": 1, "k": 2}, ">= 0", "workload.checks.n='>= 0' is invalid; names no param; params: m, k"),
         ({}, ">= 0", "workload.checks.n='>= 0' is invalid; names no param; params: (none)"),
         ({"n": True}, ">= 0", "workload.params.n=True is invalid; must be a number >= 0"),
         ({"n": "3"}, ">= 0", "workload.params.n='3' is invalid; must be a number >= 0"),
@@ -473,7 +474,7 @@ def test_a_param_outside_its_workloads_rule_is_refused(params, rule, message):
 
 @pytest.mark.parametrize(
     ("value", "rule"),
-    [(0, ">= 0"), (1, "> 0"), (9.5, ">= 0 and < 10"), (10, "<= 10"), (10.0, " >= 10 and <= 10 ")],
+    [(0, ">= 0"), (1, "> 0"), (9.5, ">= 0 and < 10"), (10, "<= 10"), (10.0, " >= 10 and <= 10 "), (0, ">=  0")],
 )
 def test_a_param_inside_its_workloads_rule_is_kept(value, rule):
     cfg = config(workload={"params": {"n": value}, "checks": {"n": rule}})

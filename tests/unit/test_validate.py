@@ -177,6 +177,19 @@ def test_cpu_affinity_takes_a_non_empty_list_of_this_machines_cores():
     )
 
 
+def test_cpu_affinity_takes_the_cores_this_process_may_run_on_not_every_core(monkeypatch):
+    def allowed(pid):
+        assert pid == 0, "the cores of another process"
+        return {3, 1}
+
+    monkeypatch.setattr(os, "sched_getaffinity", allowed)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert refusal(config(cpu_affinity=[0, 1])) == (
+        "cpu_affinity=[0, 1] is invalid; cores of this machine: a non-empty list from [1, 3] (0 is not one)"
+    )
+    assert validate(config(cpu_affinity=[3, 1])).cpu_affinity == [3, 1]
+
+
 def test_cpu_affinity_where_the_os_cannot_tell_is_every_core_counted(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity")
     monkeypatch.setattr(os, "cpu_count", lambda: 3)

@@ -32,7 +32,21 @@ class GatherResults(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         frame, state = gather_and_summarise(Path(config.hydra.sweep.dir))
-        current.update(ended=True, state=state, n_errors=int((frame["status"] == "error").sum()) if len(frame) else 0)
+        current.update(ended=True, state=state, n_errors=failing_rows(frame))
+
+
+def failing_rows(frame: Any) -> int:
+    """What fail_on_error counts: error rows, and rows whose time is no speedup (a result that differs from the
+    baseline's, no work measured, outputs that cannot be compared: analysis.speedups.NOT_WORK_VERDICTS)."""
+    from jitexp.analysis.speedups import NOT_WORK_VERDICTS
+
+    if not len(frame):
+        return 0
+    failed = frame["status"] == "error"
+    for column in ("verdict", "verdict_vs_numpy"):
+        if column in frame:
+            failed |= frame[column].isin(NOT_WORK_VERDICTS)
+    return int(failed.sum())
 
 
 def gather_and_summarise(root: Path) -> tuple[Any, Any]:

@@ -27,8 +27,11 @@ __all__ = ["main"]
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
 def _job(cfg: DictConfig) -> None:
+    import pandas as pd
+
     from jitexp.analysis.formatting.answer import job_summary
     from jitexp.analysis.formatting.values import display_path
+    from jitexp.callbacks import failing_rows
     from jitexp.store.folders import clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()
@@ -75,7 +78,8 @@ def _job(cfg: DictConfig) -> None:
                 f"{row['error_message']}{hint}",
                 file=sys.stderr,
             )
-        if failed:
+        # with fail_on_error, a time that is no speedup fails the job too (its line said why first)
+        if failed or (cfg.get("fail_on_error") and failing_rows(pd.DataFrame(result.rows))):
             sys.exit(1)
 
 

@@ -603,3 +603,17 @@ def test_text_table_csv_and_chart_read_new_over_base_one_way(tmp_path, capsys, m
     assert main([str(base), str(new), "--out", str(tmp_path / "out"), "--no-plot", "--all"]) == 1
     every = capsys.readouterr().out.split("\n\n")[1].splitlines()
     assert {"size", "note", "processes"} <= set(every[0].split()) and "every row:" not in every[0]
+
+
+def test_a_time_that_became_no_speedup_in_new_is_broken():
+    from jitexp.report.compare.gate import not_work
+
+    base = pd.DataFrame([{"mode": "jit", "verdict": "faster"}])
+    differs = pd.DataFrame([{"mode": "jit", "verdict": "result differs"}])
+    assert not_work(base, differs) == "NEW's time is no speedup: result differs"
+    assert not_work(differs, differs) == ""  # already so in BASE: compared as before, not newly broken
+    assert not_work(base, base) == ""
+    assert not_work(pd.DataFrame([{"mode": "jit"}]), pd.DataFrame([{"mode": "jit", "verdict": "no work"}])) == (
+        "NEW's time is no speedup: no work"
+    )
+    assert not_work(base, pd.DataFrame([{"mode": "jit"}])) == ""  # a row without a verdict (one mode)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jitexp.analysis.speedups import NOT_WORK_VERDICTS
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, CHANGE_METRICS, THRESHOLD, two_sample_change
 from jitexp.noise import PROBES
 from jitexp.report.compare.host_drift import host_columns, within_drift
@@ -68,8 +69,8 @@ def compare(
 ) -> pd.DataFrame:
     """One row per case of BASE and metric: NEW/BASE ratio with CI, p-value, verdict (see module doc).
 
-    A case ok in BASE gets a `broken` row (metric `status`) when NEW has an error row for it, a
-    `missing` row when NEW has no row for it; a metric one side lacks is 'cannot tell'.
+    A case ok in BASE gets a `broken` row (metric `status`) when NEW has an error row for it or a time that is no
+    speedup where BASE's was one (`not_work`), a `missing` row when NEW has no row for it; a metric one side lacks is 'cannot tell'.
     excuse_host_drift: True or "auto" (the matching probe) or a probe name (dispatch, copy, matmul) turns
     a steady-state slower/faster into 'within host drift' (`within_drift`); False/None leaves verdicts
     alone. Steady-state rows carry their probe (named, else `matching_probe`) and its ratio either way.
@@ -91,6 +92,8 @@ def compare(
             records.append({**ident, **_status_row(BROKEN, _failure(errors[0]))})
         elif new_rows is None:
             records.append({**ident, **_status_row(MISSING, "not in NEW")})
+        elif why := not_work(base_rows, new_rows):
+            records.append({**ident, **_status_row(BROKEN, why)})
     table = pd.DataFrame.from_records(records, columns=keys + COLUMNS + HOST_COLUMNS + [NOTE])
     if table.empty:
         return table
@@ -158,6 +161,16 @@ def _status_row(verdict: str, note: str = "", metric: str = STATUS) -> dict:
         "n_new": 0,
         NOTE: note,
     }
+
+
+def not_work(base_rows: pd.DataFrame, new_rows: pd.DataFrame) -> str:
+    """Why NEW's time is no speedup where BASE's was one (its output differs from the baseline's, it measured no work,
+    its outputs could not be compared: analysis.speedups.NOT_WORK_VERDICTS), in one line; empty when it is not so."""
+    if "verdict" not in new_rows:
+        return ""
+    before = set(base_rows["verdict"]) if "verdict" in base_rows else set()
+    now = [v for v in new_rows["verdict"] if v in NOT_WORK_VERDICTS and v not in before]
+    return f"NEW's time is no speedup: {now[0]}" if now else ""
 
 
 def _failure(row: dict) -> str:

@@ -22,6 +22,7 @@ def submitit_installed() -> bool:
 def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
     (tmp_path / "faults.py").write_text(
         "import os\nimport jax.numpy as jnp\n\ndef ok(x):\n    return jnp.sin(x)\n\ndef aborts(x):\n    os.abort()\n"
+        "\ndef also_ok(x):\n    return jnp.cos(x)\n"  # a third point of its own: a repeated point is refused
     )
     out = tmp_path / "sweep"
     proc = run_cli(
@@ -33,7 +34,7 @@ def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
             "timing=quick",
             "workload=custom",
             "workload.args=[{shape:[4]}]",
-            "workload.fn=faults.ok,faults.aborts,faults.ok",
+            "workload.fn=faults.ok,faults.aborts,faults.also_ok",
             f"hydra.sweep.dir={out}",
         ],
         cwd=tmp_path,
@@ -41,7 +42,7 @@ def test_a_sweep_with_a_crashing_job_gathers_every_row_through_slurm(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     df = read(out / "results.csv")
-    assert list(df["workload"]) == ["ok", "aborts", "ok"]
+    assert list(df["workload"]) == ["ok", "aborts", "also_ok"]
     assert list(df["status"]) == ["ok", "error", "ok"] and df.loc[1, "error_type"] == "SIGABRT"
     assert "3 jobs: 3 rows" in proc.stdout
     script = next(out.glob(".submitit/*/*submission.sh")).read_text()

@@ -165,9 +165,12 @@ def test_an_integer_past_int64_reads_back_as_written_not_as_a_crash(tmp_path):
     assert str(out["param_big"].dtype) == "string" and out["param_big"].item() == "100000000000000000000"
     assert str(out["flops"].dtype) == "float64" and out["flops"].item() == 1e20
     assert str(out["seed"].dtype) == "Int64" and out["seed"].item() == 2**63 - 1
-    edge = typed(pd.DataFrame({"param_a": [str(-(2**63))], "param_b": [str(2**63)]}, dtype=str))
+    edge = typed(
+        pd.DataFrame({"param_a": [str(-(2**63))], "param_b": [str(2**63)], "param_c": [str(-(2**63) - 1)]}, dtype=str)
+    )
     assert str(edge["param_a"].dtype) == "Int64" and edge["param_a"].item() == -(2**63)
     assert str(edge["param_b"].dtype) == "string" and edge["param_b"].item() == str(2**63)
+    assert str(edge["param_c"].dtype) == "string" and edge["param_c"].item() == str(-(2**63) - 1)
 
 
 # ---- writing: atomically, shared, no half file -----------------------------------------------------------------------

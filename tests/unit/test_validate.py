@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -556,8 +557,18 @@ def test_a_negative_static_position_keeps_its_array_from_being_donated():
 # ---- a disk-cache folder --------------------------------------------------------------------------------------------
 
 
-def test_a_cache_folder_may_not_exist_yet_but_must_be_writable_where_it_would_be(tmp_path):
+def test_a_cache_folder_may_not_exist_yet_but_must_be_writable_where_it_would_be(tmp_path, monkeypatch):
+    probes = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def probe(**kwargs):
+        probes.append(Path(real_mkdtemp(**kwargs)))
+        return str(probes[-1])
+
+    monkeypatch.setattr(tempfile, "mkdtemp", probe)
     writable_dir("compilation_cache_dir", str(tmp_path / "a" / "b"))
+    [made] = probes  # a hidden folder made and removed in the nearest folder that exists
+    assert made.parent == tmp_path and made.name.startswith(".jitexp-probe-")
     assert list(tmp_path.iterdir()) == []  # probed, nothing left behind and nothing created
     (tmp_path / "file").write_text("x")
     with pytest.raises(ConfigError) as caught:
@@ -566,8 +577,8 @@ def test_a_cache_folder_may_not_exist_yet_but_must_be_writable_where_it_would_be
         f"compilation_cache_dir={str(tmp_path / 'file' / 'cache')!r} is invalid; {tmp_path / 'file'} is a file, "
         "not a directory"
     )
-    assert refusal(config(compilation_cache_dir=str(tmp_path / "file"))).endswith(
-        f"{tmp_path / 'file'} is a file, not a directory"
+    assert refusal(config(compilation_cache_dir=str(tmp_path / "file"))) == (
+        f"compilation_cache_dir={str(tmp_path / 'file')!r} is invalid; {tmp_path / 'file'} is a file, not a directory"
     )
 
 

@@ -537,6 +537,7 @@ def test_static_and_donated_positions_out_of_place_are_refused(changes, message)
     [
         {"mode": {"static_argnums": [1]}},
         {"mode": {"static_argnums": [-1]}},
+        {"mode": {"static_argnums": [-2]}, "workload": {"args": [{"value": 3}, {"shape": [8]}]}},
         {"workload": {"static_argnums": [1]}},
         {"mode": {"static_argnums": [], "donate_argnums": [0]}, "workload": {"static_argnums": [0]}},
         {"mode": {"donate_argnums": None}, "workload": {"donate_argnums": [0]}},
@@ -622,6 +623,16 @@ def test_a_param_of_another_type_than_its_default_is_refused(default, value, mes
     with pytest.raises(ConfigError) as caught:
         check_param_types({"p": default}, {"p": value})
     assert str(caught.value) == message
+
+
+def test_a_param_after_one_without_a_typed_default_is_still_checked():
+    for defaults, params in (
+        ({"absent": 1, "p": 3}, {"p": 2.5}),
+        ({"none": None, "p": 3}, {"none": 1, "p": 2.5}),
+        ({"list": [1], "p": 3}, {"list": "x", "p": 2.5}),
+    ):
+        with pytest.raises(ConfigError, match=r"^workload\.params\.p=2\.5 is invalid"):
+            check_param_types(defaults, params)
 
 
 def test_a_param_of_its_defaults_type_or_without_a_typed_default_is_kept():

@@ -253,3 +253,9 @@ def test_the_results_a_folder_holds_are_named_in_job_order_without_hidden_folder
     assert held_results(tmp_path) == [JOBS_CSV, SAMPLES_CSV, "2/results.csv", "10/results.csv", "a/results.csv"]
     (tmp_path / RESULTS_CSV).write_text("x\n")
     assert held_results(tmp_path)[:3] == [RESULTS_CSV, JOBS_CSV, SAMPLES_CSV]
+
+
+def test_the_gathered_columns_come_in_the_schemas_order_whatever_order_a_job_wrote(tmp_path):
+    job(tmp_path, "0", median_s=["0.5"], param_b=["1"], workload=["w"], param_a=["2"], mine=["x"])
+    assert list(gather(tmp_path).columns) == ["workload", "param_a", "param_b", "median_s", "mine"]
+    assert (tmp_path / RESULTS_CSV).read_text().splitlines()[0] == '"workload","param_a","param_b","median_s","mine"'

@@ -617,3 +617,5 @@ def test_a_time_that_became_no_speedup_in_new_is_broken():
         "NEW's time is no speedup: no work"
     )
     assert not_work(base, pd.DataFrame([{"mode": "jit"}])) == ""  # a row without a verdict (one mode)
+    missing = pd.DataFrame({"mode": ["jit"], "verdict": pd.array([pd.NA], dtype="string")})  # as read from a CSV
+    assert not_work(missing, missing) == "" and not_work(missing, differs) == "NEW's time is no speedup: result differs"

@@ -168,8 +168,8 @@ def not_work(base_rows: pd.DataFrame, new_rows: pd.DataFrame) -> str:
     its outputs could not be compared: analysis.speedups.NOT_WORK_VERDICTS), in one line; empty when it is not so."""
     if "verdict" not in new_rows:
         return ""
-    before = set(base_rows["verdict"]) if "verdict" in base_rows else set()
-    now = [v for v in new_rows["verdict"] if v in NOT_WORK_VERDICTS and v not in before]
+    before = {v for v in base_rows["verdict"] if isinstance(v, str)} if "verdict" in base_rows else set()
+    now = [v for v in new_rows["verdict"] if isinstance(v, str) and v in NOT_WORK_VERDICTS and v not in before]
     return f"NEW's time is no speedup: {now[0]}" if now else ""
 
 

@@ -14,15 +14,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from jitexp.config import ExperimentConfig
+from jitexp.records import INPUTS_FOLDER
 
 
 def wanted(cfg: ExperimentConfig) -> bool:
     """The cache is on for fresh worker processes of one task each (not in-process: the caller's own JAX; not SLURM
     tasks, whose ranks would need one shared folder)."""
     return cfg.compilation_cache and cfg.isolate == "process" and cfg.distributed.processes == 1
-
-
-INPUTS = ".inputs"  # the job's large inputs, drawn once (worker.diskcache.inputs_folder)
 
 
 @contextmanager
@@ -37,7 +35,7 @@ def job_cache(cfg: ExperimentConfig) -> Iterator[str | None]:
         try:
             yield str(path)
         finally:
-            shutil.rmtree(path / INPUTS, ignore_errors=True)  # the programs stay; the job's inputs go with it
+            shutil.rmtree(path / INPUTS_FOLDER, ignore_errors=True)  # the programs stay; the job's inputs go with it
         return
     folder = tempfile.mkdtemp(prefix="jitexp-cache-")
     try:

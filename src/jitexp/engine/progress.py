@@ -52,12 +52,7 @@ def estimate_text(modes: Sequence[str], results: Sequence[ProcessResult]) -> str
     """`eager 25.1 ms, jit 19.8 ms; jit/eager 1.27x (1.21x-1.33x over 4 processes)`: each mode's median of the process
     medians so far, and the first mode's time over each other's as the median of the per-process ratios with their
     range (the CI comes with the answer); empty before any process has sampled."""
-    medians: dict[str, list[float]] = {m: [] for m in modes}
-    for r in results:
-        for mode in modes:
-            m = r.modes.get(mode)
-            if m is not None and m.samples_s is not None and len(m.samples_s):
-                medians[mode].append(float(np.median(m.samples_s)))
+    medians = {mode: [_median(r, mode) for r in results if _sampled(r, mode)] for mode in modes}
     parts = [f"{m} {format_seconds(float(np.median(v)))}" for m, v in medians.items() if v]
     if not parts:
         return ""

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import jax
 
+from jitexp.records import INPUTS_FOLDER
+
 CACHE_FLAGS = (
     "jax_enable_compilation_cache",
     "jax_compilation_cache_dir",
@@ -76,6 +78,6 @@ def inputs_folder(cache_dir: str | None) -> str | None:
     it with the job."""
     if cache_dir is None:
         return None
-    folder = Path(cache_dir) / ".inputs"
+    folder = Path(cache_dir) / INPUTS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     return str(folder)

@@ -158,16 +158,18 @@ def main() -> None:
         if "--help" in argv or "-h" in argv:
             print(helptext.help_page(argv))
             return
-        preflight.check(argv, import_in_child=True)
+        checked = preflight.check_command(argv, import_in_child=True)
     except ConfigError as error:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
         print(f"jitexp: error: {error}", file=sys.stderr)
         sys.exit(2)
     from jitexp import callbacks
+    from jitexp.engine.compose import known_mode
 
     try:
-        _job()
+        with known_mode(checked.hydra_mode):
+            _job()
     except KeyboardInterrupt:
         sys.exit(_stopped("interrupted (Ctrl-C)", 130))
     except SystemExit:

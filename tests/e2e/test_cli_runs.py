@@ -120,3 +120,18 @@ def test_textbook_speedup(tmp_path):
         assert name in (out / "report" / "summary.md").read_text()
         assert name in report.stdout  # jitexp-report lists the files it wrote
     assert (out / "report" / "attribution.csv").exists()
+
+
+def test_hydra_env_set_reaches_the_workers_though_the_forkserver_starts_before_composing(tmp_path):
+    # The command line starts the workers' forkserver before Hydra composes (its `import jax` overlaps the
+    # composing); a job whose hydra.job.env_set Hydra applies only when the job starts gets a fresh server.
+    (tmp_path / "envprobe.py").write_text(
+        "import os\n\ndef f(x):\n    assert os.environ.get('JITEXP_ENV_PROBE') == 'yes', 'no env_set here'\n"
+        "    return x + 1\n"
+    )
+    args = ["workload=custom", "workload.fn=envprobe.f", "workload.args=[{shape:[4]}]", "mode=eager", "timing=quick"]
+    proc = run_cli([*args, "+hydra.job.env_set.JITEXP_ENV_PROBE=yes", "hydra.run.dir=with"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert list(read(tmp_path / "with" / "results.csv")["status"]) == ["ok"]
+    proc = run_cli([*args, "hydra.run.dir=without"], cwd=tmp_path)  # the probe fails: the test can fail
+    assert proc.returncode == 1 and "no env_set here" in proc.stderr

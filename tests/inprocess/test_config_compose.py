@@ -147,3 +147,26 @@ def test_a_mesh_or_shardings_given_as_a_mapping_replace_the_configs_own():
     assert (two.mesh.shape, two.workload.shardings) == ({"data": 2}, {0: ["data"]})  # not {model: 2, data: 2}
     with pytest.raises(ConfigError, match=r"variants\.two\.workload\.shardings\.1=.*axis 'model' is not in mesh"):
         compose(["workload=tp_mlp", "device.count=2", "variants={one: {size: 8}, two: {mesh.shape: {x: 2}}}"])
+
+
+def test_the_preflight_reads_hydra_mode_as_hydra_does_and_hands_it_over_without_a_compose():
+    from hydra._internal.hydra import Hydra
+    from hydra.types import RunMode
+
+    from jitexp.engine.compose import MODE_UNREAD, hydra_session, known_mode
+    from jitexp.engine.preflight import check_command
+
+    for argv in (["size=8"], ["hydra.mode=MULTIRUN", "size=8,16"], ["-m", "size=8,16"]):
+        checked = check_command(argv)
+        overrides = [a for a in argv if a != "-m"]
+        with hydra_session(None) as hydra:
+            assert checked.hydra_mode == hydra.get_mode("config", overrides), argv
+    assert check_command(["hydra.mode=MULTIRUN", "size=8,16"]).hydra_mode == RunMode.MULTIRUN
+    assert check_command(["--cfg", "job"]).hydra_mode is MODE_UNREAD  # nothing composed: Hydra reads it itself
+
+    original = Hydra.get_mode
+    with known_mode(RunMode.RUN):
+        assert Hydra.get_mode(None, "config", ["size=8,16"]) == RunMode.RUN  # no compose: None is no Hydra
+    assert Hydra.get_mode is original
+    with known_mode(MODE_UNREAD):
+        assert Hydra.get_mode is original

@@ -27,6 +27,7 @@ from jitexp.config import (
 from jitexp.config.usage import check_used
 from jitexp.engine.compose import (
     CONFIG_NAME,
+    MODE_UNREAD,
     compose_config,
     hydra_session,
     located,
@@ -37,7 +38,7 @@ from jitexp.engine.compose import (
     replacing,
     sweep_jobs,
 )
-from jitexp.engine.processes import Child
+from jitexp.engine.processes import WORKER, Child, start_server, stop_server
 from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError
 
@@ -51,23 +52,45 @@ def check(argv: Sequence[str], *, import_in_child: bool = False) -> list[Experim
     imported and checked in a child of it, so that the driver never imports JAX (~1 s of CPU) only to check an
     arity; otherwise (a caller in Python) the check runs here and nothing starts.
     """
+    return check_command(argv, import_in_child=import_in_child).jobs
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the preflight found of a command line: its jobs, and hydra.mode as Hydra's get_mode reads it (MODE_UNREAD
+    when the preflight did not compose the config that gives it)."""
+
+    jobs: list[ExperimentConfig]
+    hydra_mode: Any = MODE_UNREAD
+
+
+def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Checked:
+    """check(argv), with hydra.mode beside the jobs (the command line hands it to Hydra: compose.known_mode).
+
+    import_in_child: the workers' forkserver starts at once, before the first compose, so that its preload (`import
+    jax`, 0.5 s on a CPU, seconds beside a TPU) overlaps the composing; it is stopped again when a job turns out
+    to run its workers elsewhere or in another environment (a SLURM node, `envs`, hydra.job.env_set)."""
     args = parse_args(argv)
     if args is None or args.help or args.hydra_help or args.shell_completion:
-        return []
+        return Checked([])
     overrides = parse_overrides(args.overrides)
     if args.cfg or args.info:
-        return []
+        return Checked([])
+    if import_in_child:
+        start_server(WORKER.module)
     with hydra_session(args.config_dir) as hydra:
         arity = _Arity(import_in_child)
         try:
-            jobs = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
+            jobs, mode = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
         finally:
             if arity.child is not None:
                 arity.child.close()
+    if import_in_child and not arity.all_here:
+        stop_server()
     check_envs(jobs)
     for job in jobs:
         check_srun(job.distributed.processes)
-    return jobs
+    return Checked(jobs, mode)
 
 
 def check_envs(jobs: Sequence[ExperimentConfig]) -> None:
@@ -90,7 +113,10 @@ def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> Exp
         return _job(hydra, overrides, parsed)
 
 
-def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity) -> list[ExperimentConfig]:
+def _jobs(
+    hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity
+) -> tuple[list[ExperimentConfig], Any]:
+    """The jobs, and hydra.mode as Hydra's get_mode reads it (a config value: the same under either run mode)."""
     from hydra.types import RunMode
 
     if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
@@ -101,13 +127,14 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, ar
             multirun = base.hydra.mode == RunMode.MULTIRUN
         if not multirun:
             _check_output_dir("hydra.run.dir", base, "run")
-            return [_validated(hydra, base, parsed, arity)]
+            return [_validated(hydra, base, parsed, arity)], base.hydra.mode
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
     _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
     batches = sweep_jobs(base.hydra.sweeper, task, hydra.config_loader)
     if batches is None:
-        return []  # another sweeper's grammar (ranges, intervals) is its own to expand and check
+        arity.all_here = False  # another sweeper's grammar (ranges, intervals) is its own to expand and check
+        return [], base.hydra.mode
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create(config_loader=hydra.config_loader)
@@ -118,7 +145,7 @@ def _jobs(hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, ar
         cfg = compose_config(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
         jobs.append(_validated(hydra, cfg, job_parsed, arity))
     _check_repeats(jobs, batches, parsed)
-    return jobs
+    return jobs, base.hydra.mode
 
 
 def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parsed: list[Any]) -> None:
@@ -199,6 +226,7 @@ class _Arity:
     in_child: bool
     seen: set = field(default_factory=set)
     child: Child | None = None
+    all_here: bool = True  # every job's workers fork from this process's forkserver, in its environment
 
 
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
@@ -221,11 +249,11 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
         raise located(hydra, _deleted(_with_override_value(error, parsed), parsed), parsed) from error
     if arity is None:
         return exp
-    in_child = arity.in_child and _runs_here_in_fresh_processes(exp, cfg)
+    here = _runs_here_in_fresh_processes(exp, cfg)
+    arity.all_here = arity.all_here and here
+    in_child = arity.in_child and here
     if in_child and arity.child is None:
-        from jitexp.engine.runner import WORKER
-
-        arity.child = Child(WORKER.module)  # the workers' own forkserver, started now
+        arity.child = Child(WORKER.module)  # in the workers' own forkserver
         arity.child.start()
     try:
         _check_arity_once(exp, arity, in_child)
@@ -349,11 +377,13 @@ def _check_shadowed(hydra: Any, parsed: list[Any]) -> None:
     from hydra.types import RunMode
 
     loader = hydra.config_loader
+    sources = loader.repository.get_sources()
+    if not any(source.scheme() == "file" for source in sources):
+        return  # no folder of the user's in the search path (0.1 s of defaults list saved)
     try:
         defaults = loader.compute_defaults_list(CONFIG_NAME, [o.input_line for o in parsed], RunMode.RUN).defaults
     except Exception:  # composing said what is wrong already
         return
-    sources = loader.repository.get_sources()
     for d in defaults:
         path = d.config_path
         if not path or path.startswith("hydra/") or "/" not in path:

@@ -14,6 +14,7 @@ driver reads, and reports each phase it enters, so a timeout or a crash names th
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
@@ -69,6 +70,7 @@ class InProcess:
         return importlib.import_module(target.module).measure_process(task)
 
 
+WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
 FROZEN = "jitexp.worker.frozen"  # preloaded last: gc.freeze() over the server's imports
 
 
@@ -90,6 +92,20 @@ def start_server(module: str) -> Any:
     with _main_left_alone():
         forkserver.ensure_running()
     return ctx
+
+
+def stop_server() -> None:
+    """Stop the forkserver if one runs (killed: it may still be importing its preload), so that the next start
+    begins a fresh one with the environment of that moment. For a server started before the job was known."""
+    from multiprocessing import forkserver
+
+    server: Any = forkserver._forkserver  # private: multiprocessing offers no public stop
+    with server._lock:
+        if server._forkserver_pid is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server._forkserver_pid, signal.SIGKILL)
+        server._stop_unlocked()
 
 
 def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:

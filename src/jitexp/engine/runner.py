@@ -23,15 +23,13 @@ from jitexp.engine import envserver, pyenvs
 from jitexp.engine.handover import Handover, hands_over, with_retries
 from jitexp.engine.jobcache import job_cache
 from jitexp.engine.mode_processes import merged_pairs
-from jitexp.engine.processes import FreshProcess, InProcess, Launcher, Target
+from jitexp.engine.processes import WORKER, FreshProcess, InProcess, Launcher
 from jitexp.engine.progress import Status, Sweep
 from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
 from jitexp.errors import ConfigError
 from jitexp.machine import load_avg
 from jitexp.provenance import code_provenance
 from jitexp.records import JobRaw, JobResult, ModeResult, Noise, Payload, ProcessResult, Task
-
-WORKER = Target("jitexp.worker.entry", "entry")  # what a fresh process runs (imported there, never here)
 
 
 def run(

@@ -1,7 +1,11 @@
 """Issue 51: every input is used or refused, before anything runs (the preflight needs no JAX: these mistakes are
 found before any function is imported). Each case is the command line's one line: the key, the value written and
 what is wrong or what to write instead (`jitexp` prints it as `jitexp: error: ...` and exits 2:
-tests/e2e/test_config_mistakes_cli.py)."""
+tests/e2e/test_config_mistakes_cli.py).
+
+Each rule family is reached here through the preflight once, with Hydra; its rules one by one, without Hydra, in
+test_usage.py (config/usage.py) and test_convert.py (config/convert.py); the family's other command lines, a Hydra
+compose or a sweep's several each, in tests/inprocess/test_inputs_used.py."""
 
 from __future__ import annotations
 
@@ -23,27 +27,6 @@ def refusal(argv: list[str]) -> str:
 # ---- item 5: an omegaconf error on a user's input is one line, never a traceback ----------------------------------
 
 
-def test_an_interpolation_to_a_missing_key_on_the_command_line_names_the_key_and_the_close_one():
-    assert refusal(
-        [
-            "workload=custom",
-            "workload.fn=mine.f",
-            "+workload.params.scale=2.0",
-            "workload.args=[{value: '${workload.params.scael}'}]",
-        ]
-    ) == (
-        "workload.args[0].value='${workload.params.scael}' is invalid; refers to workload.params.scael, "
-        "which does not exist; did you mean workload.params.scale?"
-    )
-
-
-def test_an_interpolation_to_a_key_an_override_deleted_names_the_override():
-    assert refusal(["workload=apply_n_times", "~workload.params.n"]) == (
-        "workload.args[1].value='${workload.params.n}' is invalid; refers to workload.params.n, which "
-        "~workload.params.n deleted; keep workload.params.n, or set workload.args[1].value too"
-    )
-
-
 def test_an_interpolation_in_a_users_workload_file_names_the_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     name = write_option(
@@ -53,12 +36,6 @@ def test_an_interpolation_in_a_users_workload_file_names_the_file(tmp_path, monk
         f"{name}: workload.args[0].value='${{workload.params.scael}}' is invalid; refers to "
         "workload.params.scael, which does not exist; did you mean workload.params.scale?"
     )
-
-
-def test_a_resolver_that_fails_is_one_line_naming_the_key():
-    message = refusal(["workload=custom", "workload.fn=mine.f", "workload.args=[{value: '${oc.env:JITEXP_NO_SUCH}'}]"])
-    assert message.startswith("workload.args[0].value='${oc.env:JITEXP_NO_SUCH}' is invalid; cannot be resolved: ")
-    assert "JITEXP_NO_SUCH" in message.partition("cannot be resolved")[2]
 
 
 # ---- item 3: nothing overwritten, nothing merged -----------------------------------------------------------------
@@ -87,46 +64,11 @@ def test_a_run_into_a_folder_that_holds_results_is_refused_unless_overwrite(tmp_
     assert len(preflight.check([*CUSTOM, f"hydra.run.dir={out}", "overwrite=true"])) == 1
 
 
-def test_a_sweep_into_a_folder_that_holds_results_is_refused_unless_resume_or_overwrite(tmp_path, no_arity):
-    out = tmp_path / "sweep"
-    for job in ("0", "1", "2", "3"):
-        (out / job).mkdir(parents=True)
-        (out / job / "results.csv").write_text("workload\nf\n")
-    (out / "jobs.csv").write_text("job_num,overrides\n")
-    argv = ["-m", *CUSTOM, "size=4,8", f"hydra.sweep.dir={out}"]
-    assert refusal(argv) == (
-        f"hydra.sweep.dir='{out}' is invalid; already holds the results of an earlier run (jobs.csv, 0/results.csv, "
-        "1/results.csv, ... (2 more)); write resume=true to keep its jobs complete for this config, overwrite=true "
-        "to replace them, or another hydra.sweep.dir"
+def test_sweep_points_that_are_the_same_job_are_refused_before_the_sweep(no_arity):
+    assert refusal(["-m", *CUSTOM[:3], "size=64,64"]) == (
+        "size='64,64' is invalid; sweep points #0 (size=64) and #1 (size=64) are the same job; give each point once "
+        "(to measure it again, run it again, or raise timing.processes)"
     )
-    assert len(preflight.check([*argv, "resume=true"])) == 2
-    assert len(preflight.check([*argv, "overwrite=true"])) == 2
-
-
-@pytest.mark.parametrize(
-    ("sweep", "key", "value", "points"),
-    [
-        (["size=64,64"], "size", "64,64", "#0 (size=64 ) and #1 (size=64 )"),
-        (["size=64,8,64"], "size", "64,8,64", "#0 (size=64 ) and #2 (size=64 )"),
-        (
-            ["mode=[eager,jit],[jit,eager]"],
-            "mode",
-            "[eager,jit],[jit,eager]",
-            "#0 (mode=[eager,jit] ) and #1 (mode=[jit,eager] )",
-        ),
-    ],
-)
-def test_sweep_points_that_are_the_same_job_are_refused_before_the_sweep(sweep, key, value, points, no_arity):
-    message = refusal(["-m", *CUSTOM[:3], *sweep])
-    expected_points = points.replace(" )", ")")
-    assert message == (
-        f"{key}={value!r} is invalid; sweep points {expected_points} are the same job; give each point once (to "
-        "measure it again, run it again, or raise timing.processes)"
-    )
-
-
-def test_sweep_points_that_differ_are_kept(no_arity):
-    assert len(preflight.check(["-m", *CUSTOM, "size=64,65", "seed=0,1"])) == 4
 
 
 # ---- item 4: the user's configs win, or the clash is one line ----------------------------------------------------
@@ -143,109 +85,33 @@ def test_a_users_file_with_the_name_of_a_built_in_is_refused_naming_both(tmp_pat
     )
 
 
-def test_a_users_file_with_a_built_in_s_name_that_the_job_does_not_use_is_fine(tmp_path, monkeypatch, no_arity):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "conf" / "workload").mkdir(parents=True)
-    (tmp_path / "conf" / "workload" / "matmul.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
-    (tmp_path / "conf" / "workload" / "mine.yaml").write_text("fn: mine.f\nargs: [{shape: [4]}]\n")
-    [job] = preflight.check(["--config-dir", "conf", "workload=mine", "timing=quick"])
-    assert job.workload.fn == "mine.f"
-
-
 # ---- item 1: every key the user set is used or refused -----------------------------------------------------------
 
 ONE_ARG = ["workload=custom", "workload.fn=mine.f"]
 
-# (command line, the one line); each key set to a value the chosen workload and mode cannot use
-UNUSED = [
-    (
-        ["workload=apply_n_times", "+workload.params.m=3"],
-        "workload.params.m=3 is invalid; no argument of jitexp.workloads.apply_n_times refers to it "
-        "(${workload.params.m}), so it would only label the rows; drop it, or use it in workload.args or "
-        "workload.kwargs",
-    ),
-    (
-        [
-            *ONE_ARG,
-            "+workload.params.features=256",
-            "+workload.params.feature=128",
-            "workload.args=[{shape:[${workload.params.features}]}]",
-        ],
+
+def test_a_key_the_job_would_not_use_is_refused(no_arity):
+    """What the preflight hands config/usage.py (the composed config, the keys the command line set) reaches it:
+    a param no argument refers to, found in the unresolved config, and a seed no input reads, set by the command
+    line."""
+    argv = [
+        *ONE_ARG,
+        "+workload.params.features=256",
+        "+workload.params.feature=128",
+        "workload.args=[{shape:[${workload.params.features}]}]",
+        "timing=quick",
+    ]
+    assert refusal(argv) == (
         "workload.params.feature=128 is invalid; did you mean workload.params.features? no argument of mine.f refers "
         "to it (${workload.params.feature}), so it would only label the rows; drop it, or use it in workload.args or "
-        "workload.kwargs",
-    ),
-    (
-        [*ONE_ARG, "workload.args=[{shape:[128]}]", "size=64"],
-        "size=64 is invalid; no argument of mine.f refers to ${size} (their shapes are fixed), so it would only label "
-        "the rows; drop it, or write the shapes in terms of it, e.g. workload.args=[{shape:[${size}]}]",
-    ),
-    (
-        [*ONE_ARG, "mode.jit_fn=jax.checkpoint", "workload.args=[{shape:[${size}]}]"],
-        "mode.jit_fn='jax.checkpoint' is invalid; is not a jit transformation: the jit and aot rows would time "
-        "jax.checkpoint(fn), uncompiled; write jax.jit, equinox.filter_jit or flax.nnx.jit, and apply other "
-        "transformations inside workload.fn",
-    ),
-    (
-        ["workload=add_one", "mode=eager", "mode.donate_argnums=[0]"],
-        "mode.donate_argnums=[0] is invalid; applies to the compiled modes (jit, aot) and mode=eager has none; "
-        "measure a compiled mode beside it (mode=[eager,jit]) or drop it",
-    ),
-    (
-        ["workload=add_one", "mode=eager", "+mode.compiler_options.xla_bogus_flag=1"],
-        "mode.compiler_options={'xla_bogus_flag': 1} is invalid; applies to the compiled modes (jit, aot) and "
-        "mode=eager has none; measure a compiled mode beside it (mode=[eager,jit]) or drop it",
-    ),
-    (
-        ["workload=add_one", "mode=eager", "profile=true"],
-        "profile=True is invalid; profiles the compiled modes (jit, aot) and mode=eager has none; measure a compiled "
-        "mode beside it (mode=[eager,jit]) or drop it",
-    ),
-    (
-        [*ONE_ARG, "workload.args=[{shape:[${size}],init:arange}]", "seed=3"],
+        "workload.kwargs"
+    )
+    argv = [*ONE_ARG, "workload.args=[{shape:[${size}],init:arange}]", "timing=quick"]
+    assert len(preflight.check(argv)) == 1  # the default seed is nobody's word
+    assert refusal([*argv, "seed=3"]) == (
         "seed=3 is invalid; no input is random (every array argument's init is zeros, ones or arange), so the seed "
-        "changes nothing; drop it, or give an argument init: normal",
-    ),
-    (
-        [*ONE_ARG, "workload.args=[{shape:[${size}],start:2}]"],
-        "workload.args[0].start=2 is invalid; init normal does not read start (only arange does); drop it, or set "
-        "workload.args[0].init to one that does",
-    ),
-    (
-        [*ONE_ARG, "workload.args=[{shape:[${size}],init:zeros,scale:3}]"],
-        "workload.args[0].scale=3 is invalid; init zeros does not read scale (only normal, uniform, ones, arange "
-        "do); drop it, or set workload.args[0].init to one that does",
-    ),
-    (
-        ["workload=apply_n_times", "sequence=[{python_scalars:[1]}]"],
-        "sequence[0].python_scalars=[1] is invalid; argument 1 is static already (static_argnums=[1]), so passing "
-        "it as a Python scalar changes nothing; name a traced literal argument, or drop it",
-    ),
-    (
-        ["workload=add_one", "cpu_affinity=[0,0]"],
-        "cpu_affinity=[0, 0] is invalid; names core 0 twice, and the workers would run on 1 core(s) with 2 BLAS "
-        "threads; name each core once: [0]",
-    ),
-]
-
-
-@pytest.mark.parametrize(("argv", "expected"), UNUSED, ids=[" ".join(a[-1:]) for a, _ in UNUSED])
-def test_a_key_the_job_would_not_use_is_refused(argv, expected, no_arity):
-    assert refusal([*argv, "timing=quick"]) == expected
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["workload=add_one", "size=64", "seed=3"],  # random inputs, sized by size
-        ["workload=apply_n_times", "workload.params.n=4"],
-        ["workload=conditional_lax", "sequence=[{},{python_scalars:[1]}]"],
-        ["workload=add_one", "mode=[eager,jit]", "mode.donate_argnums=[0]"],
-        [*ONE_ARG, "workload.args=[{shape:[${size}],init:arange,start:2}]"],  # the default seed is nobody's word
-    ],
-)
-def test_keys_the_job_uses_are_kept(argv, no_arity):
-    assert len(preflight.check([*argv, "timing=quick"])) == 1
+        "changes nothing; drop it, or give an argument init: normal"
+    )
 
 
 # ---- item 6: the messages say what is true -----------------------------------------------------------------------
@@ -278,25 +144,3 @@ def test_a_setup_taking_kw_does_not_swallow_a_param(mine):
         "workload.params.featurs=3 is invalid; mine_i51.setup(size, dtype, seed, **kw) does not name it, so its **kw "
         "would take it unread; name featurs in the setup's signature, or drop the param"
     )
-
-
-@pytest.mark.parametrize(
-    ("swept", "key", "value"),
-    [("workload.name=a,b", "workload.name", "a,b"), ("progress=true,false", "progress", "true,false")],
-)
-def test_sweep_points_that_differ_only_in_keys_no_measurement_reads_are_refused(swept, key, value, no_arity):
-    message = refusal(["-m", *CUSTOM, swept])
-    assert message.startswith(f"{key}={value!r} is invalid; sweep points #0 (")
-    assert message.endswith(
-        "differ only in keys that change no measurement (workload.name, workload.description, progress, "
-        "fail_on_error, resume, overwrite): one job measured twice under two labels; sweep a key the function reads"
-    )
-
-
-def test_an_arguments_own_dtype_labels_the_rows_when_nothing_follows_the_jobs(no_arity):
-    """The rows' dtype column and the answer line come from the job's dtype: the arguments' own when they all have
-    one (x64 follows), the job's when any argument follows it."""
-    [job] = preflight.check([*ONE_ARG, "workload.args=[{shape:[64],dtype:float64}]", "timing=quick"])
-    assert job.dtype == "float64"
-    [mixed] = preflight.check([*ONE_ARG, "workload.args=[{shape:[64],dtype:float64},{shape:[64]}]", "timing=quick"])
-    assert mixed.dtype == "float32"

@@ -2,7 +2,8 @@
 the preflight the command runs (the command prints its message as `jitexp: error: ...` and exits 2:
 tests/e2e/test_config_mistakes_cli.py). Hypothesis draws override sets over the config space; a table holds
 30+ distinct mistakes. Mistakes inside a user's own config files, which name the file, are found before any function
-is imported: tests/unit/test_config_files.py (the one that needs the function is here). Nothing is measured."""
+is imported: tests/unit/test_config_files.py, one case of each kind (the other cases of its table, a sweep's and the one
+that needs the function are here). Nothing is measured."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from jitexp import ConfigError
 from jitexp.engine import preflight
-from unit.test_config_files import write_option
+from unit.test_config_files import HERE, IN_FILES, MATMUL, in_file, write_option
 
 WRITABLE = tempfile.gettempdir()
 
@@ -327,3 +328,15 @@ def test_a_device_file_has_no_required_key(tmp_path):
     write_option(tmp_path, "device", "index: 0\n")
     [job] = preflight.check(["--config-dir", str(tmp_path / "conf"), "device=mine"])
     assert (job.device.platform, job.device.index) == ("auto", 0)
+
+
+@pytest.mark.parametrize("group, kind", sorted(set(IN_FILES) - set(HERE)))
+def test_a_mistake_in_a_users_file_is_one_line_naming_file_key_value_and_fix(group, kind, tmp_path, monkeypatch):
+    in_file(group, kind, tmp_path, monkeypatch)
+
+
+def test_a_sweep_names_the_file_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = write_option(tmp_path, "workload", MATMUL + "statc_argnums: [0]\n")
+    with pytest.raises(ConfigError, match=f"^{name}: workload.statc_argnums=.*did you mean workload.static_argnums"):
+        preflight.check(["--config-dir", "conf", "-m", "workload=mine", "size=8,16"])

@@ -3,6 +3,7 @@ refuses, when the next worker is prepared, the device columns and the job line's
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -69,9 +70,19 @@ def test_other_failures_are_not_retried():
 
 @pytest.fixture(scope="module")
 def configs():
-    """Each command line's config, composed once: the cases below share them."""
-    lines = [(), ("timing.prepare_next=true",), ("timing.prepare_next=false",), ("isolate=none",)]
-    return {line: compose(["timing=quick", *line]) for line in lines}
+    """Each command line's config: `timing=quick` composed once, the others with the one key their override sets (the
+    cases below share them)."""
+    quick = compose(["timing=quick"])
+
+    def timing(**changes):
+        return dataclasses.replace(quick, timing=dataclasses.replace(quick.timing, **changes))
+
+    return {
+        (): quick,
+        ("timing.prepare_next=true",): timing(prepare_next=True),
+        ("timing.prepare_next=false",): timing(prepare_next=False),
+        ("isolate=none",): dataclasses.replace(quick, isolate="none"),
+    }
 
 
 @pytest.mark.parametrize(

@@ -2,22 +2,46 @@
 their configs, their mistakes (each the one line the command prints: tests/e2e/test_variants_job.py shows one reach
 the terminal), their budgets, all found before any function is imported. Checking each variant's function against
 its arguments imports it: tests/inprocess/test_variants_config.py. A real variants job is in
-tests/e2e/test_variants_job.py; the report and compare of one in tests/unit/test_saved_runs.py."""
+tests/e2e/test_variants_job.py; the report and compare of one in tests/unit/test_saved_runs.py.
+
+Hydra composes a command line's variants here once (the first test) and names a command line's mistake once; the
+other tests apply their variants to a config composed once per command line (`job`: the composed config as the
+preflight hands it to from_dict), and each mistake's command line is composed in tests/inprocess/test_variants_config.py.
+"""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 
 import pytest
+from omegaconf import OmegaConf
 
 from helpers import ABCODE_ARGS
 from jitexp import ConfigError, compose
 from jitexp.analysis.speedups import ab_columns
-from jitexp.config import variant_configs
+from jitexp.config import ExperimentConfig, from_dict, variant_configs
 from jitexp.engine import preflight
 from jitexp.store.schema import AB, OPTIONAL_COLUMNS, PROCESS_COLUMNS, SAMPLE_COLUMNS, with_variant
 
-BOTH = "variants={before:{workload.fn:abcode.once},after:{workload.fn:abcode.thrice}}"
+
+@functools.cache
+def composed(*overrides: str) -> dict:
+    """`jitexp OVERRIDES...`'s config as the preflight hands it to from_dict (unresolved, without Hydra's node),
+    composed once per command line: the tests below share it."""
+    from jitexp.engine.compose import compose_raw, hydra_session
+
+    with hydra_session(None) as hydra:
+        node = compose_raw(hydra, list(overrides))
+    task = OmegaConf.to_container(node, resolve=False)
+    del task["hydra"]
+    return task
+
+
+def job(*overrides: str, **top) -> ExperimentConfig:
+    """The job of `jitexp OVERRIDES...` with the top-level keys given set as an override would set them."""
+    return from_dict(OmegaConf.create({**copy.deepcopy(composed(*overrides)), **top}))
 
 
 @pytest.fixture(autouse=True)
@@ -51,13 +75,14 @@ def test_hydra_parses_variants_from_the_command_line_and_each_gets_its_own_confi
 
 
 def test_nested_and_dotted_keys_and_mode_options_are_variants():
-    cfg = compose(
-        [
-            "workload=apply_n_times",
-            "size=8",
-            "variants={plain:{},fast:{mode:{compiler_options:{xla_cpu_enable_fast_math:true}}},"
-            "more:{workload.params.n:5, mode.jit_fn:jax.jit}}",
-        ]
+    cfg = job(
+        "workload=apply_n_times",
+        "size=8",
+        variants={
+            "plain": {},
+            "fast": {"mode": {"compiler_options": {"xla_cpu_enable_fast_math": True}}},
+            "more": {"workload.params.n": 5, "mode.jit_fn": "jax.jit"},
+        },
     )
     configs = variant_configs(cfg)
     assert configs["plain"].mode.compiler_options == {}
@@ -66,39 +91,45 @@ def test_nested_and_dotted_keys_and_mode_options_are_variants():
     assert cfg.workload.params["n"] == 3  # the job's own is unchanged
 
 
-@pytest.mark.parametrize(
-    "variants, key, words",
-    [
-        ("{a:{workload.fnn:abcode.once},b:{}}", "variants.a.workload.fnn", "did you mean variants.a.workload.fn?"),
-        ("{a:{},b:{sise:3}}", "variants.b.sise", "did you mean variants.b.size?"),
-        (
-            "{a:{},b:{workload.params.nn:3}}",
-            "variants.b.workload.params.nn",
-            "did you mean variants.b.workload.params.n?",
-        ),
-        ("{a:{},b:{device.platform:gpu}}", "variants.b.device.platform", "envs"),
-        ("{a:{},b:{cpu_async_dispatch:false}}", "variants.b.cpu_async_dispatch", "envs"),
-        ("{a:{},b:{dtype:float64}}", "variants.b.dtype", "x64"),
-        ("{a:{},b:{timing.processes:3}}", "variants.b.timing.processes", "the job's"),
-        ("{a:{},b:{mode.eager:true}}", "variants.b.mode.eager", "the job's"),
-        ("{a:{},b:{workload:matmul}}", "variants.b.workload", "not a config group"),
-        ("{a:{}}", "variants", "needs two or more"),
-        ("{a:{},b:3}", "variants.b", "a mapping of overrides"),
-    ],
-)
+# (variants as Hydra parses the command line's `variants=...`, the key named, words of the one line)
+MISTAKES = [
+    (
+        {"a": {"workload.fnn": "abcode.once"}, "b": {}},
+        "variants.a.workload.fnn",
+        "did you mean variants.a.workload.fn?",
+    ),
+    ({"a": {}, "b": {"sise": 3}}, "variants.b.sise", "did you mean variants.b.size?"),
+    (
+        {"a": {}, "b": {"workload.params.nn": 3}},
+        "variants.b.workload.params.nn",
+        "did you mean variants.b.workload.params.n?",
+    ),
+    ({"a": {}, "b": {"device.platform": "gpu"}}, "variants.b.device.platform", "envs"),
+    ({"a": {}, "b": {"cpu_async_dispatch": False}}, "variants.b.cpu_async_dispatch", "envs"),
+    ({"a": {}, "b": {"dtype": "float64"}}, "variants.b.dtype", "x64"),
+    ({"a": {}, "b": {"timing.processes": 3}}, "variants.b.timing.processes", "the job's"),
+    ({"a": {}, "b": {"mode.eager": True}}, "variants.b.mode.eager", "the job's"),
+    ({"a": {}, "b": {"workload": "matmul"}}, "variants.b.workload", "not a config group"),
+    ({"a": {}}, "variants", "needs two or more"),
+    ({"a": {}, "b": 3}, "variants.b", "a mapping of overrides"),
+]
+
+
+@pytest.mark.parametrize("variants, key, words", MISTAKES)
 def test_a_variant_mistake_names_its_key(variants, key, words):
     with pytest.raises(ConfigError) as caught:
-        compose(["workload=apply_n_times", "size=8", f"variants={variants}"])
+        job("workload=apply_n_times", "size=8", variants=variants)
     assert caught.value.key == key and words in str(caught.value), str(caught.value)
 
 
 def test_probes_of_one_config_refuse_variants(tmp_path):
+    both = {"before": {"workload.fn": "abcode.once"}, "after": {"workload.fn": "abcode.thrice"}}
     for extra, key in (
-        ("sequence=[{size: 4}]", "sequence"),
-        (f"compilation_cache_dir={tmp_path}", "compilation_cache_dir"),
+        ({"sequence": [{"size": 4}]}, "sequence"),
+        ({"compilation_cache_dir": str(tmp_path)}, "compilation_cache_dir"),
     ):
         with pytest.raises(ConfigError) as caught:
-            compose(["workload=custom", ABCODE_ARGS, BOTH, extra])
+            job("workload=custom", ABCODE_ARGS, variants=both, **extra)
         assert caught.value.key == key
 
 
@@ -122,31 +153,22 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
 
     monkeypatch.setattr(runner, "run_task", fake_measure)
     monkeypatch.setattr(runner.pyenvs, "enough", lambda *a: True)
-    three = "variants={a:{size:8},b:{size:16},c:{size:32}}"
-    cfg = compose(
-        [
-            "workload=custom",
-            ABCODE_ARGS,
-            "workload.fn=abcode.once",
-            "mode=jit",
-            three,
-            "timing.max_time_s=0.5",
-            "timing.job_time_s=20",
-        ]
-    )
-    cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, processes=2, max_processes=2))
+    three = {"a": {"size": 8}, "b": {"size": 16}, "c": {"size": 32}}
+    line = ("workload=custom", ABCODE_ARGS, "workload.fn=abcode.once", "mode=jit")
+    cfg = job(*line, variants=three)
+    timing = dict(processes=2, max_processes=2, max_time_s=0.5, job_time_s=20.0)
+    cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, **timing))
     runner.collect(cfg)
     assert len(seen) == 2 and {(t.max_time_s, t.job_time_s) for t in seen} == {(1.5, 60.0)}
-    plain = compose(["workload=custom", ABCODE_ARGS, "mode=jit", "workload.fn=abcode.once", "timing.max_time_s=0.5"])
+    plain = job(*line)
+    plain = dataclasses.replace(plain, timing=dataclasses.replace(plain.timing, max_time_s=0.5))
     assert runner.per_variant_budgets(plain) is plain
 
 
 @pytest.mark.parametrize(
     "variants, words",
     [
-        ("{before:{workload.fnn:abcode.once},after:{}}", "did you mean variants.before.workload.fn?"),
         ("{before:{workload.fn:abcode.once},after:{device.platform:gpu}}", "variants.after.device.platform='gpu'"),
-        ("{before:{workload.fn:abcode.once}}", "needs two or more"),
     ],
 )
 def test_a_variant_mistake_on_the_command_line_is_one_line(variants, words):

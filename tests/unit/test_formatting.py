@@ -336,6 +336,9 @@ def test_payoff_text_names_the_baseline_that_wins():
         ("slower", NAN, NAN, "pay-off unknown"),
         ("no significant difference", 1.0, 3.0, "first call cheaper"),
         ("no significant difference", INF, NAN, "never pays off"),
+        ("no significant difference", 2.0, NAN, "never pays off"),  # only a break-even at call 1 is a cheaper call
+        ("slower", 1.0, 3.0, "ahead until call 3"),  # as payoff_text: a slower mode's words come from ahead alone
+        ("slower", 1.0, NAN, "never pays off"),
         (None, NAN, NAN, "pay-off unknown"),
     ],
 )
@@ -598,6 +601,24 @@ def test_device_text_is_empty_without_device_time():
     assert f.device_text({"device_s": NAN, "device_peak_flops_share": 0.5}) == ""
 
 
+def test_device_text_names_the_traced_call_only_when_the_device_time_passes_the_median():
+    row = {"device_s": 300e-6, "device_trace_wall_s": 310e-6, "device_peak_flops_share": 0.5}
+    assert f.device_text({**row, "median_s": 300e-6}) == " (device 300 us, 50% of peak FLOP/s)"  # equal: not above
+    assert f.device_text({**row, "median_s": 290e-6}) == " (device 300 us of a 310 us traced call, 50% of peak FLOP/s)"
+
+
+def test_device_text_reads_missing_ceiling_cells_from_a_csv_as_none():
+    # results.csv read back: a row without above_ceiling or a ceiling's source has NaN there, not a string
+    row = {"device_s": 5.88e-3, "device_peak_flops_share": 0.5, "above_ceiling": NAN, "flops_ceiling": NAN}
+    assert f.device_text({**row, "platform": "cpu"}) == " (device 5.88 ms, 50% of peak FLOP/s)"
+    assert f.device_text({**row, "above_ceiling": ""}) == " (device 5.88 ms, 50% of peak FLOP/s)"
+
+
+def test_device_text_gives_the_first_of_the_above_ceiling_reasons():
+    row = {"device_s": 18e-6, "above_ceiling": "bytes/s in cache, above the memory ceiling; flops/s above the probe"}
+    assert f.device_text(row) == " (device 18 us, bytes/s in cache, above the memory ceiling)"
+
+
 @pytest.mark.parametrize(
     ("row", "expected"),
     [
@@ -639,6 +660,15 @@ def test_device_text_is_empty_without_device_time():
             {"job_wall_s": 10.0, "job_sampling_s": 9.5, "job_open_s": NAN},
             "10 s: sampling 9.5 s, other 500 ms",
         ),
+        (  # a tenth left exactly: not under a tenth, so the next part is named too
+            {"job_wall_s": 10.0, "job_sampling_s": 9.0, "job_open_s": 1.0},
+            "10 s: sampling 9 s, open 1 s",
+        ),
+        (  # a part of no time ends the list, whatever is left
+            {"job_wall_s": 10.0, "job_sampling_s": 5.0, "job_warmup_s": 0.0},
+            "10 s: sampling 5 s, other 5 s",
+        ),
+        ({"job_wall_s": 0.0015, "job_sampling_s": 0.001}, "1.5 ms: sampling 1 ms"),  # 500 us left: not above it
         ({"job_wall_s": NAN, "job_open_s": 1.0}, ""),
         ({"job_wall_s": None}, ""),
         ({}, ""),
@@ -655,6 +685,27 @@ def test_failure_text_gives_the_phase_the_error_and_the_hint():
     assert f.failure_text({**row, "hint": "mark n static"}) == (
         "b jit failed in trace: TypeError: bad (hint: mark n static)"
     )
+
+
+def test_not_work_text_says_each_time_that_is_no_speedup_once():
+    # a failed row first (skipped, the rows after it still read), then a verdict whose reason the row's columns
+    # cannot give (a CSV from before matches_eager): the verdict itself, against the row's baseline
+    failed = {"mode": "numpy", "status": "error", "verdict": "result differs"}
+    jit = {"mode": "jit", "status": "ok", "baseline_mode": "eager", "verdict": "result differs"}
+    assert f.not_work_text([failed, jit]) == "jit vs eager: result differs; "
+    assert f.not_work_text([failed, jit, {**jit, "variant": "b"}, jit]) == (
+        "jit vs eager: result differs; b jit vs eager: result differs; "
+    )
+    assert f.not_work_text([{**jit, "verdict": "faster"}]) == ""
+
+
+def test_not_work_text_leaves_the_baseline_s_numpy_verdict_to_the_numpy_row():
+    # jit is the baseline (no eager): its own comparison with numpy is the numpy row's verdict, said once
+    jit = {"mode": "jit", "status": "ok", "baseline_mode": "jit", "verdict_vs_numpy": "result differs"}
+    jit.update(matches_numpy=False, max_rel_err_vs_numpy=1.31)
+    numpy = {"mode": "numpy", "status": "ok", "baseline_mode": "jit", "verdict": "result differs"}
+    numpy.update(matches_jit=False, max_rel_err_vs_jit=1.31)
+    assert f.not_work_text([jit, numpy]) == "numpy differs from jit: relative error 1.31; "
 
 
 # ---- the job's one line ------------------------------------------------------------------

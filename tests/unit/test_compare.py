@@ -619,3 +619,23 @@ def test_a_time_that_became_no_speedup_in_new_is_broken():
     assert not_work(base, pd.DataFrame([{"mode": "jit"}])) == ""  # a row without a verdict (one mode)
     missing = pd.DataFrame({"mode": ["jit"], "verdict": pd.array([pd.NA], dtype="string")})  # as read from a CSV
     assert not_work(missing, missing) == "" and not_work(missing, differs) == "NEW's time is no speedup: result differs"
+
+
+def test_compare_lists_a_case_whose_new_time_is_no_speedup_as_broken_first():
+    from dataclasses import replace
+
+    from jitexp.report.compare.gate import failing
+
+    side = hand_side({"w": {"compile": SAME}, "x": {"compile": SAME}})
+    base = replace(side, rows=side.rows.assign(verdict="faster"))
+    new = replace(side, rows=side.rows.assign(verdict=["faster", "result differs"]))
+    table = compare(base, new)
+    assert list(table[["workload", "metric", "verdict"]].itertuples(index=False)) == [
+        ("x", "status", "broken"),
+        ("w", "compile", "no significant change"),
+        ("x", "compile", "no significant change"),
+    ]
+    assert table["note"][0] == "NEW's time is no speedup: result differs"
+    assert (table.loc[0, ["n_base", "n_new"]] == 0).all() and math.isnan(table["ratio"][0])
+    assert list(failing(table, ["steady"]).index) == [0]  # broken fails whatever --fail-on says
+    assert list(compare(new, new)["verdict"]) == ["no significant change"] * 2  # already so in BASE: not broken

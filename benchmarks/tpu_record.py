@@ -93,9 +93,10 @@ def main() -> None:
 
 def table(records: list[dict]) -> None:
     from jitexp.analysis.formatting.values import format_bytes, format_seconds
+    from jitexp.report.run.views import share_cell
 
-    def pct(v: Any) -> str:
-        return "-" if v is None or not np.isfinite(v) else f"{v * 100:.3g}%"
+    def pct(v: Any, rate: str, platform: Any) -> str:  # as the report: a share above 1 is words, not a percentage
+        return "-" if v is None or not np.isfinite(v) else share_cell(float(v), rate, platform)
 
     head = [
         "case",
@@ -107,8 +108,8 @@ def table(records: list[dict]) -> None:
         "target",
         "device_s",
         "host_overhead",
-        "% peak FLOP/s",
-        "% peak B/s",
+        "% of ceiling FLOP/s",
+        "% of ceiling B/s",
         "peak mem",
         "job",
     ]
@@ -133,8 +134,8 @@ def table(records: list[dict]) -> None:
             target,
             format_seconds(r.get("device_s")),
             format_seconds(r.get("host_overhead_s")),
-            pct(r.get("device_peak_flops_share")),
-            pct(r.get("device_peak_bytes_share")),
+            pct(r.get("device_peak_flops_share"), "FLOP/s", r.get("platform")),
+            pct(r.get("device_peak_bytes_share"), "bytes/s", r.get("platform")),
             format_bytes(r.get("device_peak_bytes")),
             f"{r['case_s']:.0f} s",
         ]

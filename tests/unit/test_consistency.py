@@ -89,9 +89,26 @@ def line_figures(line: str) -> dict:
             "significant": not ns,
             "ci": (float(lo), float(hi)),
             "compile_s": float(compiled[1]) * UNITS[compiled[2]] if compiled else None,
-            "payoff": rest.rsplit(", ", 1)[-1] if ", " in rest else "",
+            # the pay-off follows the compile figure, and may hold a comma itself ("ahead for ..., then eager wins")
+            "payoff": rest[compiled.end() :].removeprefix(", ") if compiled else rest.rsplit(", ", 1)[-1],
         }
     return out
+
+
+def test_the_line_is_read_back_whole_a_pay_off_with_a_comma_included():
+    line = (
+        "matmul size=1024 float32 cpu: eager 13.2 ms ±2%, jit 13.8 ms ±6% (device 13 ms, FLOP/s above the matmul "
+        "probe) -> jit 1.05x slower than eager (95% CI 1.02x-1.14x), one big kernel either way, compile 7.72 ms, ahead "
+        "for the first 3 calls only, then eager wins [1 process; 1.09 s: setup 252 ms]"
+    )
+    figures = line_figures(line)
+    assert figures["modes"] == {
+        "eager": {"median_s": pytest.approx(0.0132), "pm": 0.02},
+        "jit": {"median_s": pytest.approx(0.0138), "pm": 0.06},
+    }
+    [(mode, paired)] = figures["paired"].items()
+    assert mode == "jit" and paired["payoff"] == "ahead for the first 3 calls only, then eager wins"
+    assert (paired["way"], paired["ci"], paired["compile_s"]) == ("slower", (1.02, 1.14), pytest.approx(0.00772))
 
 
 @pytest.fixture(params=["sweep/0", "sweep/1"])
@@ -162,3 +179,13 @@ def test_speedup_and_plus_minus_mean_one_thing_everywhere():
     assert SPEEDUP_MEANING in markdown.SPEEDUP_NOTE
     assert "Hodges-Lehmann" in plot_speedup.AXIS_NOTE
     assert "`compile_overhead_s` (" in results  # defined where it is listed
+
+
+def test_the_terminal_shows_a_long_pay_off_whole(tmp_path, monkeypatch):
+    """jitexp-report's speedup table once cut `ahead for the first 3 calls only, then eager wins` to 48 characters
+    (matmul 1024 on the CPU): the phrase the answer line prints whole."""
+    write_csv(rebuilt(RUNS / "sweep" / "0"), tmp_path / "results.csv")
+    df = load_results(tmp_path / "results.csv")
+    slower = tables.speedup_table(df).assign(verdict="slower", break_even_calls=math.inf, ahead_until_calls=3.0)
+    monkeypatch.setattr(terminal, "speedup_table", lambda _: slower)
+    assert "ahead for the first 3 calls only, then eager wins" in terminal.format_sweep_summary(df)

@@ -44,7 +44,7 @@ def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> s
             "",
             "speedup against the baseline mode (paired: measured together in one job; "
             "pays_off: where the cumulative costs cross)",
-            text_table(speedup_view(speedup)),
+            text_table(speedup_view(speedup), width=72),  # a pay-off phrase read whole
         ]
     return "\n".join(parts)
 

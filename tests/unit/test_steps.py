@@ -283,3 +283,231 @@ def test_five_quick_runs_with_a_1_8x_step_from_run_4_are_found_in_half_the_lines
     1.8x at a 1% false-step rate; docs/benchmarks.md); A/A quick lines: no established step."""
     assert aa_lines.rate([1.0] * 3 + [1.8] * 2, [(2, 3)], trials=200, seed=49, quick=True) >= 0.5
     assert aa_lines.rate([1.0] * 5, [], trials=200, seed=49, quick=True) >= 0.99
+
+
+# ---- the gaps mutation testing found after the move to report/history/ (issue 52) ----------------------------
+
+from jitexp.report.history.steps import (  # noqa: E402
+    DRIFT_SD,
+    NU0,
+    RHO,
+    _Line,
+    _own_var,
+    _places,
+    _possible,
+    _with_evidence,
+)
+
+
+def test_three_runs_are_too_few_even_for_a_possible_step():
+    values = np.array([1.0, 1.0, 2.0])
+    assert find_steps(values, values * 0.99, values * 1.01, possible=True) == []
+
+
+def test_a_line_without_cis_is_judged_on_its_own_spread_alone():
+    # no CI (or CIs of one point, which say nothing): no prior; one run's variance is the runs' spread about their
+    # levels on n - 2 df, the step's CI the ratio of the levels' geometric means, exp(+-t se)
+    values = np.array([1.0, 1.02, 0.98, 1.0, 1.5, 1.53, 1.47, 1.5])
+    y = np.log(values)
+    a, b = y[:4], y[4:]
+    var = (np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2)) / 6
+    half = sps.t.ppf(0.975, 6) * np.sqrt(var / 4 + var / 4)
+    expected = (np.exp(b.mean() - a.mean() - half), np.exp(b.mean() - a.mean() + half))
+    for low, high in ((None, None), (values, values)):
+        (step,) = find_steps(values, low, high)
+        assert (step.before, step.after) == (3, 4)
+        assert (step.ci_low, step.ci_high) == pytest.approx(expected)
+
+
+def test_a_flat_line_without_cis_is_searched_in_units_of_its_own_noise():
+    # no CI: the search's scale is the robust sd of successive differences; on the bare log values (a scale of
+    # nothing) it would propose boundaries in the noise, and three of them would pass
+    flat = [1.009, 0.957, 0.943, 1.017, 1.022, 1.1, 0.97, 1.021, 1.009, 0.989, 0.938, 0.929, 1.103, 0.976, 1.107]
+    assert find_steps(flat) == []
+
+
+def test_one_run_with_a_very_wide_ci_widens_every_step():
+    # the runs' own variance (their CIs' mean square) is a floor under the line's: a run whose CI spans 0.01-100
+    # says the runs may move that much, and a clean 50% step is no longer significant
+    values = np.array([1.0] * 6 + [1.5] * 6) * (1 + 1e-3 * np.tile([1, -1], 6))
+    low, high = values * 0.99, values * 1.01
+    assert [(s.before, s.after) for s in find_steps(values, low, high)] == [(5, 6)]
+    low[0], high[0] = 0.01, 100.0
+    assert find_steps(values, low, high) == []
+
+
+def procs(n, log_mean, log_sd=0.5, low=None, high=None) -> Processes:
+    k = len(n)
+    low = [np.nan] * k if low is None else low
+    high = [np.nan] * k if high is None else high
+    sd = [log_sd] * k if np.isscalar(log_sd) else log_sd
+    return Processes(n=n, log_mean=np.log(log_mean), log_sd=sd, low=low, high=high)
+
+
+def test_the_processes_give_the_levels_only_where_every_run_has_two_or_more():
+    # the values say 2x, the processes' geometric means 3x: which one a step reports says where its levels came from
+    values = [1.0, 1.0, 2.0, 2.0]
+    three = [1.0, 1.0, 3.0, 3.0]
+    assert find_steps(values, processes=procs([6] * 4, three))[0].ratio == pytest.approx(3.0)
+    assert find_steps(values, processes=procs([2] * 4, three))[0].ratio == pytest.approx(3.0)  # two are enough
+    one_process = procs([6, 6, 1, 6], three, log_sd=[0.5, 0.5, 0.0, 0.5])
+    assert find_steps(values, processes=one_process)[0].ratio == 2.0  # a run of one process: the values
+    assert find_steps(values, processes=procs([6] * 3, three[1:]))[0].ratio == 2.0  # not every run: the values
+    no_sd = procs([6] * 4, three, log_sd=[0.5, np.nan, 0.5, 0.5])
+    assert find_steps(values, processes=no_sd)[0].ratio == 2.0  # a run without its processes' spread: the values
+
+
+def test_a_processes_step_is_judged_on_their_spread_and_the_prior_it_predicts():
+    # sd 0.5 between processes: one process's variance 0.25, a run's own 0.25 / 6; the prior RHO 0.4 * 0.25 = 0.1
+    # (above DRIFT_SD**2) on NU0 = 20 df, pooled with the line's 0 on its 2 df: var 20 * 0.1 / 22
+    (step,) = find_steps([1.0, 1.0, 3.0, 3.0], processes=procs([6] * 4, [1.0, 1.0, 3.0, 3.0]))
+    assert RHO["processes"] * 0.25 > DRIFT_SD**2 and NU0 == 20
+    half = sps.t.ppf(0.975, 22) * np.sqrt(20 * 0.1 / 22 * (1 / 2 + 1 / 2))
+    assert (step.ci_low, step.ci_high) == pytest.approx((3 * np.exp(-half), 3 * np.exp(half)))
+
+
+def test_runs_of_one_process_still_count_their_processes_as_evidence():
+    # not every run has two processes, so the levels are the values; the evidence still counts the processes
+    values = np.array([1.0, 1.0, 2.0, 2.0])
+    one = procs([1, 1, 6, 6], values, low=[0.9, 0.9, 1.8, 1.8], high=[1.1, 1.1, 2.2, 2.2])
+    for low, high in ((None, None), (values * 0.99, values * 1.01)):
+        (step,) = find_steps(values, low, high, processes=one)
+        assert (step.processes_before, step.processes_after, step.processes_apart) == (2, 12, True)
+
+
+def test_each_steps_evidence_counts_the_runs_of_its_own_two_levels():
+    # 4 -> 1 -> 2: every run of the middle level is below every run of the first, and the last level's above the
+    # middle's (not above the first level's)
+    first, second = find_steps([4.0] * 3 + [1.0] * 3 + [2.0] * 3)
+    assert (first.after, first.direction, first.runs_beyond) == (3, "faster", 3)
+    assert (second.after, second.direction, second.runs_beyond) == (6, "slower", 3)
+
+
+def line_of(y, own=np.nan, prior=1e-6, nu0=10**6, processes=None) -> _Line:
+    """A _Line as find_steps builds it, by hand: log levels y; by default a prior so sure (1e-6 on a million df)
+    that any change is significant."""
+    y = np.asarray(y, dtype=float)
+    return _Line(y, np.broadcast_to(np.asarray(own, dtype=float), y.shape).copy(), prior, nu0, processes)
+
+
+def test_runs_level_with_the_old_extreme_are_not_beyond_it():
+    up = Step(1, 2, 2.0, 2.0, 2.0, 2, 2)
+    assert _with_evidence(line_of([0, 0.5, 0.5, 1.0]), up).runs_beyond == 1
+    down = Step(1, 2, 0.5, 0.5, 0.5, 2, 2)
+    assert _with_evidence(line_of([0, -0.5, -0.5, -1.0]), down).runs_beyond == 1
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_processes_are_apart_only_when_none_touches_the_other_side(direction):
+    sign = 1 if direction == "up" else -1
+    y = sign * np.array([0.0, 0.0, 1.0, 1.0])
+    step = Step(1, 2, float(np.exp(sign)), 1.0, 1.0, 2, 2)
+    near, far = [0.9, 0.9, 1.1, 1.1], [1.0, 1.1, 1.3, 1.3]  # old processes up to 1.1, the new from 1.1
+    if direction == "down":
+        near, far = [1.1, 1.1, 0.9, 0.9], [1.3, 1.3, 1.1, 1.0]  # old from 1.1, the new up to 1.1
+    touching = Processes(n=[3] * 4, log_mean=y, log_sd=[0.1] * 4, low=near, high=far)
+    found = _with_evidence(line_of(y, processes=touching), step)
+    assert (found.runs_beyond, found.processes_before, found.processes_after, found.processes_apart) == (2, 6, 6, False)
+    if direction == "up":
+        apart = Processes(n=[3] * 4, log_mean=y, log_sd=[0.1] * 4, low=[0.9, 0.9, 1.11, 1.11], high=far)
+    else:
+        apart = Processes(n=[3] * 4, log_mean=y, log_sd=[0.1] * 4, low=near, high=[1.3, 1.3, 1.09, 1.0])
+    assert _with_evidence(line_of(y, processes=apart), step).processes_apart is True
+    # a run on either side without its processes' range: the runs alone are the evidence
+    unknown = Processes(n=[3] * 4, log_mean=y, log_sd=[0.1] * 4, low=[np.nan, *near[1:]], high=far)
+    found = _with_evidence(line_of(y, processes=unknown), step)
+    assert (found.runs_beyond, found.processes_before, found.processes_after, found.processes_apart) == (2, 0, 0, False)
+
+
+def test_each_runs_own_variance_keeps_its_place_nan_where_it_has_no_ci():
+    y = np.zeros(3)
+    sd = (np.log(1.1) - np.log(0.9)) / (2 * Z95)
+    own = _own_var(y, [0.9, None, 0.9], [1.1, 1.2, 1.1])
+    assert own[[0, 2]] == pytest.approx([sd**2, sd**2]) and np.isnan(own[1])
+    assert np.isnan(_own_var(y, None, [1.1] * 3)).all() and _own_var(y, None, [1.1] * 3).size == 3
+    assert np.isnan(_own_var(y, [0.9] * 3, None)).all() and _own_var(y, [0.9] * 3, None).size == 3
+
+
+def test_the_places_a_step_can_be_are_at_least_one():
+    assert [_places(n) for n in (1, 3, 4, 5, 12)] == [1, 1, 1, 2, 9]
+
+
+# the possible step in the newest runs (_possible), on hand-made lines
+
+
+def possible(y, bounds=None, threshold=0.05, **line) -> tuple | None:
+    step = _possible(line_of(y, **line), bounds or [0, len(y)], threshold)
+    return None if step is None else (step.before, step.after, step.n_before, step.n_after)
+
+
+def test_a_possible_step_in_the_newest_run_of_four():
+    # the newest run against the three before it (two newest runs would leave two old runs, three none)
+    values = np.array([1.0, 1.05, 0.95, 1.8])
+    (step,) = find_steps(values, values * 0.99, values * 1.01, possible=True)
+    assert (step.before, step.after, step.n_before, step.n_after, step.established) == (2, 3, 3, 1, False)
+    assert step.ratio == pytest.approx(1.8 / (1.05 * 0.95) ** (1 / 3))
+    assert 1 < step.ci_low < step.ratio < step.ci_high
+
+
+def test_a_possible_step_down_in_the_newest_run():
+    values = np.array([100.0, 105.0, 95.0, 100.0, 55.0])  # times in ms: log levels far from 0
+    (step,) = find_steps(values, values * 0.99, values * 1.01, possible=True)
+    assert (step.after, step.direction, step.established) == (4, "faster", False)
+
+
+def test_a_possible_step_at_exactly_the_threshold_is_not_one():
+    values = np.array([1.0, 1.0, 1.0, 2.0])  # 2x against a 100% threshold
+    assert find_steps(values, values * 0.99, values * 1.01, possible=True, threshold=1.0) == []
+    assert len(find_steps(values, values * 0.99, values * 1.01, possible=True, threshold=0.99)) == 1
+
+
+def test_a_possible_step_takes_one_two_or_three_newest_runs_never_four():
+    assert possible([0] * 6 + [1, 1]) == (5, 6, 6, 2)
+    assert possible([0] * 6 + [1, 1, 1]) == (5, 6, 6, 3)
+    assert possible([0] * 6 + [1] * 4) == (6, 7, 7, 3)  # the best of 1..3 runs, though 4 would be better
+    assert possible([0, 0, 1, 1, 1]) == (1, 2, 2, 3)  # two old runs are enough
+
+
+def test_a_possible_step_needs_every_new_run_past_the_middle():
+    # three newest runs 1.25, 1.25, 0.5 after runs at 0: their mean 1, the middle 0.5, and the last run on it, not
+    # past it; so the newest run alone is the possible step (its z is far smaller)
+    assert possible([0] * 4 + [1.25, 1.25, 0.5]) == (5, 6, 6, 1)
+    assert possible([0] * 4 + [-1.25, -1.25, -0.5]) == (5, 6, 6, 1)
+
+
+def test_of_two_possible_steps_with_the_same_z_the_fewer_newest_runs_win():
+    # 2 newest runs against 3 (diff 1 - 0.5 / 3) and 3 against 2 (diff 2.5 / 3): the same z exactly
+    y = np.array([0, 0, 0.5, 1, 1])
+    assert float(y[3:].mean()) - float(y[:3].mean()) == float(y[2:].mean()) - float(y[:2].mean())
+    assert possible(y) == (2, 3, 3, 2)
+
+
+def test_a_possible_steps_variance_comes_from_every_level_of_the_line():
+    # two levels; the last has an outlying newest run (left out of the spread by _typical): one run's variance is
+    # the first level's squares 4 * 0.1**2 over 5 df (7 typical runs, 2 levels), not the first level's alone
+    y = np.array([0, 0.2, 0, 0.2, 1, 1, 1, 2])
+    step = _possible(line_of(y, prior=0.0, nu0=0), [0, 4, 8], 0.05)
+    half = sps.t.ppf(0.975, 5) * np.sqrt(0.04 / 5 * (1 / 3 + 1))
+    assert (step.after, step.ratio) == (7, pytest.approx(np.e))
+    assert (step.ci_low, step.ci_high) == pytest.approx((np.exp(1 - half), np.exp(1 + half)))
+
+
+def test_a_possible_step_must_beat_its_t_not_just_reach_it():
+    # 20 runs at 0 and the newest at 1; the variance is the runs' own (a floor set by hand) chosen so that the z of
+    # the newest run, 1 / sqrt(v / 20 + v), is exactly the t of POSSIBLE_ALPHA (one test) on the line's 20 df
+    from jitexp.report.history.steps import POSSIBLE_ALPHA
+
+    crit = float(sps.t.ppf(1 - POSSIBLE_ALPHA / 2, 20))
+    v = 1 / (crit**2 * 1.05)
+    for _ in range(1000):
+        z = 1.0 / np.sqrt(v / 20 + v / 1)
+        if z == crit:
+            break
+        v = np.nextafter(v, 1.0) if z > crit else np.nextafter(v, 0.0)
+    assert 1.0 / np.sqrt(v / 20 + v / 1) == crit
+    y = [0.0] * 20 + [1.0]
+    own = [v] + [np.nan] * 20
+    assert possible(y, own=own, prior=0.0, nu0=0) is None
+    while 1.0 / np.sqrt(v / 20 + v / 1) == crit:  # the next variance down whose z is above the t (an ulp or two)
+        v = np.nextafter(v, 0.0)
+    assert possible(y, own=[v] + own[1:], prior=0.0, nu0=0) == (19, 20, 20, 1)

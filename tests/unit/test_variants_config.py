@@ -39,6 +39,9 @@ def composed(*overrides: str) -> dict:
     return task
 
 
+ONCE = ("workload=custom", ABCODE_ARGS, "workload.fn=abcode.once", "mode=jit")  # one command line, composed once
+
+
 def job(*overrides: str, **top) -> ExperimentConfig:
     """The job of `jitexp OVERRIDES...` with the top-level keys given set as an override would set them."""
     return from_dict(OmegaConf.create({**copy.deepcopy(composed(*overrides)), **top}))
@@ -129,7 +132,7 @@ def test_probes_of_one_config_refuse_variants(tmp_path):
         ({"compilation_cache_dir": str(tmp_path)}, "compilation_cache_dir"),
     ):
         with pytest.raises(ConfigError) as caught:
-            job("workload=custom", ABCODE_ARGS, variants=both, **extra)
+            job(*ONCE, variants=both, **extra)
         assert caught.value.key == key
 
 
@@ -154,13 +157,12 @@ def test_a_variants_job_gives_each_variant_a_plain_jobs_budgets(monkeypatch):
     monkeypatch.setattr(runner, "run_task", fake_measure)
     monkeypatch.setattr(runner.pyenvs, "enough", lambda *a: True)
     three = {"a": {"size": 8}, "b": {"size": 16}, "c": {"size": 32}}
-    line = ("workload=custom", ABCODE_ARGS, "workload.fn=abcode.once", "mode=jit")
-    cfg = job(*line, variants=three)
+    cfg = job(*ONCE, variants=three)
     timing = dict(processes=2, max_processes=2, max_time_s=0.5, job_time_s=20.0)
     cfg = dataclasses.replace(cfg, timing=dataclasses.replace(cfg.timing, **timing))
     runner.collect(cfg)
     assert len(seen) == 2 and {(t.max_time_s, t.job_time_s) for t in seen} == {(1.5, 60.0)}
-    plain = job(*line)
+    plain = job(*ONCE)
     plain = dataclasses.replace(plain, timing=dataclasses.replace(plain.timing, max_time_s=0.5))
     assert runner.per_variant_budgets(plain) is plain
 

@@ -125,6 +125,117 @@ def test_a_variant_mistake_names_its_key(variants, key, words):
     assert caught.value.key == key and words in str(caught.value), str(caught.value)
 
 
+PROCESS = (
+    "is set once per worker process and variants share their processes; compare it in separate processes: envs (two "
+    "installs) or a sweep (-m)"
+)
+JOBS = "is the job's, the same for every variant: set it outside variants"
+TOP = (
+    "calls, check, compilation_cache_dir, cpu_affinity, cpu_async_dispatch, device, distributed, dtype, envs, "
+    "fail_on_error, isolate, mesh, mode, overwrite, profile, resume, seed, sequence, size, timing, variants, workload"
+)
+TWO = "needs two or more, the first the baseline, e.g. 'variants={before:{workload.fn:m.f},after:{workload.fn:m.g}}'"
+
+
+@pytest.mark.parametrize(
+    "variants, message",
+    [
+        (
+            {"a": {"workload.fnn": "abcode.once"}, "b": {}},
+            "variants.a.workload.fnn='abcode.once' is invalid; no such key; did you mean variants.a.workload.fn?",
+        ),
+        ({"a": {}, "b": {"sise": 3}}, "variants.b.sise=3 is invalid; no such key; did you mean variants.b.size?"),
+        ({"a": {}, "b": {"foo": 1}}, f"variants.b.foo=1 is invalid; no such key; variants.b has {TOP}"),
+        (
+            {"a": {}, "b": {"workload.params.nn": 3}},
+            "variants.b.workload.params.nn=3 is invalid; no such key; did you mean variants.b.workload.params.n?",
+        ),
+        (
+            {"a": {}, "b": {"mesh.axis_typs": "explicit"}},
+            "variants.b.mesh.axis_typs='explicit' is invalid; no such key; did you mean variants.b.mesh.axis_types?",
+        ),
+        (
+            {"a": {}, "b": {"mode.donate": [0]}},
+            "variants.b.mode.donate=[0] is invalid; no such key; did you mean variants.b.mode.donate_argnums?",
+        ),
+        ({"a": {}, "b": {"device.platform": "gpu"}}, f"variants.b.device.platform='gpu' is invalid; {PROCESS}"),
+        ({"a": {}, "b": {"cpu_async_dispatch": False}}, f"variants.b.cpu_async_dispatch=False is invalid; {PROCESS}"),
+        ({"a": {}, "b": {"timing.processes": 3}}, f"variants.b.timing.processes=3 is invalid; {JOBS}"),
+        ({"a": {}, "b": {"mode": {"jit": True}}}, f"variants.b.mode.jit=True is invalid; {JOBS}"),
+        (
+            {"a": {}, "b": {"workload": "matmul"}},
+            "variants.b.workload='matmul' is invalid; a variant sets keys of workload (workload.KEY: value), not a "
+            "config group",
+        ),
+        (
+            {"a": {}, "b": {"workload": {"params": 3}}},
+            "variants.b.workload.params=3 is invalid; a variant sets keys of workload.params (workload.params.KEY: "
+            "value), not a config group",
+        ),
+        (
+            {"a": {}, "b": {"workload.fn.x": 1}},
+            "variants.b.workload.fn.x=1 is invalid; workload.fn takes a value, not keys",
+        ),
+        ({"a": {}}, f"variants=['a'] is invalid; {TWO}"),
+        ({"a": {}, "b": 3}, "variants.b=3 is invalid; a mapping of overrides, e.g. {workload.fn: m.f}"),
+    ],
+)
+def test_a_variant_mistake_is_the_one_line_naming_key_value_and_why(variants, message):
+    with pytest.raises(ConfigError) as caught:
+        job("workload=apply_n_times", "size=8", variants=variants)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("variants", [3, "ab", ["a", "b"]])
+def test_variants_that_are_no_mapping_are_named_as_written(variants):
+    with pytest.raises(ConfigError) as caught:
+        job("workload=apply_n_times", "size=8", variants=variants)
+    assert str(caught.value).startswith(f"variants={variants!r} is invalid; ")
+
+
+def test_a_params_key_below_a_param_is_refused():
+    with pytest.raises(ConfigError) as caught:
+        job("workload=apply_n_times", "size=8", variants={"a": {}, "b": {"workload.params.n.x": 1}})
+    assert str(caught.value).startswith("variants.b.workload.params.n.x=1 is invalid; ")
+    assert "takes a value, not keys" in str(caught.value)
+
+
+def test_a_variants_interpolation_resolves_in_the_variant():
+    cfg = job(
+        "workload=apply_n_times",
+        "size=8",
+        variants={
+            "a": {},
+            "b": {"workload.params.n": 5, "size": "${workload.params.n}", "seed": 2, "dtype": "float16"},
+        },
+    )
+    b = variant_configs(cfg)["b"]
+    assert (b.size, b.workload.args[0]["shape"], b.seed, b.dtype) == (5, [5, 5], 2, "float16")
+    assert (cfg.size, cfg.seed, cfg.dtype) == (8, 0, "float32")  # the job's own
+
+
+def test_keys_beginning_with_an_underscore_are_kept_data_not_overrides():
+    """A config passed on holds each variant resolved beside its overrides (`_resolved`); read again, the same."""
+    cfg = job("workload=apply_n_times", "size=8", variants={"a": {"_note": "x", "size": 4}, "b": {"size": 16}})
+    assert [c.size for c in variant_configs(cfg).values()] == [4, 16]
+    again = job("workload=apply_n_times", "size=8", variants=cfg.variants)
+    assert again.variants == cfg.variants and "_note" not in again.variants["a"]
+
+
+def test_a_key_the_job_leaves_missing_that_every_variant_sets_comes_from_the_baseline():
+    both = {
+        "a": {"size": 4, "workload.fn": "abcode.once", "workload.params.n": 2},
+        "b": {"size": 16, "workload.fn": "abcode.thrice", "workload.params.n": 3},
+    }
+    cfg = job("workload=custom", ABCODE_ARGS, "+workload.params.n=???", variants=both)
+    # every variant sets size too, and the job's own (1000, not missing) is kept
+    assert (cfg.workload.fn, cfg.workload.params, cfg.size) == ("abcode.once", {"n": 2}, 1000)
+    assert [c.workload.fn for c in variant_configs(cfg).values()] == ["abcode.once", "abcode.thrice"]
+    with pytest.raises(ConfigError) as caught:  # one variant without it: the job has none
+        job("workload=custom", ABCODE_ARGS, variants={"a": {"workload.fn": "abcode.once"}, "b": {"size": 4}})
+    assert str(caught.value).startswith("workload.fn is invalid; needs an import path")
+
+
 def test_probes_of_one_config_refuse_variants(tmp_path):
     both = {"before": {"workload.fn": "abcode.once"}, "after": {"workload.fn": "abcode.thrice"}}
     for extra, key in (

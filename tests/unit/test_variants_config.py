@@ -227,12 +227,14 @@ def test_a_key_the_job_leaves_missing_that_every_variant_sets_comes_from_the_bas
         "a": {"size": 4, "workload.fn": "abcode.once", "workload.params.n": 2},
         "b": {"size": 16, "workload.fn": "abcode.thrice", "workload.params.n": 3},
     }
-    cfg = job("workload=custom", ABCODE_ARGS, "+workload.params.n=???", variants=both)
+    # workload=custom's fn (???) and a param left ??? (`+workload.params.n=???`), on the config composed for ONCE
+    workload = {**composed(*ONCE)["workload"], "fn": "???", "params": {"n": "???"}}
+    cfg = job(*ONCE, workload=workload, variants=both)
     # every variant sets size too, and the job's own (1000, not missing) is kept
     assert (cfg.workload.fn, cfg.workload.params, cfg.size) == ("abcode.once", {"n": 2}, 1000)
     assert [c.workload.fn for c in variant_configs(cfg).values()] == ["abcode.once", "abcode.thrice"]
     with pytest.raises(ConfigError) as caught:  # one variant without it: the job has none
-        job("workload=custom", ABCODE_ARGS, variants={"a": {"workload.fn": "abcode.once"}, "b": {"size": 4}})
+        job(*ONCE, workload=workload, variants={"a": {"workload.fn": "abcode.once"}, "b": {"size": 4}})
     assert str(caught.value).startswith("workload.fn is invalid; needs an import path")
 
 

@@ -402,3 +402,11 @@ X64 = (
 )
 def test_a_variant_that_turns_x64_on_or_off_is_refused(cfg, message):
     assert refusal(cfg) == message
+
+
+def test_a_malformed_interpolation_in_a_mapping_from_python_is_one_line_naming_its_key():
+    # OmegaConf.create itself refuses `${oops` (a GrammarParseError): once outside the one-line errors
+    with pytest.raises(ConfigError) as raised:
+        to_config({"workload": {"name": "add_one", "params": {"n": "${oops"}}})
+    assert str(raised.value).startswith("workload.params.n='${oops' is invalid; cannot be parsed: ")
+    assert (raised.value.key, raised.value.value) == ("workload.params.n", "${oops")

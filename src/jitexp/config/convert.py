@@ -34,7 +34,14 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     An interpolation that does not resolve (a missing or deleted key, an unknown resolver) is one ConfigError
     naming the key that refers to it (omegaconf_mistake), never OmegaConf's traceback.
     """
-    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    try:
+        node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    except OmegaConfBaseException as exc:  # a malformed interpolation (`${oops`) in a mapping from Python
+        first = str(exc.msg if exc.msg else exc).strip().splitlines()[0]
+        raw: object = cfg
+        for part in (exc.full_key or "").split("."):
+            raw = raw.get(part) if isinstance(raw, Mapping) else None
+        raise ConfigError(exc.full_key or "config", raw, f"cannot be parsed: {first}") from None
     try:
         return _to_config(cfg, node)
     except OmegaConfBaseException as exc:

@@ -17,6 +17,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jitexp.config.schema import (
+    DeviceConfig,
+    DistributedConfig,
+    ExperimentConfig,
+    MeshConfig,
+    ModeConfig,
+    TimingConfig,
+    WorkloadConfig,
+)
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, load_results
 
@@ -368,3 +377,19 @@ def slurm_answers() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return any(s in states for s in ("idle", "mix", "alloc"))
+
+
+def job_config(
+    args: list[dict], *, workload=None, mode=None, timing=None, device=None, mesh=None, distributed=None, **top
+) -> ExperimentConfig:
+    """A job built as dataclasses, without Hydra: fn pkg.mod.f of `args`, eager and jit, size 8, with each section's
+    changes given (the unit tests of config/'s rules reach every rule this way)."""
+    return ExperimentConfig(
+        workload=WorkloadConfig(**{"fn": "pkg.mod.f", "args": args, **(workload or {})}),
+        mode=ModeConfig(**{"eager": True, "jit": True, **(mode or {})}),
+        timing=TimingConfig(**(timing or {})),
+        device=DeviceConfig(**(device or {})),
+        mesh=MeshConfig(**(mesh or {})),
+        distributed=DistributedConfig(**(distributed or {})),
+        **{"size": 8, **top},
+    )

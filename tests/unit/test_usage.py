@@ -13,27 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
-from jitexp.config.schema import DeviceConfig, DistributedConfig, MeshConfig, TimingConfig
+from helpers import job_config
+from jitexp.config import ExperimentConfig
 from jitexp.config.usage import NOT_JIT, READS, _referenced, check_used, own_dtype, reads_dtype
 from jitexp.errors import ConfigError
 
 FN = "pkg.mod.f"
 
 
-def config(workload=None, mode=None, timing=None, device=None, mesh=None, distributed=None, **top) -> ExperimentConfig:
+def config(**changes) -> ExperimentConfig:
     """A job that uses every key it sets (fn pkg.mod.f of one random 8-vector, eager and jit), with the changes given."""
-    w = {"fn": FN, "args": [{"shape": [8]}], **(workload or {})}
-    m = {"eager": True, "jit": True, **(mode or {})}
-    return ExperimentConfig(
-        workload=WorkloadConfig(**w),
-        mode=ModeConfig(**m),
-        timing=TimingConfig(**(timing or {})),
-        device=DeviceConfig(**(device or {})),
-        mesh=MeshConfig(**(mesh or {})),
-        distributed=DistributedConfig(**(distributed or {})),
-        **{"size": 8, **top},
-    )
+    return job_config([{"shape": [8]}], **changes)
 
 
 def eager(**changes) -> ExperimentConfig:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jitexp.config import ExperimentConfig, ModeConfig, WorkloadConfig
-from jitexp.config.schema import DeviceConfig, TimingConfig
+from helpers import job_config
+from jitexp.config import ExperimentConfig
 from jitexp.config.validate import (
     check_param_types,
     expected_type,
@@ -26,17 +26,9 @@ from jitexp.errors import ConfigError
 ARGS = [{"shape": [8, 8]}, {"value": 3}]
 
 
-def config(workload=None, mode=None, timing=None, device=None, **top) -> ExperimentConfig:
+def config(**changes) -> ExperimentConfig:
     """A valid job (fn pkg.mod.f of an 8x8 array and a literal 3, eager and jit), with the changes given."""
-    w = {"fn": "pkg.mod.f", "args": [dict(a) for a in ARGS], **(workload or {})}
-    m = {"eager": True, "jit": True, **(mode or {})}
-    return ExperimentConfig(
-        workload=WorkloadConfig(**w),
-        mode=ModeConfig(**m),
-        timing=TimingConfig(**(timing or {})),
-        device=DeviceConfig(**(device or {})),
-        **{"size": 8, "roofline": False, **top},
-    )
+    return job_config([dict(a) for a in ARGS], **{"roofline": False, **changes})
 
 
 def refusal(cfg: ExperimentConfig) -> str:

@@ -74,9 +74,8 @@ class Task:
 
 
 GO_FIELDS = ("process", "modes", "calls", "extras", "cold")
-INPUTS_FOLDER = (
-    ".inputs"  # inside the job's cache folder: its large inputs, drawn once (worker.diskcache.inputs_folder)
-)
+# inside the job's cache folder: its large inputs, drawn once (worker.diskcache.inputs_folder)
+INPUTS_FOLDER = ".inputs"
 
 
 @dataclass

@@ -9,6 +9,7 @@ in docs/configuration.md, a key in backticks as the first cell of a row of the k
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from collections import Counter
 from pathlib import Path
@@ -104,13 +105,15 @@ def test_every_config_key_is_documented_once():
 
 
 def test_ci_runs_the_readmes_test_command():
-    """.ci/run ends with the README's test command, so CI's exit code is that command's."""
+    """.ci/run ends with the README's test command (in its `<!-- setup-commands -->` block), so CI's exit code is
+    that command's."""
     root = DOCS.parent
     ci_last = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
-    readme = next(
-        line
-        for line in (root / "README.md").read_text().splitlines()
-        if line.startswith("python3 -m venv .venv") and "[test" in line
-    )
+    text = (root / "README.md").read_text()
+    block = re.search(r"<!-- setup-commands -->\n```bash\n(.*?)```", text, re.S)
+    assert block, "README.md has a `<!-- setup-commands -->` bash block"
+    [readme] = [
+        line for line in block.group(1).splitlines() if line.startswith("python3 -m venv .venv") and "[test" in line
+    ]
     assert readme.endswith(" && " + ci_last), (readme, ci_last)
     assert "-m serial" in ci_last and '-m "not serial"' in ci_last

@@ -358,15 +358,15 @@ class Measurement:
 
     def _repr_html_(self) -> str:
         """A small table for Jupyter: per mode its time, cold first call, compile and verdict."""
+        from jitexp.analysis.formatting.block import interval_text
         from jitexp.analysis.formatting.phrases import speedup_phrase
-        from jitexp.analysis.formatting.values import format_percent, format_seconds
+        from jitexp.analysis.formatting.values import format_seconds
 
         cells = []
         for row in self.result.rows:
             if row.get("status") != "ok":
                 cells.append((row["mode"], "-", "-", "-", failure_text(row)))
                 continue
-            half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
             against = (
                 speedup_phrase(
                     row["mode"],
@@ -382,7 +382,7 @@ class Measurement:
             cells.append(
                 (
                     row["mode"],
-                    f"{format_seconds(row['median_s'])} \u00b1{format_percent(half)}",
+                    f"{format_seconds(row['median_s'])} (95% CI {interval_text(row['ci95_low_s'], row['ci95_high_s'])})",
                     format_seconds(row.get("first_call_s")),
                     format_seconds(row.get("compile_s")),
                     against,

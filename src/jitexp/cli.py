@@ -30,8 +30,10 @@ def _job(cfg: DictConfig) -> None:
     import pandas as pd
 
     from jitexp.analysis.formatting.answer import job_summary
+    from jitexp.analysis.formatting.block import block_lines, sweep_line
     from jitexp.analysis.formatting.values import display_path
     from jitexp.callbacks import failing_rows
+    from jitexp.engine.console import print_block
     from jitexp.store.folders import clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()
@@ -65,11 +67,13 @@ def _job(cfg: DictConfig) -> None:
     for row in result.rows:
         row["config_hash"] = digest
     write_job(result, out_dir)
-    progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
-    _answer(progress + job_summary(result.rows))
-    if not multirun:
+    if multirun:
+        _answer(sweep_line(result.rows, _progress(Path(hc.sweep.dir), job_num)), job_summary(result.rows))
+    else:
         where = display_path(out_dir)
-        print(f"results: {where}/ (next: jitexp-report {where})")
+        print_block(block_lines(result.rows, where))
+        _log(job_summary(result.rows))
+        _log(f"results: {where}/ (next: jitexp-report {where})")
         failed = [r for r in result.rows if r.get("status") != "ok"]
         for row in failed:
             hint = f" (hint: {row['hint']})" if row.get("hint") else ""
@@ -83,9 +87,14 @@ def _job(cfg: DictConfig) -> None:
             sys.exit(1)
 
 
-def _answer(line: str) -> None:
-    """The job's one-line answer: plain on stdout, and a log record in the job's log file only."""
-    print(line, flush=True)
+def _answer(shown: str, logged: str) -> None:
+    """A sweep job's answer: its short line on stdout, the whole one-line form in the job's log file only."""
+    print(shown, flush=True)
+    _log(logged)
+
+
+def _log(line: str) -> None:
+    """A record in the job's log file (jitexp.log) only: the terminal has the block or the short line."""
     record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, (), None)
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.FileHandler):

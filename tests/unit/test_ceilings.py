@@ -18,7 +18,7 @@ from jitexp.analysis.ceilings import (
     nominal,
 )
 from jitexp.analysis.device import device_columns, unavailable
-from jitexp.analysis.formatting.answer import device_text
+from jitexp.analysis.formatting.answer import device_clause
 from jitexp.records import Noise, ProcessResult
 
 PROBES = {"peak_flops_per_s": 184e12, "peak_bytes_per_s": 700e9}
@@ -90,7 +90,7 @@ def test_a_tpu_matmul_is_a_share_of_the_nominal_peak_with_the_probe_beside_it():
     assert cols["flops_ceiling"] == "nominal" and cols["bytes_ceiling"] == "nominal"
     assert cols["device_peak_flops_share"] == pytest.approx(190 / 197)
     assert "above_ceiling" not in cols
-    assert device_text({**row, **cols}) == " (device 5.79 ms, 96% of peak FLOP/s)"
+    assert device_clause({**row, **cols}) == "5.79 ms, 96% of peak FLOP/s"
 
 
 def test_a_cpu_row_in_cache_is_above_the_memory_ceiling_not_a_percentage_of_a_peak():
@@ -101,12 +101,11 @@ def test_a_cpu_row_in_cache_is_above_the_memory_ceiling_not_a_percentage_of_a_pe
     assert cols["bytes_ceiling"] == "probe" and cols["device_peak_bytes_share"] == pytest.approx(3.37)
     assert cols["above_ceiling"] == "bytes/s in cache, above the memory ceiling"
     assert "nominal_bytes_per_s" not in cols
-    assert device_text({**row, **cols}) == " (device 18 us, bytes/s in cache, above the memory ceiling)"
+    assert device_clause({**row, **cols}) == "18 us, bytes/s in cache, above the memory ceiling"
     # below the copy probe: a share of the memory bandwidth
     slow = {**row, "bytes_accessed": 0.5 * 5e9 * 18e-6}
     assert (
-        device_text({**slow, **device_columns(slow, {"peak_bytes_per_s": 5e9})})
-        == " (device 18 us, 50% of memory bandwidth)"
+        device_clause({**slow, **device_columns(slow, {"peak_bytes_per_s": 5e9})}) == "18 us, 50% of memory bandwidth"
     )
 
 
@@ -114,7 +113,7 @@ def test_host_overhead_is_the_traced_calls_idle_time_and_device_time_above_the_m
     row = {"platform": "cpu", "median_s": 276e-6, "device_s": 293e-6, "device_trace_wall_s": 310e-6}
     cols = device_columns(row, {})
     assert cols["host_overhead_s"] == pytest.approx(17e-6)  # the traced call's, never negative
-    assert device_text({**row, **cols}) == " (device 293 us of a 310 us traced call)"
+    assert device_clause({**row, **cols}) == "293 us of a 310 us traced call"
     old = {"median_s": 300e-6, "device_s": 200e-6}  # a row from before device_trace_wall_s: wall minus device
     assert device_columns(old, {})["host_overhead_s"] == pytest.approx(100e-6)
 
@@ -124,7 +123,7 @@ def test_device_time_above_its_traced_wall_gives_no_share_and_the_job_says_why()
     row.update(device_trace_wall_s=400e-6, bytes_accessed=1e6)
     cols = device_columns(row, {"peak_bytes_per_s": 5e9})
     assert "device_peak_bytes_share" not in cols and cols["peak_bytes_share"] == pytest.approx(1e6 / 188e-6 / 5e9)
-    assert device_text({**row, **cols}) == " (device time above its traced call's 400 us: no share)"
+    assert device_clause({**row, **cols}) == "time above its traced call's 400 us: no share"
     note = unavailable([row, {**row, "variant": "b"}], ProcessResult(0, platform="tpu", noise=Noise(steal=0.0)), True)
     assert note == (
         "device_s: b:jit's busy time (531 us) is above its traced loop's wall time (400 us a call): the trace's clock "

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from jitexp.analysis import formatting
+from jitexp.analysis.formatting import block
 from jitexp.analysis.rows import job_result
 from jitexp.config.convert import to_config
 from jitexp.records import Cold, JobRaw, ModeResult, ProcessResult
@@ -71,7 +72,7 @@ def line_figures(line: str) -> dict:
     CI, verdict, compile and pay-off."""
     answer = line.split(" [", 1)[0]  # the bracket is the job's own account (processes, where the time went)
     out: dict = {"modes": {}, "paired": {}}
-    for mode, value, unit, pct in re.findall(rf"(\w+) {TIME} ±([\d.]+)%", answer.split(" -> ")[0]):
+    for mode, value, unit, pct in re.findall(rf"(\w+) {TIME} \(95% CI ±([\d.]+)%", answer.split(" -> ")[0]):
         out["modes"][mode] = {"median_s": float(value) * UNITS[unit], "pm": float(pct) / 100}
     verdicts = answer.split(" -> ", 1)[1] if " -> " in answer else ""
     phrase = re.compile(
@@ -97,8 +98,8 @@ def line_figures(line: str) -> dict:
 
 def test_the_line_is_read_back_whole_a_pay_off_with_a_comma_included():
     line = (
-        "matmul size=1024 float32 cpu: eager 13.2 ms ±2%, jit 13.8 ms ±6% (device 13 ms, FLOP/s above the matmul "
-        "probe) -> jit 1.05x slower than eager (95% CI 1.02x-1.14x), one big kernel either way, compile 7.72 ms, ahead "
+        "matmul size=1024 float32 cpu: eager 13.2 ms (95% CI ±2%), jit 13.8 ms (95% CI ±6%; device 13 ms, FLOP/s above "
+        "the matmul probe) -> jit 1.05x slower than eager (95% CI 1.02x-1.14x), one big kernel either way, compile 7.72 ms, ahead "
         "for the first 3 calls only, then eager wins [1 process; 1.09 s: setup 252 ms]"
     )
     figures = line_figures(line)
@@ -154,6 +155,68 @@ def test_the_line_the_csv_and_the_tables_agree(job):
             assert close(printed["compile_s"], row["compile_s"]) and close(printed["compile_s"], table["compile_s"])
         assert view[view["mode"] == mode].iloc[0]["pays_off"] == printed["payoff"]
         assert formatting.format_value("speedup", table["speedup"]) in shown and printed["payoff"] in shown
+
+
+def interval_seconds(text: str) -> tuple[float, float]:
+    """``14-15.3 ms`` or ``980 us-1.02 ms`` (block.interval_text) as seconds."""
+    lo, hi = text.split("-")
+    hi_value, hi_unit = hi.split(" ")
+    lo_value, _, lo_unit = lo.partition(" ")
+    return float(lo_value) * UNITS[lo_unit or hi_unit], float(hi_value) * UNITS[hi_unit]
+
+
+def block_figures(block: str) -> dict:
+    """Every figure the result block prints, parsed back: per mode its median, CI and process count; per verdict
+    its ratio, CI and baseline; per compile line its time and pay-off."""
+    out: dict = {"modes": {}, "paired": {}, "compile": {}}
+    label = ""
+    for line in block.splitlines()[1:]:
+        label = line[2:12].strip() or label
+        median = re.match(rf"  (\w+) +median {TIME} +95% CI ([\d.]+(?: \w+)?-[\d.]+ \w+) +(\d+) process", line)
+        if median:
+            mode, value, unit, ci, n = median.groups()
+            out["modes"][mode] = {"median_s": float(value) * UNITS[unit], "ci": interval_seconds(ci), "n": int(n)}
+        elif label == "verdict":
+            m = re.search(
+                r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)",
+                line,
+            )
+            mode, ratio, way, base, ns, lo, hi = m.groups()
+            out["paired"][mode] = {
+                "ratio": float(ratio),
+                "way": way,
+                "baseline": base,
+                "significant": not ns,
+                "ci": (float(lo), float(hi)),
+            }
+        elif label == "compile":
+            m = re.search(rf"(\w+) {TIME}, (.*)$", line)
+            out["compile"][m[1]] = {"compile_s": float(m[2]) * UNITS[m[3]], "payoff": m[4]}
+    return out
+
+
+def test_the_block_the_csv_and_the_tables_agree(job):
+    """The block a single job prints says what its results.csv and jitexp-report's speedup table say."""
+    line, df, speedups = job
+    rows = df.to_dict("records")
+    printed = block_figures(block.result_block(rows, "outputs/run/x"))
+    assert set(printed["modes"]) == set(df["mode"]) and printed["paired"], printed
+    for mode, figures in printed["modes"].items():
+        row = df[df["mode"] == mode].iloc[0]
+        assert close(figures["median_s"], row["median_s"]) and figures["n"] == row["n_processes"]
+        assert close(figures["ci"][0], row["ci95_low_s"]) and close(figures["ci"][1], row["ci95_high_s"])
+    for mode, figures in printed["paired"].items():
+        row = df[df["mode"] == mode].iloc[0]
+        table = speedups[speedups["mode"] == mode].iloc[0]
+        for source in (row, table):
+            speedup, lo, hi = (float(source[c]) for c in ("speedup", "speedup_ci_low", "speedup_ci_high"))
+            as_read = (speedup, lo, hi) if figures["way"] == "faster" else (1 / speedup, 1 / hi, 1 / lo)
+            assert close(figures["ratio"], as_read[0]) and close(figures["ci"][0], as_read[1])
+            assert close(figures["ci"][1], as_read[2]) and source["baseline_mode"] == figures["baseline"]
+            assert figures["significant"] == (source["verdict"] in ("faster", "slower"))
+        assert close(printed["compile"][mode]["compile_s"], row["compile_s"])
+        assert printed["compile"][mode]["payoff"] == line_figures(line)["paired"][mode]["payoff"]
+        assert speedup_view(speedups).set_index("mode").loc[mode, "pays_off"] == printed["compile"][mode]["payoff"]
 
 
 def test_the_saved_no_gain_case_never_pays_off_in_every_place():

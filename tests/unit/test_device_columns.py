@@ -10,7 +10,7 @@ import pytest
 
 from jitexp import compose
 from jitexp.analysis.device import device_columns, job_split, unavailable
-from jitexp.analysis.formatting.answer import device_text, split_text
+from jitexp.analysis.formatting.answer import device_clause, split_text
 from jitexp.engine.handover import busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
 from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult
@@ -127,10 +127,10 @@ def test_the_device_columns_put_device_time_beside_wall_time_and_the_shares_of_t
 
 def test_the_job_line_shows_device_time_and_the_share_of_peak_in_the_resource_the_call_uses_most():
     row = {"device_s": 5.88e-3, "device_peak_flops_share": 0.935, "device_peak_bytes_share": 0.01}
-    assert device_text(row) == " (device 5.88 ms, 94% of peak FLOP/s)"
+    assert device_clause(row) == "5.88 ms, 94% of peak FLOP/s"
     tiny = {"device_s": 6.1e-7, "device_peak_flops_share": 1e-6, "device_peak_bytes_share": 0.0042}
-    assert device_text(tiny) == " (device 610 ns, 0.42% of peak bytes/s)"
-    assert device_text({"device_s": math.nan}) == ""
+    assert device_clause(tiny) == "610 ns, 0.42% of peak bytes/s"
+    assert device_clause({"device_s": math.nan}) == ""
 
 
 def test_the_job_split_adds_each_process_open_and_compile_and_names_the_rest():

@@ -582,41 +582,41 @@ def test_knobs_text(row, expected):
 @pytest.mark.parametrize(
     ("shares", "expected"),
     [
-        ({"device_peak_flops_share": 0.94, "device_peak_bytes_share": 0.2}, " (device 5.88 ms, 94% of peak FLOP/s)"),
-        ({"device_peak_flops_share": 0.2, "device_peak_bytes_share": 0.5}, " (device 5.88 ms, 50% of peak bytes/s)"),
-        ({"device_peak_bytes_share": 0.1}, " (device 5.88 ms, 10% of peak bytes/s)"),
-        ({"device_peak_flops_share": 0.0123}, " (device 5.88 ms, 1.2% of peak FLOP/s)"),
-        ({"device_peak_flops_share": 0.05}, " (device 5.88 ms, 5% of peak FLOP/s)"),
-        ({"device_peak_flops_share": 1.234}, " (device 5.88 ms, 123% of peak FLOP/s)"),
-        ({"device_peak_flops_share": NAN, "device_peak_bytes_share": None}, " (device 5.88 ms)"),
-        ({}, " (device 5.88 ms)"),
+        ({"device_peak_flops_share": 0.94, "device_peak_bytes_share": 0.2}, "5.88 ms, 94% of peak FLOP/s"),
+        ({"device_peak_flops_share": 0.2, "device_peak_bytes_share": 0.5}, "5.88 ms, 50% of peak bytes/s"),
+        ({"device_peak_bytes_share": 0.1}, "5.88 ms, 10% of peak bytes/s"),
+        ({"device_peak_flops_share": 0.0123}, "5.88 ms, 1.2% of peak FLOP/s"),
+        ({"device_peak_flops_share": 0.05}, "5.88 ms, 5% of peak FLOP/s"),
+        ({"device_peak_flops_share": 1.234}, "5.88 ms, 123% of peak FLOP/s"),
+        ({"device_peak_flops_share": NAN, "device_peak_bytes_share": None}, "5.88 ms"),
+        ({}, "5.88 ms"),
     ],
 )
-def test_device_text_names_the_larger_share_of_peak(shares, expected):
-    assert f.device_text({"device_s": 5.88e-3, **shares}) == expected
+def test_device_clause_names_the_larger_share_of_peak(shares, expected):
+    assert f.device_clause({"device_s": 5.88e-3, **shares}) == expected
 
 
-def test_device_text_is_empty_without_device_time():
-    assert f.device_text({"device_peak_flops_share": 0.5}) == ""
-    assert f.device_text({"device_s": NAN, "device_peak_flops_share": 0.5}) == ""
+def test_device_clause_is_empty_without_device_time():
+    assert f.device_clause({"device_peak_flops_share": 0.5}) == ""
+    assert f.device_clause({"device_s": NAN, "device_peak_flops_share": 0.5}) == ""
 
 
-def test_device_text_names_the_traced_call_only_when_the_device_time_passes_the_median():
+def test_device_clause_names_the_traced_call_only_when_the_device_time_passes_the_median():
     row = {"device_s": 300e-6, "device_trace_wall_s": 310e-6, "device_peak_flops_share": 0.5}
-    assert f.device_text({**row, "median_s": 300e-6}) == " (device 300 us, 50% of peak FLOP/s)"  # equal: not above
-    assert f.device_text({**row, "median_s": 290e-6}) == " (device 300 us of a 310 us traced call, 50% of peak FLOP/s)"
+    assert f.device_clause({**row, "median_s": 300e-6}) == "300 us, 50% of peak FLOP/s"  # equal: not above
+    assert f.device_clause({**row, "median_s": 290e-6}) == "300 us of a 310 us traced call, 50% of peak FLOP/s"
 
 
-def test_device_text_reads_missing_ceiling_cells_from_a_csv_as_none():
+def test_device_clause_reads_missing_ceiling_cells_from_a_csv_as_none():
     # results.csv read back: a row without above_ceiling or a ceiling's source has NaN there, not a string
     row = {"device_s": 5.88e-3, "device_peak_flops_share": 0.5, "above_ceiling": NAN, "flops_ceiling": NAN}
-    assert f.device_text({**row, "platform": "cpu"}) == " (device 5.88 ms, 50% of peak FLOP/s)"
-    assert f.device_text({**row, "above_ceiling": ""}) == " (device 5.88 ms, 50% of peak FLOP/s)"
+    assert f.device_clause({**row, "platform": "cpu"}) == "5.88 ms, 50% of peak FLOP/s"
+    assert f.device_clause({**row, "above_ceiling": ""}) == "5.88 ms, 50% of peak FLOP/s"
 
 
-def test_device_text_gives_the_first_of_the_above_ceiling_reasons():
+def test_device_clause_gives_the_first_of_the_above_ceiling_reasons():
     row = {"device_s": 18e-6, "above_ceiling": "bytes/s in cache, above the memory ceiling; flops/s above the probe"}
-    assert f.device_text(row) == " (device 18 us, bytes/s in cache, above the memory ceiling)"
+    assert f.device_clause(row) == "18 us, bytes/s in cache, above the memory ceiling"
 
 
 @pytest.mark.parametrize(
@@ -743,7 +743,7 @@ def test_job_summary_of_eager_numpy_and_jit_in_full():
         ),
     ]
     assert f.job_summary(rows) == (
-        "w n=2 k=x size=8 float32 cpu: eager 2 ms \u00b15%, numpy 4 ms \u00b110%, jit 1 ms \u00b12%"
+        "w n=2 k=x size=8 float32 cpu: eager 2 ms (95% CI \u00b15%), numpy 4 ms (95% CI \u00b110%), jit 1 ms (95% CI \u00b12%)"
         " -> numpy 2x slower than eager (95% CI 1.6x-2.5x)"
         "; jit 2x faster than eager (95% CI 1.6x-2.5x), fusion-bound, compile 30 ms with the disk cache"
         " (120 ms without), pays off after 15 calls"
@@ -768,7 +768,7 @@ def test_job_summary_of_a_slower_jit_against_a_numpy_baseline():
         ),
     ]
     assert f.job_summary(rows) == (
-        "w size=8 float32 TPU v5 lite: numpy 4 ms \u00b110%, jit 8 ms \u00b15%"
+        "w size=8 float32 TPU v5 lite: numpy 4 ms (95% CI \u00b110%), jit 8 ms (95% CI \u00b15%)"
         " -> jit 2x slower than numpy (95% CI 1.6x-2.5x), compile 50 ms, ahead for the first 3 calls only,"
         " then numpy wins"
     )
@@ -781,10 +781,10 @@ def test_job_summary_without_compile_time_device_or_processes():
         | dict(ahead_until_calls=NAN, compile_s=0.0),
     ]
     assert f.job_summary(rows) == (
-        "w size=8: eager 2 ms \u00b15%, jit 1 ms \u00b12% -> jit 2x faster than eager (95% CI 1.6x-2.5x),"
+        "w size=8: eager 2 ms (95% CI \u00b15%), jit 1 ms (95% CI \u00b12%) -> jit 2x faster than eager (95% CI 1.6x-2.5x),"
         " ahead from the first call"
     )
-    assert f.job_summary(rows[:1]) == "w size=8: eager 2 ms \u00b15%"
+    assert f.job_summary(rows[:1]) == "w size=8: eager 2 ms (95% CI \u00b15%)"
 
 
 def test_job_summary_keeps_going_after_a_failed_mode():
@@ -796,8 +796,8 @@ def test_job_summary_keeps_going_after_a_failed_mode():
     jit["verdict_vs_numpy"] = "faster"
     numpy = timed("numpy", 4e-3, 0.1, **vs("jit", 0.25, 0.2, 0.3125, "slower"), n_processes=NAN)
     assert f.job_summary([jit, failed, numpy]) == (
-        "w/v size=8: jit 1 ms \u00b12%, eager failed in trace: TypeError: bad (hint: mark n static),"
-        " numpy 4 ms \u00b110% -> numpy 4x slower than jit (95% CI 3.2x-5x) [1 process]"
+        "w/v size=8: jit 1 ms (95% CI \u00b12%), eager failed in trace: TypeError: bad (hint: mark n static),"
+        " numpy 4 ms (95% CI \u00b110%) -> numpy 4x slower than jit (95% CI 3.2x-5x) [1 process]"
     )
 
 
@@ -807,7 +807,7 @@ def test_job_summary_of_envs_compares_each_with_the_baseline_env():
     new.update(ab_steady_ratio=2.0, ab_steady_ratio_ci_low=1.5, ab_steady_ratio_ci_high=2.5)
     new.update(ab_steady_p_value=0.001, ab_steady_verdict="slower")
     assert f.job_summary([old, new]) == (
-        "w size=8 cpu: old jit 1 ms \u00b12%, new jit 2 ms \u00b12%"
+        "w size=8 cpu: old jit 1 ms (95% CI \u00b12%), new jit 2 ms (95% CI \u00b12%)"
         " -> new jit 2x slower than old (95% CI 1.5x-2.5x, p=0.001) [4 processes per env]"
     )
     separate = [{**r, "interleave": "processes"} for r in (old, new)]
@@ -816,15 +816,15 @@ def test_job_summary_of_envs_compares_each_with_the_baseline_env():
 
 def test_job_summary_says_when_each_mode_ran_in_processes_of_its_own():
     rows = [timed("eager", 2e-3, 0.05, n_processes=3, interleave="rounds"), timed("jit", 1e-3, 0.02, n_processes=3)]
-    assert f.job_summary(rows) == "w size=8: eager 2 ms \u00b15%, jit 1 ms \u00b12% [3 processes]"
+    assert f.job_summary(rows) == "w size=8: eager 2 ms (95% CI \u00b15%), jit 1 ms (95% CI \u00b12%) [3 processes]"
     rows[1]["interleave"] = "processes"
     assert f.job_summary(rows) == (
-        "w size=8: eager 2 ms \u00b15%, jit 1 ms \u00b12% [3 processes per mode, each mode in processes of its own]"
+        "w size=8: eager 2 ms (95% CI \u00b15%), jit 1 ms (95% CI \u00b12%) [3 processes per mode, each mode in processes of its own]"
     )
 
 
 def test_job_summary_puts_the_processes_and_the_instability_in_one_bracket():
     rows = [timed("eager", 2e-3, 0.05, n_processes=3, unstable=True, unstable_reason="load average 2.6 above 2 CPU(s)")]
     assert f.job_summary(rows) == (
-        "w size=8: eager 2 ms \u00b15% [3 processes; unstable (eager): 1 reason, see results.csv unstable_reason]"
+        "w size=8: eager 2 ms (95% CI \u00b15%) [3 processes; unstable (eager): 1 reason, see results.csv unstable_reason]"
     )

@@ -79,19 +79,19 @@ def knobs_text(row: Mapping) -> str:
     return " ".join([*parts, cell_text(row.get("compiler_options"))]).strip()
 
 
-def device_text(row: Mapping) -> str:
-    """`` (device 5.88 ms, 94% of peak FLOP/s)``: the device's busy time per call beside the wall time, and the
-    share of its ceiling (analysis.ceilings: the nominal peak, else the probe: `of the matmul probe`, `of memory
-    bandwidth`) in the resource the call uses most, or in words when the row passes it (`in cache, above the
-    memory ceiling`); `of a 310 us traced call` when the traced loop ran slower than the median; no share when the
-    busy time is above the traced loop's wall time (the job's `unavailable` says why); empty without device time."""
+def device_clause(row: Mapping) -> str:
+    """``5.88 ms, 94% of peak FLOP/s``: the device's busy time per call, and the share of its ceiling
+    (analysis.ceilings: the nominal peak, else the probe: `of the matmul probe`, `of memory bandwidth`) in the
+    resource the call uses most, or in words when the row passes it (`in cache, above the memory ceiling`); `of a 310
+    us traced call` when the traced loop ran slower than the median; `time above its traced call's 400 us: no share`
+    when the busy time is above the traced loop's wall time (the job's `unavailable` says why); empty without it."""
     if is_missing(row.get("device_s")):
         return ""
     wall: Any = row.get("device_trace_wall_s")
     median: Any = row.get("median_s")
     device = float(row["device_s"])
     if device_above_wall(row):
-        return f" (device time above its traced call's {format_seconds(wall)}: no share)"
+        return f"time above its traced call's {format_seconds(wall)}: no share"
     traced = (
         f" of a {format_seconds(wall)} traced call"
         if is_positive(wall) and is_positive(median) and device > float(median)
@@ -99,7 +99,7 @@ def device_text(row: Mapping) -> str:
     )
     above = row.get("above_ceiling")
     if isinstance(above, str) and above:
-        return f" (device {format_seconds(device)}{traced}, {above.split('; ')[0]})"
+        return f"{format_seconds(device)}{traced}, {above.split('; ')[0]}"
     shares = [
         (row.get(f"device_peak_{name}_share"), name, label)
         for name, label in (("flops", "peak FLOP/s"), ("bytes", "peak bytes/s"))
@@ -115,7 +115,7 @@ def device_text(row: Mapping) -> str:
             label = ceiling_label(name, source, row.get("platform"))
         percent = share * 100
         peak = f", {percent:.0f}% of {label}" if percent >= 10 else f", {percent:.2g}% of {label}"
-    return f" (device {format_seconds(device)}{traced}{peak})"
+    return f"{format_seconds(device)}{traced}{peak}"
 
 
 SPLIT_WORDS = {
@@ -187,17 +187,45 @@ def not_work_text(rows: Sequence[Mapping]) -> str:
     return "".join(f"{r}; " for r in reasons)
 
 
-def job_summary(rows: Sequence[Mapping]) -> str:
-    """One line for a job: first why a time is not the function's work (not_work_text), then each mode's median
-    with its CI, then each variant's change against the baseline variant (a job with variants), then each paired
-    verdict, compile and pay-off (no verdict for a time that is not the function's work)."""
+def case_text(rows: Sequence[Mapping]) -> str:
+    """``compute_heavy size=1000 float32 cpu``: the job's case (workload, params, size, dtype, device, mesh, knobs)."""
     r0 = rows[0]
     params = " ".join(f"{k[6:]}={plain(v)}" for k, v in r0.items() if k.startswith("param_"))
     device = r0.get("device_kind") or r0.get("platform") or ""
     workload = "/".join(dict.fromkeys(str(r["workload"]) for r in rows))
     dtypes = joined(rows, lambda r: cell_text(r.get("dtype")))
     mesh, knobs = joined(rows, mesh_text), joined(rows, knobs_text)
-    head = " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device, mesh, knobs) if p)
+    return " ".join(str(p) for p in (workload, params, joined(rows, size_text), dtypes, device, mesh, knobs) if p)
+
+
+def compile_text(row: Mapping) -> str:
+    """``34.1 ms``, ``5 ms with the disk cache (34 ms without)``: a row's compile time; empty without one."""
+    compile_s, cold_s = row.get("compile_s"), row.get("cache_cold_compile_s")
+    if not is_positive(compile_s):
+        return ""
+    cached = f" with the disk cache ({format_seconds(cold_s)} without)" if is_positive(cold_s) else ""
+    return f"{format_seconds(compile_s)}{cached}"
+
+
+def process_scope(rows: Sequence[Mapping]) -> str:
+    """``12 processes``, ``6 processes per env``, ``3 processes per mode, each mode in processes of its own``: how
+    many fresh processes the rows' CIs cover; empty when unknown."""
+    n = max((r.get("n_processes") or 0 for r in rows), default=0)
+    if is_missing(n) or not n:
+        return ""
+    n = int(n)
+    per_env = " per env" if any(not is_missing(r.get("env")) for r in rows) else ""
+    separate = any(r.get("interleave") == "processes" for r in rows)
+    per_env = " per mode, each mode in processes of its own" if separate else per_env
+    return f"{n} process{'es' if n != 1 else ''}{per_env}"
+
+
+def job_summary(rows: Sequence[Mapping]) -> str:
+    """One line for a job: first why a time is not the function's work (not_work_text), then each mode's median
+    with its CI, then each variant's change against the baseline variant (a job with variants), then each paired
+    verdict, compile and pay-off (no verdict for a time that is not the function's work)."""
+    r0 = rows[0]
+    head = case_text(rows)
     parts, verdicts = [], []
     changes = [ab_phrase(row) for row in rows if cell_text(row.get("ab_baseline"))]
     for row in rows:
@@ -206,7 +234,9 @@ def job_summary(rows: Sequence[Mapping]) -> str:
             parts.append(failure_text(row))
             continue
         half = (row["ci95_high_s"] - row["ci95_low_s"]) / 2 / row["median_s"]
-        parts.append(f"{mode} {format_seconds(row['median_s'])} \u00b1{format_percent(half)}{device_text(row)}")
+        device = device_clause(row)
+        device = f"; device {device}" if device else ""
+        parts.append(f"{mode} {format_seconds(row['median_s'])} (95% CI \u00b1{format_percent(half)}{device})")
         if not is_missing(row.get("speedup")):
             phrase = speedup_phrase(
                 mode,
@@ -219,9 +249,8 @@ def job_summary(rows: Sequence[Mapping]) -> str:
             if plain_mode == NUMPY or row["verdict"] in NOT_WORK_VERDICTS:  # NumPy compiles nothing; no work no pay-off
                 verdicts.append(phrase)
             else:
-                compile_s, cold_s = row.get("compile_s"), row.get("cache_cold_compile_s")
-                cached = f" with the disk cache ({format_seconds(cold_s)} without)" if is_positive(cold_s) else ""
-                compile_part = f", compile {format_seconds(compile_s)}{cached}" if is_positive(compile_s) else ""
+                spent = compile_text(row)
+                compile_part = f", compile {spent}" if spent else ""
                 payoff = payoff_text(
                     row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
                 )
@@ -242,12 +271,7 @@ def job_summary(rows: Sequence[Mapping]) -> str:
                     row.get("verdict_vs_numpy"),
                 )
             )
-    n = max((r.get("n_processes") or 0 for r in rows), default=0)
-    per_env = " per env" if any(not is_missing(r.get("env")) for r in rows) else ""
-    separate = any(r.get("interleave") == "processes" for r in rows)
-    per_env = " per mode, each mode in processes of its own" if separate else per_env
-    scope = f"{n} process{'es' if n != 1 else ''}{per_env}" if n else ""
-    scope = "; ".join(t for t in (scope, split_text(r0)) if t)
+    scope = "; ".join(t for t in (process_scope(rows), split_text(r0)) if t)
     notes = [unstable_clause(rows)]
     text = f"{not_work_text(rows)}{head}: {', '.join(parts)}"
     if changes or verdicts:

@@ -233,12 +233,23 @@ def flat(path: Path) -> str:
     return " ".join(path.read_text().split())
 
 
+def user_pages() -> list[Path]:
+    """The README and the docs a user reads: every page outside the Development section (the lab notebook)."""
+    development = {"architecture.md", "decisions.md", "benchmarks.md", "showcase.md"}
+    docs = [p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts and "development" not in p.parts]
+    return [ROOT / "README.md", *(p for p in docs if p.name not in development)]
+
+
 def test_speedup_and_plus_minus_mean_one_thing_everywhere():
-    readme, results = flat(ROOT / "README.md"), flat(ROOT / "docs" / "results.md")
-    for text in (readme, results):
-        assert SPEEDUP_MEANING in text
-        assert PLUS_MINUS_MEANING in text
+    output, results = flat(ROOT / "docs" / "reference" / "output.md"), flat(ROOT / "docs" / "results.md")
+    assert SPEEDUP_MEANING in output and SPEEDUP_MEANING in results
+    assert PLUS_MINUS_MEANING in output
     assert "baseline median / this median" not in results  # the old, different meaning
+    # "±" nowhere without its meaning beside it: as "95% CI ±N%", or on the page that defines it
+    for page in user_pages():
+        text = flat(page)
+        bare = [m.start() for m in re.finditer("\u00b1", text) if not text[: m.start()].endswith("95% CI ")]
+        assert not bare or PLUS_MINUS_MEANING in text, (page, [text[i - 40 : i + 20] for i in bare])
     assert SPEEDUP_MEANING in markdown.SPEEDUP_NOTE
     assert "Hodges-Lehmann" in plot_speedup.AXIS_NOTE
     assert "`compile_overhead_s` (" in results  # defined where it is listed

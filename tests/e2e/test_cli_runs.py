@@ -72,6 +72,11 @@ def test_sweep_gathers_every_job_and_a_missing_device_is_an_error_row_and_the_sw
         calls = read(out / str(n) / "calls.csv")
         assert calls["compiles"].iloc[0] >= 1 and (calls["compiles"].iloc[1:] == 0).all()
     assert "jit" in proc.stdout and "results.csv" in proc.stdout
+    # each job's answer in one line of at most 120 characters, where the sweep stands first
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
+    assert [ln.split("]")[0].split()[0] for ln in lines] == ["[1/4", "[2/4", "[3/4", "[4/4"], proc.stdout
+    assert all(len(ln) <= 120 for ln in lines) and "compute_heavy size=8 float32 cpu: eager " in proc.stdout, lines
+    assert lines[3].startswith("[4/4 ") and "jit failed in config: ConfigError: device.platform" in lines[3], lines
 
 
 @pytest.mark.serial  # compares two jobs' first-call times

@@ -145,7 +145,7 @@ def test_the_sweep_line_names_a_failure_by_its_short_type_and_unpaired_modes_by_
     failed = dict(workload="w", size=8, mode="jit", status="error", error_phase="trace")
     failed.update(error_type="jax.errors.TracerBoolConversionError", error_message="no")
     assert b.sweep_line([EAGER_JIT[0], failed]) == (
-        "w size=8 float32 cpu: jit failed in trace: TracerBoolConversionError; eager 2 ms; unstable"
+        "w size=8 float32 cpu: jit failed in trace: TracerBoolConversionError: no; eager 2 ms; unstable"
     )
 
 

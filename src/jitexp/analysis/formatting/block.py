@@ -217,7 +217,7 @@ def sweep_line(rows: Sequence[Mapping], progress: str = "", width: int = SWEEP_W
 
 def _sweep_facts(rows: Sequence[Mapping], payoff: bool, ci: bool) -> list[str]:
     facts = [
-        f"{row_label(r)} failed in {r.get('error_phase')}: {short_name(r.get('error_type'))}"
+        f"{row_label(r)} failed in {r.get('error_phase')}: {short_name(r.get('error_type'))}: {r.get('error_message')}"
         for r in rows
         if r.get("status") != "ok"
     ]

@@ -1,4 +1,5 @@
-"""More than one device (issue 25), the paths the README's own run (test_readme.py, devices-commands) does not take:
+"""More than one device (issue 25), the paths the mesh guide's own run (docs/howto/mesh.md's devices-commands,
+run by test_howto_examples.py) does not take:
 a sharded workload without a mesh runs on one device, and a sharding that does not fit setup's arrays is one line."""
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def test_the_retrace_probe_shards_its_arguments_and_a_batch_the_mesh_cannot_spli
     argv = ["workload=shard_map_matmul", "device.count=2", "mesh.shape={model:2}", "mode=jit", "size=32"]
     proc = run_cli([*argv, "sequence=[{size: 32}, {size: 33}]", "timing=quick"], cwd=tmp_path)
     assert proc.returncode == 2 and "dimension 1 of argument 0 (33) is not divisible by model (2)" in proc.stderr
-    # the probe is what this test is about: check=false spares the check's eager step (~3 s; test_readme's devices)
+    # the probe is what this test is about: check=false spares the check's eager step (~3 s; test_howto_examples' devices)
     argv = ["workload=dp_train_step", "device.count=2", "mesh.shape={data:2}", "mode=jit", "size=16", "check=false"]
     proc = run_cli(
         [*argv, "sequence=[{batch: 8}, {batch: 5}, {batch: 4}]", "timing=quick", "hydra.run.dir=seq"], cwd=tmp_path

@@ -1,7 +1,7 @@
 """The models_scan preset through the installed command: one of its jobs, a carried step donating its state (the
 dropout step's key), measured in eager, jit and aot in a real worker process. Every model's jobs run in
-tests/inprocess/test_models.py; the README's optax train step donating its params and optimizer state runs through
-the installed command in tests/e2e/test_readme.py."""
+tests/inprocess/test_models.py; the models guide's (docs/howto/models.md) optax train step donating its params and
+optimizer state runs through the installed command in tests/e2e/test_howto_examples.py."""
 
 from __future__ import annotations
 

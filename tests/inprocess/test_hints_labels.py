@@ -147,7 +147,7 @@ def test_how_a_job_built_its_inputs_follows_the_setups_signature_as_the_worker_f
 
     assert inputs_kind(None) == "size"  # args specs in terms of ${size}
     assert inputs_kind(SETUP_LABEL) == "given"
-    assert setup_kind(hlcode.make_kw) == "size"  # a setup taking size, as the README's mymodel.init
+    assert setup_kind(hlcode.make_kw) == "size"  # a setup taking size, as docs/howto/models.md's mymodel.init
     assert setup_kind(hlcode.make_pos) == "setup"  # size reaches it only through **kw: it ignores it
     assert inputs_kind("hlcode.make_pos", reported="setup") == "setup"
     assert inputs_kind("hlcode.make_pos") == "size"  # no worker imported it (it failed first): the size, as before

@@ -98,7 +98,7 @@ def test_explanation_shows_its_numbers_and_needs_them():
 
 
 def test_dispatches_that_overlap_kernels_jit_runs_too_are_not_dispatch_bound():
-    # README's mlp_loss at 128: eager's 12 ops x 9 us read as 99% of its 108 us, yet jit took 105 us
+    # the models guide's mlp_loss at 128 (docs/howto/models.md): eager's 12 ops x 9 us read as 99% of its 108 us, yet jit took 105 us
     row = {**ROW, "eager_ops": 12, "op_dispatch_s": 9e-6, "median_s": 105e-6, "arithmetic_intensity": 20.0}
     out = explain({"median_s": 108e-6}, row)
     assert out["explanation"] == "one big kernel either way", out

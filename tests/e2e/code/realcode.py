@@ -1,4 +1,4 @@
-"""Six kinds of real JAX code, written as a user writes them from the README (issue 23): nothing here is
+"""Six kinds of real JAX code, written as a user writes them from the how-to guides (issue 23): nothing here is
 shaped for jitexp beyond the setup functions' keyword signature."""
 
 import dataclasses

@@ -1,7 +1,9 @@
-"""The README's examples, written and run exactly as printed, from a fresh directory, through the installed commands.
+"""The how-to guides' named examples (docs/howto/*.md), written and run exactly as printed, from a fresh directory,
+through the installed commands, each checked further than its exit code.
 
-Where two of its commands run the same job, one runs here and tests/inprocess/test_readme_commands.py shows the
-other composes to that job (and checks every command before running)."""
+Where two of a block's commands run the same job, one runs here and tests/inprocess/test_howto_commands.py shows the
+other composes to that job (and checks every command before running). The guides' `<!-- run -->` blocks are run as
+they are by tests/e2e/test_docs_pages.py."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ import sys
 import pytest
 
 from helpers import read, run_cli, shared_env
-from readme_blocks import (
-    FROM_PYTHON,
-    README,
-    VARIANTS,
-    chapter,
+from howto_blocks import (
+    BEFORE_AFTER,
+    HISTORY,
+    MESH,
+    PYTEST,
+    PYTHON,
+    block,
     commands,
     own_models,
     own_workload,
@@ -26,8 +30,8 @@ from readme_blocks import (
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", [1, 3])  # 0 is 1 without the twin, 2 sweeps 1's job (test_readme_commands)
-def test_readme_example_runs_verbatim(tmp_path, index):
+@pytest.mark.parametrize("index", [1, 3])  # 0 is 1 without the twin, 2 sweeps 1's job (test_howto_commands)
+def test_own_function_example_runs_verbatim(tmp_path, index):
     argv = own_workload(tmp_path)[index]
     assert "-m" not in argv
     out = tmp_path / "job"
@@ -47,8 +51,8 @@ def test_readme_example_runs_verbatim(tmp_path, index):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "index", [1, 2, 4]
-)  # 0 is 1 with the other reduction, 3 is 2's job swept (test_readme_commands)
-def test_readme_model_example_runs_verbatim(tmp_path, index):
+)  # 0 is 1 with the other reduction, 3 is 2's job swept (test_howto_commands)
+def test_model_example_runs_verbatim(tmp_path, index):
     # needs the models extra: a params pytree from setup, a carried optax step with donation, equinox
     pytest.importorskip("optax")
     pytest.importorskip("equinox")
@@ -74,9 +78,8 @@ def test_readme_model_example_runs_verbatim(tmp_path, index):
 
 
 @pytest.mark.slow
-def test_readme_python_example_runs_verbatim(tmp_path):
-    code = re.search(r"<!-- python-example -->\n```python\n(.*?)```", chapter(*FROM_PYTHON), re.S).group(1)
-    (tmp_path / "example.py").write_text(code)
+def test_python_example_runs_verbatim(tmp_path):
+    (tmp_path / "example.py").write_text(block(PYTHON, "python-example"))
     proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("loss f32[64,32] f32[64,8] +params float32 cpu: eager "), proc.stdout
@@ -85,15 +88,12 @@ def test_readme_python_example_runs_verbatim(tmp_path):
 
 
 @pytest.mark.slow
-def test_readme_pytest_example_runs_verbatim(tmp_path, monkeypatch):
+def test_pytest_example_runs_verbatim(tmp_path, monkeypatch):
     # each command as printed, with the quick timing added: one process a side, so the comparison cannot tell,
-    # and the README says that fails unless --jitexp-allow-undetectable
+    # and the guide says that fails unless --jitexp-allow-undetectable
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
-    text = chapter(*FROM_PYTHON)
-    ((path, body),) = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", text, re.S)
-    (tmp_path / path).write_text(body)
-    block = re.search(r"<!-- pytest-commands -->\n```bash\n(.*?)```", text, re.S).group(1)
-    found = [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+    assert write_files(tmp_path, PYTEST) == {"test_perf.py"}
+    found = commands(PYTEST, "pytest-commands")
     assert [argv[:2] for argv in found] == [["pytest", "test_perf.py"]] * 3
     assert [argv[2] for argv in found] == ["--jitexp-save=main", "--jitexp-compare=main", "--jitexp-disable"]
     test = "test_perf.py::test_step_speed"
@@ -144,7 +144,7 @@ def test_step_speed(jitexp_measure):
 @pytest.mark.slow
 @pytest.mark.serial  # asserts on verdicts from timings
 def test_the_pytest_plugin_fails_a_test_sixteen_times_slower_than_its_baseline(tmp_path, monkeypatch):
-    # The README's regression check with a verdict: four processes a side (the fewest at which the
+    # The pytest guide's regression check with a verdict: four processes a side (the fewest at which the
     # two-sample test can reach p < 0.05: 2 / C(8, 4)), and sixteen times the work after the baseline.
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     perf = tmp_path / "test_perf.py"
@@ -157,7 +157,7 @@ def test_the_pytest_plugin_fails_a_test_sixteen_times_slower_than_its_baseline(t
     perf.write_text(SLOWER_PERF.format(n=16))
     compare = run_cli(["test_perf.py", "--jitexp-compare=main", "--jitexp-fail-on=steady"], cwd=tmp_path, name="pytest")
     assert compare.returncode == 1 and "1 failed" in compare.stdout, compare.stdout[-3000:]
-    # the README's failure line: the test, the mode and metric, the ratio with its CI and p
+    # the failure line the pytest guide describes: the test, the mode and metric, the ratio with its CI and p
     failures = re.findall(
         r"jitexp: test_perf.py::test_step_speed: (eager|jit) steady ([\d.]+)x slower than the baseline 'main' "
         r"\(95% CI [\d.]+x-[\d.]+x, p=[<\d.e-]+, 4 vs 4 processes\): slower beyond the 5% threshold",
@@ -180,18 +180,18 @@ def assert_one_pair_ratios(rows, column: str, base: str, new: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(len(commands(VARIANTS, "variant-commands"))))
-def test_readme_variants_example_runs_verbatim(tmp_path, index):
+@pytest.mark.parametrize("index", range(len(commands(BEFORE_AFTER, "variant-commands"))))
+def test_variants_example_runs_verbatim(tmp_path, index):
     # two versions of a function in one job: variant rows, ab_* columns against the first
-    assert write_files(tmp_path, VARIANTS) == {"mysoftmax.py"}
-    argv = commands(VARIANTS, "variant-commands")[index]
+    assert write_files(tmp_path, BEFORE_AFTER) == {"mysoftmax.py"}
+    argv = commands(BEFORE_AFTER, "variant-commands")[index]
     out = tmp_path / "job"
     proc = run_cli([*argv[1:], "timing=quick", "size=32", f"hydra.run.dir={out}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read(out / "results.csv")
     assert (rows["status"] == "ok").all(), rows[["variant", "mode", "status", "error_message"]]
     assert list(rows["variant"]) == ["before", "before", "after", "after"]
-    # timing=quick: one process, one pair, so 'cannot tell' whatever the data (the README says so; six pairs give
+    # timing=quick: one process, one pair, so 'cannot tell' whatever the data (the guide says so; six pairs give
     # verdicts: test_variants, test_envs); the ratios are that pair's, after's figure over before's of the same mode
     assert rows.loc[rows["variant"] == "after", "ab_steady_verdict"].eq("cannot tell (1 process pair)").all()
     assert_one_pair_ratios(rows, "variant", "before", "after")
@@ -199,13 +199,12 @@ def test_readme_variants_example_runs_verbatim(tmp_path, index):
 
 
 @pytest.mark.slow
-def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
+def test_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     # The recipe's venv lines install jax $OLD and $NEW. The package index here offers one jax within
     # jitexp's pins (0.10.2), so the test makes old/ and new/ as two venvs of this same install
     # (test_envs.shared_env: no pip, a .pth to this venv's packages) instead of running pip; the jitexp
     # line runs as printed, plus timing=quick, a small size and the run folder.
-    block = re.search(r"<!-- envs-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
-    lines = [line for line in block.splitlines() if line.strip()]
+    lines = [line for line in block(BEFORE_AFTER, "envs-commands").splitlines() if line.strip()]
     venvs = [shlex.split(line) for line in lines if line.startswith("python3 -m venv ")]
     assert [v[3] for v in venvs] == ["old", "new"] and all("jax==$" in " ".join(v) for v in venvs)
     for v in venvs:
@@ -230,8 +229,8 @@ def test_readme_two_jax_versions_recipe_runs_verbatim_as_an_aa_run(tmp_path):
     assert re.search(r"new jit (as fast as|[\d.]+x (faster|slower) than) old: cannot tell", proc.stdout), proc.stdout
 
 
-def test_readme_history_commands_run_verbatim(tmp_path):
-    """The History section's block, run by bash as printed, with the installed commands on the PATH."""
+def test_history_commands_run_verbatim(tmp_path):
+    """The history guide's block, run by bash as printed, with the installed commands on the PATH."""
     import os
     from pathlib import Path
 
@@ -239,11 +238,11 @@ def test_readme_history_commands_run_verbatim(tmp_path):
 
     from helpers import command
 
-    block = re.search(r"<!-- history-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PATH": f"{Path(command('jitexp')).parent}:{os.environ['PATH']}"}
     env.pop("PYTHONPATH", None)
+    script = block(HISTORY, "history-commands")
     proc = subprocess.run(
-        ["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "3 runs, 2 cases, 5 metrics, on 1 machine; 0 steps: history/history.csv" in proc.stdout  # eager, jit
@@ -262,15 +261,14 @@ def test_readme_history_commands_run_verbatim(tmp_path):
 
 
 @pytest.mark.slow
-def test_readme_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_path):
+def test_devices_commands_run_verbatim_and_the_scaling_page_renders(tmp_path):
     # each jitexp command as printed plus timing=quick (jitexp-report as printed); needs the models extra. The
     # scaling sweep adds check=false too: its four checks would each step eagerly on their mesh (~3 s a job); the
     # first command's check, on four devices, is asserted
     pytest.importorskip("optax")
     from e2e.test_report_page_browser import CHECK, headless
 
-    block = re.search(r"<!-- devices-commands -->\n```bash\n(.*?)```", README.read_text(), re.S).group(1)
-    lines = [line for line in block.splitlines() if line.strip()]
+    lines = [line for line in block(MESH, "devices-commands").splitlines() if line.strip()]
     runs = tmp_path / "outputs" / "run"
     for line in lines:
         argv = shlex.split(line)

@@ -1,6 +1,6 @@
-"""The tutorial's textbook sweeps (docs/tutorial/textbook.md), `jitexp experiment=seed_control_flow` and `experiment=seed_static_args`: each of the
-four jobs the command line would run (preflight.check expands the preset's sweep) measured in this process
-(isolate=none). The command's own sweep, gathering and exit: tests/e2e/test_cli_runs.py."""
+"""The tutorial's textbook sweeps (docs/tutorial/textbook.md), `jitexp experiment=seed_control_flow` and
+`experiment=seed_static_args`: each of the four jobs the command line would run (preflight.check expands the preset's
+sweep) measured in this process (isolate=none). The command's own sweep, gathering and exit: tests/e2e/test_cli_runs.py."""
 
 from __future__ import annotations
 

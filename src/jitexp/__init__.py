@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jitexp.config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
 from jitexp.errors import ConfigError
-from jitexp.records import Inputs
 
 __version__ = "0.1.0"
 
-# run/compose/report/load_results pull in Hydra, pandas or matplotlib: loaded on first use.
+# run/compose/report/load_results pull in Hydra, pandas or matplotlib, the config classes OmegaConf: loaded on first
+# use (the `jitexp` command's Ctrl-C guard is in place before OmegaConf loads).
 _LAZY = {
+    "ExperimentConfig": "config",
+    "WorkloadConfig": "config",
+    "ModeConfig": "config",
+    "DeviceConfig": "config",
+    "TimingConfig": "config",
+    "Inputs": "records",
     "load_results": "store.folders",
     "run": "engine.runner",
     "JobResult": "records",
@@ -65,10 +70,11 @@ __all__ = [
 if TYPE_CHECKING:
     from jitexp.api import Measurement, measure
     from jitexp.bisection import bisect
+    from jitexp.config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
     from jitexp.engine.preflight import compose
     from jitexp.engine.runner import run
     from jitexp.ipython import load_ipython_extension
-    from jitexp.records import JobResult
+    from jitexp.records import Inputs, JobResult
     from jitexp.report.compare.gate import compare
     from jitexp.report.history.timeline import history
     from jitexp.report.run.build import make_report

@@ -11,30 +11,36 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
-from jitexp.config import CONFIG_MODULE, register_configs, to_config
-from jitexp.errors import ConfigError
-
+# Hydra, OmegaConf and jitexp.config are imported in main(), inside its Ctrl-C guard: a Ctrl-C while they load
+# (~0.2 s) is the same one line and exit 130 as one later, not a traceback.
 log = logging.getLogger("jitexp")
 __all__ = ["main"]
 
+# the single job running now (cli._job sets it): what a Ctrl-C says it kept
+_running: dict[str, Any] = {}
 
-@hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
+
 def _job(cfg: DictConfig) -> None:
+    """One job, as Hydra runs it (main wraps it in @hydra.main)."""
     import pandas as pd
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
 
     from jitexp.analysis.formatting.answer import job_summary
     from jitexp.analysis.formatting.block import block_lines, sweep_line
     from jitexp.analysis.formatting.values import display_path
     from jitexp.callbacks import failing_rows
+    from jitexp.config import to_config
     from jitexp.engine.console import print_block
-    from jitexp.store.folders import clear_job, is_complete, job_overrides, write_job
+    from jitexp.errors import ConfigError, Interrupted
+    from jitexp.records import INTERRUPTED
+    from jitexp.store.folders import RESULTS_CSV, clear_job, is_complete, job_overrides, write_job
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -48,11 +54,22 @@ def _job(cfg: DictConfig) -> None:
         log.info(f"{progress}job #{job_num} ({overrides}) already complete for this config: skipped")
         return
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
+    _running.clear()
+    _running.update(where=f"{display_path(out_dir)}/")
     try:
         from jitexp.engine.runner import run
 
         # the preflight validated every job of this command line before Hydra started; only convert here
         result = run(to_config(cfg), job_num=job_num, overrides=overrides, sweep=_sweep(hc, multirun, job_num))
+    except Interrupted as stop:  # Ctrl-C: the processes that finished are kept, as rows of their own
+        for row in stop.result.rows:
+            row["config_hash"] = digest
+        write_job(stop.result, out_dir)
+        _running["kept"] = (
+            f"kept the {stop.finished} process{'es' if stop.finished != 1 else ''} of job #{job_num} that finished: "
+            f"{display_path(out_dir)}/{RESULTS_CSV} (stop_reason={INTERRUPTED}; resume=true measures it again)"
+        )
+        raise KeyboardInterrupt from None
     except ConfigError as error:
         if not multirun:
             print(f"jitexp: error: {error}", file=sys.stderr)
@@ -67,6 +84,7 @@ def _job(cfg: DictConfig) -> None:
     for row in result.rows:
         row["config_hash"] = digest
     write_job(result, out_dir)
+    _running["kept"] = f"the job's rows are written: {display_path(out_dir)}/{RESULTS_CSV}"
     if multirun:
         _answer(sweep_line(result.rows, _progress(Path(hc.sweep.dir), job_num)), job_summary(result.rows))
     else:
@@ -106,6 +124,8 @@ def config_hash(cfg: DictConfig) -> str:
     import hashlib
     import json
 
+    from omegaconf import OmegaConf
+
     data = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(data, dict)
     for key in ("resume", "fail_on_error", "overwrite"):
@@ -142,7 +162,20 @@ def _progress(sweep_dir: Path, job_num: int) -> str:
 
 
 def main() -> None:
-    """Console-script entry point (`jitexp` and `python -m jitexp`)."""
+    """Console-script entry point (`jitexp` and `python -m jitexp`): Ctrl-C at any moment is one line, what was kept,
+    and exit 130."""
+    try:
+        _main()
+    except KeyboardInterrupt:
+        sys.exit(_stopped("interrupted (Ctrl-C)", 130))
+
+
+def _main() -> None:
+    import hydra
+
+    from jitexp.config import CONFIG_MODULE, register_configs
+    from jitexp.errors import ConfigError
+
     # The current directory is importable for workload.fn, as it is for `python -m` and pytest.
     if os.getcwd() not in sys.path[:1]:
         sys.path.insert(0, os.getcwd())
@@ -176,11 +209,10 @@ def main() -> None:
     from jitexp import callbacks
     from jitexp.engine.compose import known_mode
 
+    job = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_job)
     try:
         with known_mode(checked.hydra_mode):
-            _job()
-    except KeyboardInterrupt:
-        sys.exit(_stopped("interrupted (Ctrl-C)", 130))
+            job()
     except SystemExit:
         # Hydra turns a launcher's exception (submitit's UncompletedJobError when a job died on
         # its node) into a message and exit 1; the jobs that finished still get gathered.
@@ -195,11 +227,31 @@ def main() -> None:
 
 
 def _stopped(why: str, code: int) -> int:
-    """A sweep that stopped early: gather what finished, name what did not, no traceback."""
-    from jitexp import callbacks
+    """A run that stopped early: gather what finished, say what was kept, no traceback (a second Ctrl-C meanwhile
+    is ignored: the gathering takes a moment, and stopping it half-way would only lose the summary)."""
+    import signal
 
-    root = callbacks.current.get("root")
+    if code == 130:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     print(f"\njitexp: {why}", file=sys.stderr)
-    if root is not None and not callbacks.current.get("ended"):
-        callbacks.gather_and_summarise(root)
+    callbacks = sys.modules.get("jitexp.callbacks")
+    current: dict = getattr(callbacks, "current", {})
+    root = current.get("root")
+    try:
+        if code == 130 and _running:
+            print(f"jitexp: {_running.get('kept') or _discarded()}", file=sys.stderr)
+        if root is not None and not current.get("ended"):
+            current["ended"] = True
+            assert callbacks is not None
+            callbacks.gather_and_summarise(root)
+        elif root is None and not _running:
+            print("jitexp: stopped before any job started: nothing was measured or written", file=sys.stderr)
+    except OSError as error:
+        print(f"jitexp: error: the results could not be gathered: {error}", file=sys.stderr)
     return code
+
+
+def _discarded() -> str:
+    """What a job stopped by Ctrl-C before any of its processes finished leaves: nothing of it."""
+    where = _running.get("where", "its folder")
+    return f"the job stopped before any of its processes finished: nothing of it is kept in {where}"

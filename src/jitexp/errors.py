@@ -41,6 +41,15 @@ class PhaseError(Exception):
         super().__init__(f"{phase}: {qualified_name(type(cause))}: {first_line(cause)}")
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a job after some of its processes finished: `result` is the job's rows from those processes
+    alone (stop_reason `interrupted`), for the caller to keep before it stops; anyone else sees a KeyboardInterrupt."""
+
+    def __init__(self, result: Any, finished: int) -> None:
+        super().__init__()
+        self.result, self.finished = result, finished
+
+
 class phase:
     """Context manager that tags any exception raised inside it with the phase name."""
 

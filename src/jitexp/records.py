@@ -318,6 +318,9 @@ class ProcessResult:
         return dataclasses.replace(self, modes=self.variants.get(name, {}), variants={})
 
 
+INTERRUPTED = "interrupted"  # stop_reason of the rows Ctrl-C kept from a job's processes that had finished
+
+
 @dataclass
 class JobRaw:
     """Every raw result of one job, as the runner collected them, before any statistics."""

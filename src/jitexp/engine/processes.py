@@ -89,9 +89,27 @@ def start_server(module: str) -> Any:
     from multiprocessing import forkserver
 
     ctx = context([module])
-    with _main_left_alone():
+    with _main_left_alone(), _ctrl_c_ignored():
         forkserver.ensure_running()
     return ctx
+
+
+@contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """SIGINT ignored while the forkserver is spawned, so that it starts with it ignored: a terminal's Ctrl-C
+    reaches every process of its group, and the server ignores it only once its preload (`import jax`, ~0.5 s) is
+    done; before, it printed a KeyboardInterrupt traceback of its own beside the driver's one line. Its workers keep
+    it ignored (each in a process group of its own, killed by the driver). Only the main thread may set it."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def stop_server() -> None:

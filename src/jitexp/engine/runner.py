@@ -26,10 +26,10 @@ from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.processes import WORKER, FreshProcess, InProcess, Launcher
 from jitexp.engine.progress import Status, Sweep
 from jitexp.engine.slurm_tasks import SlurmTasks, check_srun
-from jitexp.errors import ConfigError
+from jitexp.errors import ConfigError, Interrupted
 from jitexp.machine import load_avg
 from jitexp.provenance import code_provenance
-from jitexp.records import JobRaw, JobResult, ModeResult, Noise, Payload, ProcessResult, Task
+from jitexp.records import INTERRUPTED, JobRaw, JobResult, ModeResult, Noise, Payload, ProcessResult, Task
 
 
 def run(
@@ -66,6 +66,10 @@ def run(
         finally:
             handover.close()
             status.close()
+        if stop_reason == INTERRUPTED:  # the rows of the processes that finished, no probes: the caller keeps them
+            raw = JobRaw(processes, stop_reason, load_avg_start=load_start, load_avg_end=load_avg(), provenance=code)
+            raw.wall_s = raw.processes_s = time.perf_counter() - started
+            raise Interrupted(job_result(cfg, raw, job_num=job_num, overrides=overrides), len(processes))
         result = _probed(
             cfg,
             processes,
@@ -184,7 +188,28 @@ def collect(
     cache_dir: str | None = None,
     status: Status | None = None,
 ) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
-    """Results of the job's processes, why no more were started, and the processes replaced under steal.
+    """_collect(...); on Ctrl-C after one or more processes finished, those (stop_reason `interrupted`), where their
+    rows stand alone: one process measures every mode of the job (not with envs or timing.interleave=processes,
+    whose rounds pair processes)."""
+    finished: list[ProcessResult] = []
+    try:
+        return _collect(cfg, payload, handover, cache_dir, status, finished)
+    except KeyboardInterrupt:
+        whole = not cfg.envs and cfg.timing.interleave != "processes"
+        if not (finished and whole) or any(r.config_error is not None for r in finished):
+            raise
+        return finished, INTERRUPTED, []
+
+
+def _collect(
+    cfg: ExperimentConfig,
+    payload: Payload | None = None,
+    handover: Handover | None = None,
+    cache_dir: str | None = None,
+    status: Status | None = None,
+    results: list[ProcessResult] | None = None,
+) -> tuple[list[ProcessResult], str, list[ProcessResult]]:
+    """Results of the job's processes (appended to `results` as they finish), why no more were started, and the processes replaced under steal.
 
     `timing.processes` fresh processes at least; more, up to `timing.max_processes`, while a
     CI is wider than `timing.target_rel_ci` and the job has run less than `timing.job_time_s`
@@ -205,7 +230,7 @@ def collect(
     if cfg.isolate == "none":
         task = Task(cfg, 0, cfg.mode.names, max(cfg.calls, 1), True, fresh=False, payload=payload)
         return [run_task(task, cfg)], "isolate=none", []
-    results: list[ProcessResult] = []
+    results = [] if results is None else results
     replaced: list[ProcessResult] = []
     separate = cfg.timing.interleave == "processes"
     names: list[str | None] = list(cfg.mode.names if separate else cfg.envs or [None])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitexp.records import JobResult
+from jitexp.records import INTERRUPTED, JobResult
 from jitexp.store.csvio import csv_bytes, read_csv, read_text, to_frame, typed, write_atomic, write_csv
 from jitexp.store.schema import (
     CALL_COLUMNS,
@@ -253,6 +253,8 @@ def is_complete(folder: str | os.PathLike, digest: str, job_num: int, overrides:
     frame = read_text(path)
     if not (len(frame) > 0 and "config_hash" in frame.columns and (frame["config_hash"] == digest).all()):
         return False
+    if (frame.get("stop_reason", pd.Series(dtype=str)) == INTERRUPTED).any():
+        return False  # Ctrl-C kept the processes that had finished: the job itself is not complete
     if not ((frame.get("overrides") == overrides).all() and (frame.get("job_num") == str(job_num)).all()):
         frame["overrides"], frame["job_num"] = overrides, str(job_num)
         write_atomic(path, csv_bytes(frame))

@@ -106,7 +106,9 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             + _examples(df[no_work], knobs=knobs)
         )
     for against in ("eager", "NumPy"):  # no figure at all: the check says why in check_vs_<against>
-        uncomparable = get_column(df, f"check_vs_{against.lower()}").map(cell_text).str.startswith("cannot compare")
+        uncomparable = (
+            get_column(df, f"check_vs_{against.lower()}").map(cell_text).astype(str).str.startswith("cannot compare")
+        )  # astype: a frame of no rows (a sweep stopped before its first job ended) maps to floats
         if uncomparable.any():
             lines.append(
                 f"result not comparable with {against}: {int(uncomparable.sum())} of {n} rows "

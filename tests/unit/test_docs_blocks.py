@@ -63,6 +63,11 @@ def test_every_block_a_user_runs_or_reads_has_a_marker():
     )
 
 
+def named_in(name: str, text: str) -> bool:
+    """The test names the block: `<!-- NAME -->`, or NAME as a string ("NAME", 'NAME'), not a word in passing."""
+    return bool(re.search(rf"""<!-- {re.escape(name)} -->|["']{re.escape(name)}["']""", text))
+
+
 def test_every_named_block_is_read_by_a_test():
     sources = [p.read_text() for p in TESTS.rglob("*.py") if p.name not in ("docs_blocks.py", Path(__file__).name)]
     named = [b for b in all_blocks() if b.kind == "name"]
@@ -74,7 +79,7 @@ def test_every_named_block_is_read_by_a_test():
     bad += [
         f"{b.where}: <!-- {b.arg} --> is named in no file under tests/: no test checks it"
         for b in named
-        if NAME.fullmatch(b.arg) and not any(b.arg in text for text in sources)
+        if NAME.fullmatch(b.arg) and not any(named_in(b.arg, text) for text in sources)
     ]
     assert not bad, "\n".join(bad)
 
@@ -153,6 +158,12 @@ def test_blocks_are_read_with_their_line_language_text_and_marker():
     assert blocks[3].text == "indented\n```\na fence inside is text\n"
     assert (blocks[3].line, blocks[3].end) == (19, 23)
     assert blocks[0].where == "page.md:3"
+
+
+def test_a_name_counts_only_where_a_test_names_it():
+    assert named_in("model-commands", 'commands(MODELS, "model-commands")')
+    assert named_in("setup-commands", 're.search(r"<!-- setup-commands -->\\n```bash")')
+    assert not named_in("commands", "the README's commands, run")  # a word in passing is no test
 
 
 @pytest.mark.parametrize("lang", ["bash", "python", "text", "console", "sh", ""])

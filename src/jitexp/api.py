@@ -341,12 +341,23 @@ class Measurement:
         row = self._ok(mode)
         return {key: float(row[key]) for key in FIRST_CALL if row.get(key) is not None}
 
-    def save(self, folder: str | Path) -> Path:
-        """Write the job's CSVs into folder (as a CLI job does), for jitexp-report and jitexp-compare."""
-        from jitexp.store.folders import clear_job, write_job
+    def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the job's CSVs into folder (as a CLI job does), for jitexp-report and jitexp-compare. A folder that
+        holds results already (a command-line run's, an earlier save's) is refused, unless overwrite=True replaces
+        them (every result file there, a sweep's job folders included)."""
+        from jitexp.store.folders import clear_results, held_results, write_job
 
         folder = Path(folder)
-        clear_job(folder)
+        held = held_results(folder)
+        if held and not overwrite:
+            shown = ", ".join(held[:3]) + (f", ... ({len(held) - 3} more)" if len(held) > 3 else "")
+            raise ConfigError(
+                "folder",
+                str(folder),
+                f"already holds results ({shown}); save(folder, overwrite=True) replaces them, or save into another "
+                "folder",
+            )
+        clear_results(folder)
         write_job(self.result, folder)
         return folder
 

@@ -62,6 +62,12 @@ def _job(cfg: DictConfig) -> None:
         # the preflight validated every job of this command line before Hydra started; only convert here
         result = run(to_config(cfg), job_num=job_num, overrides=overrides, sweep=_sweep(hc, multirun, job_num))
     except Interrupted as stop:  # Ctrl-C: the processes that finished are kept, as rows of their own
+        if stop.result is None:
+            _running["kept"] = (
+                f"discarded the {stop.finished} finished process{'es' if stop.finished != 1 else ''} of job #{job_num}: "
+                "with envs or timing.interleave=processes its processes pair up, and half a pair makes no row"
+            )
+            raise KeyboardInterrupt from None
         for row in stop.result.rows:
             row["config_hash"] = digest
         write_job(stop.result, out_dir)
@@ -121,16 +127,11 @@ def _log(line: str) -> None:
 
 def config_hash(cfg: DictConfig) -> str:
     """A short digest of the job's resolved config (without resume/fail_on_error/overwrite): resume compares it."""
-    import hashlib
-    import json
+    from jitexp.config.digest import config_hash as digest
 
-    from omegaconf import OmegaConf
-
-    data = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(data, dict)
-    for key in ("resume", "fail_on_error", "overwrite"):
-        data.pop(key, None)
-    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    found = digest(cfg)
+    assert found is not None  # inside the job every interpolation resolves
+    return found
 
 
 def _sweep(hc: Any, multirun: bool, job_num: int) -> Any:
@@ -209,6 +210,8 @@ def _main() -> None:
     from jitexp import callbacks
     from jitexp.engine.compose import known_mode
 
+    if checked.output is not None:
+        _own_folder(checked.output)
     job = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_job)
     try:
         with known_mode(checked.hydra_mode):
@@ -224,6 +227,36 @@ def _main() -> None:
         state = ended["state"]
         if state.missing or (ended["fail_on_error"] and ended["n_errors"]):
             sys.exit(1)
+
+
+def _own_folder(output: Any) -> None:
+    """The run's folder, its own: a clock-named one (the default) claimed now, with a suffix when another run took
+    that name in the same second (Hydra is told the claimed name); with overwrite=true, the results an earlier run left
+    there removed, and said, so that no command reads them as this run's."""
+    from jitexp.analysis.formatting.values import display_path
+    from jitexp.store.folders import claim_folder, clear_results
+
+    if output.clocked:
+        claimed = claim_folder(output.path)
+        sys.argv.append(f"{output.key}={_override_value(str(claimed))}")
+    elif output.overwrite:
+        removed = clear_results(output.path)
+        if removed:
+            shown = ", ".join(removed[:4]) + (f", ... ({len(removed) - 4} more)" if len(removed) > 4 else "")
+            print(
+                f"jitexp: overwrite=true: removed the results of an earlier run in {display_path(output.path)}/ "
+                f"({shown})",
+                file=sys.stderr,
+            )
+
+
+def _override_value(text: str) -> str:
+    """text as a value of a Hydra command-line override: bare when its grammar reads it as written, else quoted."""
+    import re
+
+    if re.fullmatch(r"[\w./@+-]+", text) and not text[0].isdigit():
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _stopped(why: str, code: int) -> int:

@@ -42,8 +42,9 @@ class PhaseError(Exception):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a job after some of its processes finished: `result` is the job's rows from those processes
-    alone (stop_reason `interrupted`), for the caller to keep before it stops; anyone else sees a KeyboardInterrupt."""
+    """Ctrl-C during a job after `finished` of its processes finished: `result` is the job's rows from those processes
+    alone (stop_reason `interrupted`), for the caller to keep before it stops, or None where they make no rows alone
+    (processes that pair up); anyone else sees a KeyboardInterrupt."""
 
     def __init__(self, result: Any, finished: int) -> None:
         super().__init__()

@@ -64,6 +64,7 @@ class Session:
     entries: list[Entry] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     machines: set[str] = field(default_factory=set)
+    replaced: int = 0  # saved tests whose folder held an earlier save of the same name
 
     def measure(self, request: pytest.FixtureRequest, fn: Callable, args: tuple, options: dict) -> Measurement | None:
         """Measure (or call once, when disabled) for the requesting test; save, compare, fail or skip it."""
@@ -109,7 +110,11 @@ class Session:
             base = load_side(stored)
         saved = None
         if self.save:
-            saved = measured.save(self.root / self.save / folder)
+            from jitexp.store.folders import held_results
+
+            target = self.root / self.save / folder
+            self.replaced += bool(held_results(target))  # the baseline of that name saved before: said in the summary
+            saved = measured.save(target, overwrite=True)
             write_identity(saved, identity)
         if base is not None:
             self.check(test, measured, base, saved, entry, changed)
@@ -211,7 +216,8 @@ class Session:
                 machine = f" ({e.machine})" if e.machine else ""
                 lines.append(f"  vs {self.compare}{machine}: {e.against or '-'}")
         if lines and self.save:
-            lines.append(f"saved: {self.root / self.save} (jitexp-report {self.root / self.save})")
+            again = f", replacing {self.replaced} saved there before" if self.replaced else ""
+            lines.append(f"saved: {self.root / self.save}{again} (jitexp-report {self.root / self.save})")
         if lines and "different machine" in self.machines:
             lines.append(f"compared with {self.compare!r} from a different machine: read the ratios with care")
         return lines

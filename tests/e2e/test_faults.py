@@ -170,8 +170,12 @@ def test_resume_skips_finished_jobs_and_stale_folders_never_mix_in(faults):
         ["-m", *BASE, "workload.fn=faults.ok", "size=64", "overwrite=true", f"hydra.sweep.dir={out}"], cwd=faults
     )
     assert fewer.returncode == 0, fewer.stderr[-2000:]
-    assert list(read(out / "results.csv")["size"]) == [64]  # folders 1-3 are from another sweep
-    assert "left out (not jobs of this sweep): 1, 2, 3" in fewer.stdout
+    assert list(read(out / "results.csv")["size"]) == [64]
+    # the replaced sweep's job folders 1-3 hold no results any command could read as this sweep's (issue 57)
+    assert not any((out / str(n) / "results.csv").exists() for n in (1, 2, 3)) and "left out" not in fewer.stdout
+    assert "jitexp: overwrite=true: removed the results of an earlier run in sweep/ (results.csv, jobs.csv" in (
+        fewer.stderr
+    )
 
 
 def test_job_folders_with_names_of_their_own_are_gathered(faults):

@@ -63,7 +63,11 @@ def test_a_sweep_into_a_folder_that_holds_results_is_refused_unless_resume_or_ov
         "1/results.csv, ... (2 more)); write resume=true to keep its jobs complete for this config, overwrite=true "
         "to replace them, or another hydra.sweep.dir"
     )
-    assert len(preflight.check([*argv, "resume=true"])) == 2
+    # resume=true would measure job #0 again over rows it cannot tell are of its config (issue 57: nothing lost)
+    assert refusal([*argv, "resume=true"]).startswith(
+        f"hydra.sweep.dir='{out}' is invalid; resume=true, but its job #0 is another config (no overrides, with no "
+        "config_hash to compare, where this sweep's #0 has "
+    )
     assert len(preflight.check([*argv, "overwrite=true"])) == 2
 
 

@@ -55,6 +55,7 @@ def test_ctrl_c_after_some_processes_keeps_them_as_the_jobs_rows(monkeypatch):
 def test_ctrl_c_keeps_nothing_where_processes_pair_up(monkeypatch):
     """timing.interleave=processes pairs one mode's process with the other's: half a pair is no row."""
     from jitexp.engine import runner
+    from jitexp.errors import Interrupted
     from jitexp.records import ProcessResult
 
     calls = iter([ProcessResult(0), KeyboardInterrupt])
@@ -66,8 +67,9 @@ def test_ctrl_c_keeps_nothing_where_processes_pair_up(monkeypatch):
         return got
 
     monkeypatch.setattr(runner, "run_task", run_task)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted) as stopped:
         runner.collect(job_config(ARGS, timing={"interleave": "processes"}))
+    assert stopped.value.result is None and stopped.value.finished == 1  # the driver says it discarded 1
 
 
 def test_rows_kept_by_a_ctrl_c_are_no_complete_job_for_resume(tmp_path):
@@ -100,3 +102,98 @@ def test_ctrl_c_says_what_it_kept(monkeypatch, capsys, running, said):
     assert cli._stopped("interrupted (Ctrl-C)", 130) == 130
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[0] == "jitexp: interrupted (Ctrl-C)" and lines[1].startswith(said) and len(lines) == 2
+
+
+# ---- the run's folder: its own, resumed, replaced, saved into ------------------------------------------------------
+
+
+def test_two_runs_of_one_clock_named_folder_each_claim_their_own(tmp_path):
+    from jitexp.store.folders import claim_folder
+
+    name = tmp_path / "outputs" / "run" / "2026-12-06_14-43-12"
+    assert claim_folder(name) == name and name.is_dir()
+    assert claim_folder(name) == name.with_name("2026-12-06_14-43-12_2")
+    assert claim_folder(name) == name.with_name("2026-12-06_14-43-12_3")
+
+
+def _job_rows(folder, *, num=0, digest="h0", overrides="size=64"):
+    from jitexp.store.csvio import write_csv
+
+    rows = [{"mode": "jit", "job_num": num, "overrides": overrides, "config_hash": digest, "status": "ok"}]
+    write_csv(pd.DataFrame(rows), folder / "results.csv")
+
+
+def test_resume_refuses_a_folder_whose_rows_are_of_another_config(tmp_path):
+    from jitexp.store.folders import resume_conflict
+
+    _job_rows(tmp_path / "run", overrides="size=64")
+    assert resume_conflict(tmp_path / "run", ["h0"], ["size=64"], sweep=False) == ""  # the same job: skipped later
+    assert resume_conflict(tmp_path / "run", [None], ["size=64"], sweep=False) == ""  # cannot tell before the job
+    assert resume_conflict(tmp_path / "run", ["h1"], ["size=128 resume=true"], sweep=False) == (
+        "resume=true, but it holds the rows of another config (size=64, where this run has size=128): this run would "
+        "replace them; resume with that config, write overwrite=true to replace them, or another hydra.run.dir"
+    )
+    assert "(size=64: the same overrides, so a config file or a default changed, where this run has today's)" in (
+        resume_conflict(tmp_path / "run", ["h1"], ["size=64"], sweep=False)
+    )
+
+
+def test_resume_refuses_a_sweep_folder_of_another_sweep(tmp_path):
+    from jitexp.store.folders import resume_conflict, write_manifest
+
+    sweep = tmp_path / "sweep"
+    write_manifest(sweep, [["size=64"], ["size=128"]])
+    _job_rows(sweep / "0", num=0, digest="h64", overrides="size=64")
+    _job_rows(sweep / "1", num=1, digest="h128", overrides="size=128")
+    # the same sweep, and the same sweep with a point more: every old job keeps its rows
+    assert resume_conflict(sweep, ["h64", "h128"], ["size=64", "size=128"], sweep=True) == ""
+    assert resume_conflict(sweep, ["h64", "h128", "h256"], ["size=64", "size=128", "size=256"], sweep=True) == ""
+    # another point as job #0 (issue 57: its rows and jobs.csv were overwritten)
+    assert resume_conflict(sweep, ["h256"], ["size=256"], sweep=True).startswith(
+        "resume=true, but its job #0 is another config (size=64, where this sweep's #0 has size=256): resuming would "
+        "replace its rows;"
+    )
+    # fewer points: job #1's rows would be left out of the gathered results.csv
+    assert resume_conflict(sweep, ["h64"], ["size=64"], sweep=True) == (
+        "resume=true, but it holds job #1 (size=128), which this sweep of 1 job does not have: its rows would be left "
+        "out; resume the sweep that made it, write overwrite=true to replace it, or another hydra.sweep.dir"
+    )
+
+
+def test_overwrite_removes_every_result_an_earlier_sweep_left(tmp_path):
+    """A 3-job sweep replaced by a 1-job one: no job folder of the old one is left for jitexp-history or
+    jitexp-compare to read as part of the new one."""
+    from jitexp.store.folders import clear_results, held_results, job_result_files, write_manifest
+
+    sweep = tmp_path / "sweep"
+    write_manifest(sweep, [["size=1"], ["size=2"], ["size=3"]])
+    for num in range(3):
+        _job_rows(sweep / str(num), num=num)
+        (sweep / str(num) / "samples.csv").write_text("x\n1\n")
+    (sweep / "notes.txt").write_text("mine")
+    assert clear_results(sweep) == ["jobs.csv", "0/results.csv", "1/results.csv", "2/results.csv"]
+    assert held_results(sweep) == [] and job_result_files(sweep) == []
+    assert (sweep / "notes.txt").read_text() == "mine" and not (sweep / "1" / "samples.csv").exists()
+
+
+def test_result_save_refuses_a_folder_that_holds_results(tmp_path):
+    from jitexp.api import Measurement
+    from jitexp.errors import ConfigError
+    from jitexp.records import JobResult
+
+    first = Measurement(JobResult([{"mode": "jit", "status": "ok", "median_s": 1.0}]))
+    second = Measurement(JobResult([{"mode": "jit", "status": "ok", "median_s": 2.0}]))
+    first.save(tmp_path / "a")
+    with pytest.raises(ConfigError) as refused:
+        second.save(tmp_path / "a")
+    assert str(refused.value) == (
+        f"folder='{tmp_path / 'a'}' is invalid; already holds results (results.csv); save(folder, overwrite=True) "
+        "replaces them, or save into another folder"
+    )
+    assert pd.read_csv(tmp_path / "a" / "results.csv")["median_s"].tolist() == [1.0]  # the first save is kept
+    second.save(tmp_path / "a", overwrite=True)
+    assert pd.read_csv(tmp_path / "a" / "results.csv")["median_s"].tolist() == [2.0]
+    # a command-line run's folder (a sweep's job folders below it) is results too
+    _job_rows(tmp_path / "cli" / "0")
+    with pytest.raises(ConfigError, match=r"already holds results \(0/results.csv\)"):
+        second.save(tmp_path / "cli")

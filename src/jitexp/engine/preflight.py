@@ -24,6 +24,7 @@ from jitexp.config import (
     variant_configs,
     writable_dir,
 )
+from jitexp.config.digest import config_hash
 from jitexp.config.usage import check_used
 from jitexp.engine.compose import (
     CONFIG_NAME,
@@ -62,6 +63,19 @@ class Checked:
 
     jobs: list[ExperimentConfig]
     hydra_mode: Any = MODE_UNREAD
+    output: Output | None = None  # the run's or sweep's folder, where the preflight resolved it
+
+
+@dataclass(frozen=True)
+class Output:
+    """The folder a command line writes: `key` (hydra.run.dir or hydra.sweep.dir) resolved to `path` at the
+    preflight; `clocked`: named from the clock (`${now:...}`, the default), so each run claims a folder of its own
+    (store.folders.claim_folder); `overwrite`: overwrite=true, the results an earlier run left there are replaced."""
+
+    key: str
+    path: str
+    clocked: bool
+    overwrite: bool
 
 
 def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Checked:
@@ -81,7 +95,7 @@ def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Chec
     with hydra_session(args.config_dir) as hydra:
         arity = _Arity(import_in_child)
         try:
-            jobs, mode = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
+            jobs, mode, output = _jobs(hydra, list(args.overrides), overrides, multirun=args.multirun, arity=arity)
         finally:
             if arity.child is not None:
                 arity.child.close()
@@ -90,7 +104,7 @@ def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Chec
     check_envs(jobs)
     for job in jobs:
         check_srun(job.distributed.processes)
-    return Checked(jobs, mode)
+    return Checked(jobs, mode, output)
 
 
 def check_envs(jobs: Sequence[ExperimentConfig]) -> None:
@@ -115,8 +129,9 @@ def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> Exp
 
 def _jobs(
     hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity
-) -> tuple[list[ExperimentConfig], Any]:
-    """The jobs, and hydra.mode as Hydra's get_mode reads it (a config value: the same under either run mode)."""
+) -> tuple[list[ExperimentConfig], Any, Output | None]:
+    """The jobs, hydra.mode as Hydra's get_mode reads it (a config value: the same under either run mode), and the
+    folder they write."""
     from hydra.types import RunMode
 
     if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
@@ -126,26 +141,31 @@ def _jobs(
             base = compose_config(hydra, texts, parsed, run_mode="RUN")  # a,b without -m: "add -m"
             multirun = base.hydra.mode == RunMode.MULTIRUN
         if not multirun:
-            _check_output_dir("hydra.run.dir", base, "run")
-            return [_validated(hydra, base, parsed, arity)], base.hydra.mode
+            output = _check_output_dir("hydra.run.dir", base, "run")
+            job = _validated(hydra, base, parsed, arity)
+            point = " ".join(o.input_line for o in parsed if not o.is_hydra_override())
+            _check_resume(output, base, [config_hash(base)], [point], sweep=False)
+            return [job], base.hydra.mode, output
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
-    _check_output_dir("hydra.sweep.dir", base, "sweep")
+    output = _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
     batches = sweep_jobs(base.hydra.sweeper, task, hydra.config_loader)
     if batches is None:
         arity.all_here = False  # another sweeper's grammar (ranges, intervals) is its own to expand and check
-        return [], base.hydra.mode
+        return [], base.hydra.mode, output
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
-    jobs = []
+    jobs, digests = [], []
     for job_overrides in batches:
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
         cfg = compose_config(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
         jobs.append(_validated(hydra, cfg, job_parsed, arity))
+        digests.append(config_hash(cfg))
     _check_repeats(jobs, batches, parsed)
-    return jobs, base.hydra.mode
+    _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
+    return jobs, base.hydra.mode, output
 
 
 def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parsed: list[Any]) -> None:
@@ -323,16 +343,19 @@ def _option_params(hydra: Any, workload: str | None) -> dict:
     return {k: params[k] for k in params if not OmegaConf.is_interpolation(params, k)}
 
 
-def _check_output_dir(key: str, cfg: DictConfig, which: str) -> None:
+def _check_output_dir(key: str, cfg: DictConfig, which: str) -> Output | None:
     """A folder jitexp can write, and one that holds no earlier run's results unless the user said what to do with
-    them: overwrite=true replaces them, resume=true keeps the jobs already complete for the same config."""
+    them: overwrite=true replaces them, resume=true keeps the jobs already complete for the same config. A folder
+    named from the clock (the default) is not checked for results: the run claims one of its own (Output)."""
     try:
         path = cfg.hydra[which].dir
     except OmegaConfBaseException:  # resolvers that only exist inside a running job
-        return
+        return None
     writable_dir(key, path)
-    if OmegaConf.select(cfg, "overwrite", default=False) or OmegaConf.select(cfg, "resume", default=False):
-        return
+    written = cast(dict, OmegaConf.to_container(cfg.hydra[which], resolve=False)).get("dir")
+    output = Output(key, str(path), "${now:" in str(written), bool(OmegaConf.select(cfg, "overwrite", default=False)))
+    if output.clocked or output.overwrite or OmegaConf.select(cfg, "resume", default=False):
+        return output
     from jitexp.store.folders import held_results
 
     held = held_results(path)
@@ -345,6 +368,21 @@ def _check_output_dir(key: str, cfg: DictConfig, which: str) -> None:
             f"already holds the results of an earlier run ({shown}); write {keep}overwrite=true to replace them, "
             f"or another {key}",
         )
+    return output
+
+
+def _check_resume(
+    output: Output | None, cfg: DictConfig, digests: list[str | None], points: list[str], *, sweep: bool
+) -> None:
+    """resume=true into a folder whose rows are of another config (a changed config, another sweep) is refused: the
+    job would replace them (store.folders.resume_conflict says which)."""
+    if output is None or output.clocked or output.overwrite or not OmegaConf.select(cfg, "resume", default=False):
+        return
+    from jitexp.store.folders import resume_conflict
+
+    conflict = resume_conflict(output.path, digests, points, sweep=sweep)
+    if conflict:
+        raise ConfigError(output.key, output.path, conflict)
 
 
 def _with_override_value(error: ConfigError, parsed: list[Any]) -> ConfigError:

@@ -196,8 +196,10 @@ def collect(
         return _collect(cfg, payload, handover, cache_dir, status, finished)
     except KeyboardInterrupt:
         whole = not cfg.envs and cfg.timing.interleave != "processes"
-        if not (finished and whole) or any(r.config_error is not None for r in finished):
+        if not finished or any(r.config_error is not None for r in finished):
             raise
+        if not whole:
+            raise Interrupted(None, len(finished)) from None  # nothing to keep: the caller says what was discarded
         return finished, INTERRUPTED, []
 
 

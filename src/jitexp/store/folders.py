@@ -224,14 +224,104 @@ JOB_FILES = (RESULTS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV, PROFILE_CSV)
 
 
 def held_results(folder: str | os.PathLike) -> list[str]:
-    """The result files an earlier run left in a job or sweep folder (its results.csv, jobs.csv, samples.csv, and
-    each job folder's results.csv directly below it), as names relative to the folder; empty when there are none."""
+    """The result files an earlier run left in a job or sweep folder (its results.csv, jobs.csv, samples.csv, the
+    other job files, and each job folder's results.csv directly below it), as names relative to the folder; empty when there are none."""
     root = Path(folder)
     if not root.is_dir():
         return []
-    held = [name for name in (RESULTS_CSV, JOBS_CSV, SAMPLES_CSV) if (root / name).is_file()]
+    names = (RESULTS_CSV, JOBS_CSV, SAMPLES_CSV, PROCESSES_CSV, CALLS_CSV, PROFILE_CSV)
+    held = [name for name in names if (root / name).is_file()]
     below = sorted((p for p in root.glob(f"*/{RESULTS_CSV}") if not p.parent.name.startswith(".")), key=_job_sort_key)
     return held + [str(p.relative_to(root)) for p in below]
+
+
+def resume_conflict(
+    folder: str | os.PathLike, digests: Sequence[str | None], points: Sequence[str], *, sweep: bool
+) -> str:
+    """What resume=true into folder would lose, as the reason of a refusal ("" when nothing): a job folder whose rows
+    are of another config (config_hash) than the job of its number about to run (digests[num]; None: cannot tell
+    before the job runs), or, in a sweep, rows of a job number the new sweep does not have. `points`: each new job's
+    overrides, for the message."""
+    root = Path(folder)
+    if not root.is_dir():
+        return ""
+    files = job_result_files(root)
+    if sweep:
+        files = [p for p in files if p.parent != root]
+    what = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    for path in files:
+        frame = read_text(path)
+        if frame.empty:
+            continue
+        name = path.parent.relative_to(root).as_posix()
+        num = 0 if not sweep else int(name) if name.isdigit() else _job_num(frame)
+        if num is None:
+            continue
+        old = str(frame["overrides"].iloc[0]) if "overrides" in frame.columns else ""
+        if num >= len(digests):
+            return (
+                f"resume=true, but it holds job #{num} ({old or 'no overrides'}), which this sweep of {len(digests)} "
+                f"job{'s' if len(digests) != 1 else ''} does not have: its rows would be left out; resume the sweep "
+                f"that made it, write overwrite=true to replace it, or another {what}"
+            )
+        digest = digests[num]
+        hashes = set(frame["config_hash"]) if "config_hash" in frame.columns else {""}
+        if digest is None or hashes == {digest}:
+            continue
+        there, here = _differing(old, job_overrides(points[num].split(" ")))
+        if hashes == {""}:  # written by hand, or by a jitexp before config_hash: which config is not known
+            there = f"{old or 'no overrides'}, with no config_hash to compare"
+        if not sweep:
+            return (
+                f"resume=true, but it holds the rows of another config ({there}, where this run has {here}): this "
+                f"run would replace them; resume with that config, write overwrite=true to replace them, or another "
+                f"{what}"
+            )
+        return (
+            f"resume=true, but its job #{num} is another config ({there}, where this sweep's #{num} has {here}): "
+            f"resuming would replace its rows; resume the sweep that made it (more points may follow its last), "
+            f"write overwrite=true to replace it, or another {what}"
+        )
+    return ""
+
+
+def _differing(old: str, new: str) -> tuple[str, str]:
+    """The overrides of two jobs that differ, as `size=64` and `size=256` (each side whole when none differ: a config
+    file or a default changed between them)."""
+    a, b = old.split(), new.split()
+    there, here = [o for o in a if o not in b], [o for o in b if o not in a]
+    if not there and not here:
+        same = old or "no overrides"
+        return f"{same}: the same overrides, so a config file or a default changed", "today's"
+    return " ".join(there) or "without " + " ".join(here), " ".join(here) or "without " + " ".join(there)
+
+
+def claim_folder(path: str | os.PathLike) -> Path:
+    """A run's folder made now, by this process alone: path, or path_2, path_3, ... when another run made it first
+    (two jitexp started in the same second share a clock-named folder). mkdir without exist_ok is the claim: of two
+    processes making one folder, one gets FileExistsError."""
+    base = Path(path)
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.name}_{n}")
+        try:
+            candidate.mkdir(parents=True)
+            return candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{base} and 9,999 folders named after it exist already")
+
+
+def clear_results(folder: str | os.PathLike) -> list[str]:
+    """overwrite=true: remove the result files an earlier run left in a run or sweep folder (its own, the job list,
+    each job folder's below it), so that no command reads them as this run's; the names removed, relative."""
+    root = Path(folder)
+    removed = held_results(root)
+    if not root.is_dir():
+        return []
+    for job in {p.parent for p in job_result_files(root)} | {root}:
+        clear_job(job)
+    (root / JOBS_CSV).unlink(missing_ok=True)
+    return removed
 
 
 def clear_job(folder: str | os.PathLike) -> None:

@@ -197,3 +197,59 @@ def test_result_save_refuses_a_folder_that_holds_results(tmp_path):
     _job_rows(tmp_path / "cli" / "0")
     with pytest.raises(ConfigError, match=r"already holds results \(0/results.csv\)"):
         second.save(tmp_path / "cli")
+
+
+# ---- no command replaces a file it did not write without a word -----------------------------------------------------
+
+RUNS = __import__("pathlib").Path(__file__).parents[1] / "data" / "runs"
+
+
+def test_an_output_folder_lists_what_jitexp_wrote_and_refuses_the_rest(tmp_path):
+    from jitexp.store.owned import NotOurs, foreign, record, refuse_foreign
+
+    (tmp_path / "index.html").write_text("mine")
+    assert foreign(tmp_path, ["index.html", "summary.md"]) == ["index.html"]  # summary.md is not there
+    assert foreign(tmp_path, ["index.html"], default=True) == []  # a command's own default folder before the list
+    with pytest.raises(NotOurs, match=r"holds index.html, which jitexp-report did not write and would replace"):
+        refuse_foreign(tmp_path, ["index.html"], "jitexp-report")
+    record(tmp_path, ["summary.md"])
+    assert foreign(tmp_path, ["index.html"], default=True) == ["index.html"]  # a list now: only it says what is ours
+    record(tmp_path, ["index.html"])
+    assert foreign(tmp_path, ["index.html", "summary.md"]) == []
+
+
+def test_report_compare_and_history_refuse_a_users_file_in_out(tmp_path, capsys):
+    import shutil
+
+    from jitexp.report.compare import cli as compare_cli
+    from jitexp.report.history import cli as history_cli
+    from jitexp.report.run import build
+
+    run = shutil.copytree(RUNS / "main", tmp_path / "run")
+    out = tmp_path / "mine"
+    out.mkdir()
+    for name in ("index.html", "compare.md", "history.csv"):
+        (out / name).write_text("mine")
+    capsys.readouterr()
+    assert build.main([str(run), "--no-plots", "-q", "--out", str(out)]) == 2
+    assert compare_cli.main([str(run), str(run), "--no-plot", "--out", str(out)]) == 2
+    assert history_cli.main([str(run), "--out", str(out)]) == 2
+    said = capsys.readouterr()
+    assert said.err.splitlines() == [
+        f"jitexp-{command}: error: {out} holds {name}, which jitexp-{command} did not write and would replace; choose "
+        "another --out, or move them away"
+        for command, name in (
+            ("report", "index.html"),
+            ("compare", "compare.md"),
+            ("history", "history.csv, index.html"),
+        )
+    ]
+    assert said.out == "" and all((out / name).read_text() == "mine" for name in ("index.html", "compare.md"))
+    # a folder of its own: written, then replaced by the next run of the same command without a word
+    fresh = tmp_path / "fresh"
+    assert build.main([str(run), "--no-plots", "-q", "--out", str(fresh)]) == 0
+    assert build.main([str(run), "--no-plots", "-q", "--out", str(fresh)]) == 0
+    assert (
+        history_cli.main([str(run), "--out", str(fresh)]) == 0
+        and history_cli.main([str(run), "--out", str(fresh)]) == 0
+    )

@@ -28,6 +28,9 @@ from jitexp.report.compare.runs import (
 )
 from jitexp.report.compare.text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
 from jitexp.store.csvio import write_atomic, write_csv
+from jitexp.store.owned import NotOurs, record, refuse_foreign
+
+COMPARE_FILES = ("compare.csv", "compare.md", "compare.png")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         print(f"jitexp-compare: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    default = Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
+    out = Path(args.out) if args.out else default
+    try:  # before a line is printed: a user's compare.md there is not replaced after the table
+        refuse_foreign(out, COMPARE_FILES, "jitexp-compare", default=not args.out)
+    except NotOurs as exc:
+        print(f"jitexp-compare: error: {exc}", file=sys.stderr)
+        return 2
     table = compare(base, new, threshold=args.threshold, alpha=args.alpha, ignore=ignore, excuse_host_drift=excuse)
     keys = matched_columns(base, new, ignore)
     if table.empty or (table["verdict"] == MISSING).all():
@@ -143,9 +153,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad_rows = failing(table, fail_on, args.allow_undetectable, args.allow_missing)
     lines += ["", gate_line(bad_rows)]
     print("\n".join(lines))
-    out = (
-        Path(args.out) if args.out else Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
-    )
     write_csv(table, out / "compare.csv")
     md = [
         "# jitexp-compare",
@@ -167,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         compare_chart(table, keys, args.threshold, out / "compare.png")
         md += ["", "![compare](compare.png)"]
     write_atomic(out / "compare.md", ("\n".join(md) + "\n").encode())
+    record(out, [name for name in COMPARE_FILES if (out / name).is_file()])
     print(f"\ncompare: {out / 'compare.md'}")
     return 1 if len(bad_rows) else 0
 

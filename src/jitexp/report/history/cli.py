@@ -30,6 +30,9 @@ from jitexp.report.history.timeline import (
     steps_table,
 )
 from jitexp.store.csvio import write_csv
+from jitexp.store.owned import NotOurs, record, refuse_foreign
+
+DEFAULT_OUT = "history"
 
 HISTORY_CSV = "history.csv"
 STEPS_CSV = "steps.csv"
@@ -45,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(jitexp-history bisect --help).",
     )
     parser.add_argument("runs", metavar="RUN", nargs="+", help="run or sweep folders, or glob patterns of them")
-    parser.add_argument("--out", default="history", help="the folder the files are written to (default: history)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="the folder the files are written to (default: history)")
     parser.add_argument(
         "--threshold",
         type=float,
@@ -82,13 +85,15 @@ def write_history(
     runs: Sequence[str], out: str | Path, threshold: float = THRESHOLD
 ) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
     """The runs' history and steps, written to out/history.csv, out/steps.csv and the page out/index.html."""
+    out = Path(out)
+    refuse_foreign(out, (HISTORY_CSV, STEPS_CSV, PAGE), "jitexp-history", default=out == Path(DEFAULT_OUT))
     tidy = history(runs, progress=Progress())
     steps = steps_table(tidy, threshold)
-    out = Path(out)
     write_csv(tidy, out / HISTORY_CSV)
     write_csv(steps, out / STEPS_CSV)
     if not tidy.empty:
         write_page(tidy, steps, out)
+    record(out, [name for name in (HISTORY_CSV, STEPS_CSV, PAGE) if (out / name).is_file()])
     return tidy, steps, out
 
 
@@ -193,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         tidy, steps, out = write_history(args.runs, args.out, args.threshold)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, NotOurs) as error:
         print(f"jitexp-history: error: {error}", file=sys.stderr)
         return 2
     if args.markdown:

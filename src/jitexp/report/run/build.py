@@ -25,6 +25,7 @@ from jitexp.report.run.terminal import format_terminal_report
 from jitexp.report.run.text_parts import headline
 from jitexp.store.csvio import write_atomic, write_csv
 from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, iter_jobs, load_results_state
+from jitexp.store.owned import record, refuse_foreign
 
 __all__ = [
     "NoResultsError",
@@ -162,10 +163,15 @@ def _write_report(
     calls: pd.DataFrame | None = None,
     profile: pd.DataFrame | None = None,
 ) -> tuple[Path, list[Path]]:
-    """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs)."""
+    """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs). A file of those names
+    (or a PNG an earlier report's would be removed) that no jitexp command wrote there is refused (store.owned)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     frames = report_tables(df, calls, profile) if frames is None else frames
+    old_plots = [p.name for p in _old_plots(out)]
+    tables = [f"{stem}.csv" for stem in (*frames, *OPTIONAL_TABLES)]
+    default = source is not None and out.absolute() == default_out(source).absolute()
+    refuse_foreign(out, ["summary.md", PAGE, *tables, *old_plots], "jitexp-report", default=default)
+    out.mkdir(parents=True, exist_ok=True)
     written = [write_csv(frame, out / f"{stem}.csv") for stem, frame in frames.items()]
     for stem in OPTIONAL_TABLES:  # an optional table this data lacks must not survive from an earlier report
         if stem not in frames:
@@ -190,7 +196,9 @@ def _write_report(
         profile=frames.get("profile"),
     )
     _write_text(out / PAGE, page)
-    return out, [out / PAGE, out / "summary.md", *written, *images]
+    files = [out / PAGE, out / "summary.md", *written, *images]
+    record(out, [p.name for p in files])
+    return out, files
 
 
 def _in_kind_order(images: Sequence[Path]) -> list[Path]:
@@ -201,9 +209,14 @@ def _in_kind_order(images: Sequence[Path]) -> list[Path]:
 
 def _remove_old_plots(out: Path) -> None:
     """Drop PNGs an earlier report wrote here, so none outlives the data it showed."""
-    for kind in (*PLOT_KINDS, *OLD_PLOT_KINDS):
-        for old in [*out.glob(f"{kind}_*.png"), out / f"{kind}.png"]:
-            old.unlink(missing_ok=True)
+    for old in _old_plots(out):
+        old.unlink(missing_ok=True)
+
+
+def _old_plots(out: Path) -> list[Path]:
+    """The PNGs of an earlier report in out, by the names a report gives its figures."""
+    found = [p for kind in (*PLOT_KINDS, *OLD_PLOT_KINDS) for p in [*out.glob(f"{kind}_*.png"), out / f"{kind}.png"]]
+    return [p for p in found if p.is_file()]
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -132,7 +132,7 @@ def test_ctrl_c_in_a_single_job_keeps_its_finished_processes(slow):
     ), stderr
     # resume=true measures the interrupted job again rather than skipping it as complete
     again = subprocess.run(
-        [command("jitexp"), *args[:-3], "resume=true", f"hydra.run.dir={out}"],
+        [command("jitexp"), *args, "resume=true"],
         cwd=slow,
         capture_output=True,
         text=True,

@@ -136,6 +136,10 @@ def test_resume_refuses_a_folder_whose_rows_are_of_another_config(tmp_path):
     assert "(size=64: the same overrides, so a config file or a default changed, where this run has today's)" in (
         resume_conflict(tmp_path / "run", ["h1"], ["size=64"], sweep=False)
     )
+    assert "(size=64, where this run has none of them)" in resume_conflict(tmp_path / "run", ["h1"], [""], sweep=False)
+    assert "(no seed=1, where this run has seed=1)" in (
+        resume_conflict(tmp_path / "run", ["h1"], ["size=64 seed=1"], sweep=False)
+    )
 
 
 def test_resume_refuses_a_sweep_folder_of_another_sweep(tmp_path):

@@ -293,7 +293,7 @@ def _differing(old: str, new: str) -> tuple[str, str]:
     if not there and not here:
         same = old or "no overrides"
         return f"{same}: the same overrides, so a config file or a default changed", "today's"
-    return " ".join(there) or "without " + " ".join(here), " ".join(here) or "without " + " ".join(there)
+    return " ".join(there) or "no " + " ".join(here), " ".join(here) or "none of them"
 
 
 def claim_folder(path: str | os.PathLike) -> Path:

@@ -17,7 +17,9 @@ def process(i: int, eager: float, jit: float, wall: float = 2.0) -> ProcessResul
 
 def test_the_estimate_is_each_modes_median_and_the_per_process_ratios_with_their_range():
     results = [process(0, 2e-3, 1e-3), process(1, 3e-3, 1e-3), process(2, 4e-3, 1e-3)]
-    assert estimate_text(["eager", "jit"], results) == "eager 3 ms, jit 1 ms; eager/jit 3x (2x-4x over 3 processes)"
+    assert estimate_text(["eager", "jit"], results) == (
+        "medians so far: eager 3 ms, jit 1 ms; eager/jit 3x (3 processes ranged 2x-4x)"
+    )
     assert estimate_text(["eager", "jit"], results[:1]) == "eager 2 ms, jit 1 ms; eager/jit 2x"
     assert estimate_text(["eager", "jit"], []) == ""
 

@@ -182,3 +182,17 @@ def test_colour_is_wanted_on_a_terminal_unless_no_color_or_a_dumb_terminal(monke
         monkeypatch.setenv(key, value)
     assert console.colour_wanted(Tty()) is wanted
     assert console.colour_wanted(io.StringIO()) is False
+
+
+def test_memory_says_xla_s_temporaries_and_peak_the_allocator_s_peak_and_what_donation_saved():
+    row = timed("jit", 1e-3, 0.02, temp_size_bytes=4 * 2**20, peak_memory_bytes=8 * 2**20, alias_size_bytes=0.0)
+    assert b.memory_text(row) == "temporaries 4 MiB, XLA peak 8 MiB"
+    row.update(device_peak_bytes=9 * 2**20, alias_size_bytes=2**20)
+    assert b.memory_text(row) == "temporaries 4 MiB, XLA peak 8 MiB, allocator peak 9 MiB, donation saves 1 MiB"
+    row.update(alias_size_bytes=0.0, donate_argnums="[0]")
+    assert b.memory_text(row).endswith(", donated arguments were not reused")
+    assert b.memory_text(timed("eager", 1e-3, 0.02)) == ""  # no one program, no analysis
+    lines = b.block_lines([timed("eager", 2e-3, 0.05), {**row, **vs("eager", 2.0, 1.6, 2.5, "faster")}])
+    labels = [line.label for line in lines if line.label]
+    assert labels.index("memory") == labels.index("compile") + 1
+    assert [line.text for line in lines if line.label == "memory"] == [f"jit {b.memory_text(row)}"]

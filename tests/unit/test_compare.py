@@ -404,7 +404,8 @@ def test_cli_exit_code_files_environment_and_unmatched_cases(tmp_path, capsys):
     assert main([str(base), str(new), "--excuse-host-drift=cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "jitexp-compare: error: --fail-on='speed' is invalid; valid choices: steady, first_call, compile",
+        "jitexp-compare: error: --fail-on='speed' is invalid; valid choices: steady, first_call, compile, temp_bytes, "
+        "argument_bytes, output_bytes, alias_bytes, peak_memory_bytes, device_peak_bytes, peak_rss_growth_bytes",
         "jitexp-compare: error: --excuse-host-drift='cpu' is invalid; valid choices: auto, dispatch, copy, matmul",
     ]
 

@@ -55,7 +55,9 @@ def sampled(*samples: float, cold: Cold | None = COLD, calls: list[dict] | None 
 
 
 def test_long_rows_has_a_sample_row_per_round_with_its_steal_and_a_process_row_per_cold_call():
-    result = ProcessResult(3, modes={"jit": sampled(3.0, 1.0, 2.0)}, noise=NOISE, device_open_s=1.5)
+    result = ProcessResult(
+        3, modes={"jit": sampled(3.0, 1.0, 2.0)}, noise=NOISE, device_open_s=1.5, peak_rss_growth_bytes=4096
+    )
     samples, procs, calls = long_rows([ROW, {**ROW, "mode": "eager"}], [result])
     ident = {**KEY, "mode": "jit", "process": 3}
     assert samples == [
@@ -74,6 +76,8 @@ def test_long_rows_has_a_sample_row_per_round_with_its_steal_and_a_process_row_p
             "compiles_during_timing": 0,
             "stop_reason": "ci",
             "device_open_s": 1.5,
+            "peak_rss_growth_bytes": 4096,  # the process's memory, on each of its mode rows (issue 59)
+            "device_peak_bytes": None,
             **NOISE_COLUMNS,
         }
     ]

@@ -37,6 +37,8 @@ def long_rows(rows: list[dict], results: list[ProcessResult]) -> tuple[list[dict
                         "compiles_during_timing": m.compiles_during_timing,
                         "stop_reason": m.stop_reason,
                         "device_open_s": r.device_open_s,
+                        "peak_rss_growth_bytes": r.peak_rss_growth_bytes,  # the process's, on each of its modes
+                        "device_peak_bytes": r.device_peak_bytes,
                         **process_noise(r),
                         **process_phases(r),
                     }

@@ -264,6 +264,8 @@ PROCESS_COLUMNS = [
     "stop_reason",
     "replaced",
     "device_open_s",
+    "peak_rss_growth_bytes",  # the process's memory (one process measures every mode: the same on each mode's row)
+    "device_peak_bytes",
     *NOISE_COLUMNS,
     *PROBE_COLUMNS,
     "process_wall_s",

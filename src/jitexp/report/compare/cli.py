@@ -27,6 +27,7 @@ from jitexp.report.compare.runs import (
     unmatched,
 )
 from jitexp.report.compare.text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
+from jitexp.report.shared.memory import MEMORY_METRICS, memory_of, metric_names, parse_threshold
 from jitexp.store.csvio import write_atomic, write_csv
 from jitexp.store.owned import NotOurs, record, refuse_foreign
 
@@ -57,7 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on",
         default=",".join(CHANGE_METRICS),
         help="metrics whose significant slowdown (or a 'cannot tell') exits 1 (default: steady,first_call,compile); "
-        "a broken case fails whatever this says",
+        "memory metrics too: " + ", ".join(MEMORY_METRICS) + " (XLA's analysis compared exactly, an increase "
+        "beyond --memory-threshold fails; device_peak_bytes and peak_rss_growth_bytes over processes like a time; "
+        "naming any of them also fails a lost donation); a broken case fails whatever this says",
+    )
+    parser.add_argument(
+        "--memory-threshold",
+        default="0",
+        metavar="BYTES_OR_PERCENT",
+        help="the largest increase of an exact memory metric (XLA's analysis) that passes: bytes (4096, 1MiB) or "
+        "a percentage of BASE (2%%); default 0, any increase fails",
+    )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="every memory metric in the table (default: those --fail-on names, and a lost donation)",
     )
     parser.add_argument(
         "--allow-undetectable",
@@ -99,12 +114,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: the table, files, and the gate's exit status (see build_parser's epilog)."""
     args = build_parser().parse_args(argv)
-    fail_on = [m.strip() for m in args.fail_on.split(",") if m.strip()]
-    bad = [m for m in fail_on if m not in CHANGE_METRICS]
+    fail_on = metric_names(args.fail_on)
+    bad = [m for m in fail_on if m not in (*CHANGE_METRICS, *MEMORY_METRICS)]
     excuse = args.excuse_host_drift
+    try:
+        memory_threshold, threshold_error = parse_threshold(args.memory_threshold), ""
+    except ValueError as exc:
+        memory_threshold, threshold_error = (0.0, 0.0), f"--memory-threshold={exc}"
     what = (
-        f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join(CHANGE_METRICS)}"
+        f"--fail-on={bad[0]!r} is invalid; valid choices: {', '.join((*CHANGE_METRICS, *MEMORY_METRICS))}"
         if bad
+        else threshold_error
+        if threshold_error
         else "--threshold and --alpha must lie in (0, 1)"
         if not (0 < args.threshold < 1 and 0 < args.alpha < 1)
         else f"--excuse-host-drift={excuse!r} is invalid; valid choices: auto, {', '.join(PROBES)}"
@@ -127,7 +148,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NotOurs as exc:
         print(f"jitexp-compare: error: {exc}", file=sys.stderr)
         return 2
-    table = compare(base, new, threshold=args.threshold, alpha=args.alpha, ignore=ignore, excuse_host_drift=excuse)
+    memory = list(MEMORY_METRICS) if args.memory else memory_of(fail_on)
+    table = compare(
+        base,
+        new,
+        threshold=args.threshold,
+        alpha=args.alpha,
+        ignore=ignore,
+        excuse_host_drift=excuse,
+        memory=memory,
+        memory_threshold=memory_threshold,
+    )
     keys = matched_columns(base, new, ignore)
     if table.empty or (table["verdict"] == MISSING).all():
         print(f"jitexp-compare: {no_case_in_common(base, new, keys)}", file=sys.stderr)

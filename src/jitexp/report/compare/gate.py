@@ -12,6 +12,13 @@ of BASE missing from NEW (unless --allow-missing); no case in common. A slowdown
 the host's own drift unless asked (--excuse-host-drift), and then only by the host probe doing the
 case's kind of work, when that probe's CI over processes moved the same way.
 
+Memory (issue 59; report/shared/memory.py): XLA's analysis (`temp_bytes`, `peak_memory_bytes`, ...) is compared
+exactly, NEW against BASE in bytes (an increase beyond `memory_threshold` is `more memory`), and only where both
+sides ran the same jax/jaxlib on the same backend (else 'cannot tell (analysis not comparable: ...)'); what was
+measured (`device_peak_bytes`, `peak_rss_growth_bytes`) is judged over processes like a time, its verdicts worded
+`more memory` / `less memory`. A donation that stopped working (alias bytes above 0 in BASE, 0 in NEW) is a
+`donation lost` row whenever both sides have the analysis; it fails a gate that names any memory metric.
+
 The runs are loaded and matched in runs.py, the host drift in host_drift.py, the text in
 text.py, the ratio chart in chart.py, the command line (jitexp-compare) in cli.py.
 """
@@ -30,6 +37,7 @@ from jitexp.analysis.stats import ALPHA, CANNOT_TELL, CHANGE_METRICS, THRESHOLD,
 from jitexp.noise import PROBES
 from jitexp.report.compare.host_drift import host_columns, within_drift
 from jitexp.report.compare.runs import (
+    BYTES,
     COLUMNS,
     HOST_COLUMNS,
     NOTE,
@@ -40,6 +48,18 @@ from jitexp.report.compare.runs import (
     load_side,
     matched_columns,
     pool_values,
+)
+from jitexp.report.shared.memory import (
+    ANALYSIS_SCOPE,
+    DONATION_LOST,
+    EXACT,
+    LESS,
+    MEASURED,
+    MEMORY_METRICS,
+    MORE,
+    bytes_change,
+    canonical,
+    exact_change,
 )
 
 BROKEN = "broken"  # ok in BASE, an error in NEW: fails the gate whatever --fail-on says
@@ -66,8 +86,13 @@ def compare(
     alpha: float = ALPHA,
     ignore: Sequence[str] = (),
     excuse_host_drift: bool | str | None = False,
+    memory: Sequence[str] = (),
+    memory_threshold: tuple[float, float] = (0.0, 0.0),
 ) -> pd.DataFrame:
     """One row per case of BASE and metric: NEW/BASE ratio with CI, p-value, verdict (see module doc).
+
+    memory: memory metrics (report/shared/memory.py) to compare beside the times, the exact ones beyond
+    memory_threshold (bytes, fraction of BASE) counted as `more memory`; a lost donation is a row whatever it says.
 
     A case ok in BASE gets a `broken` row (metric `status`) when NEW has an error row for it or a time that is no
     speedup where BASE's was one (`not_work`), a `missing` row when NEW has no row for it; a metric one side lacks is 'cannot tell'.
@@ -81,12 +106,15 @@ def compare(
     new_groups = case_groups(new.rows, keys)
     new_errors = [(case_key(tuple(r.get(k) for k in keys)), r) for r in new.errors.to_dict("records")]
     chosen = excuse_host_drift if excuse_host_drift in PROBES else None
+    memory = [canonical(m) for m in memory]
     records = []
     for key, base_rows in case_groups(base.rows, keys).items():
         ident = dict(zip(keys, key))
         new_rows = new_groups.get(key)
         if new_rows is not None:
             records += [{**ident, **row} for row in case_rows(base, base_rows, new, new_rows, threshold, alpha, chosen)]
+            rows = memory_rows(base, base_rows, new, new_rows, memory, memory_threshold, threshold, alpha)
+            records += [{**ident, **row} for row in rows]
         errors = [r for k, r in new_errors if key_matches(k, key)]
         if errors:
             records.append({**ident, **_status_row(BROKEN, _failure(errors[0]))})
@@ -94,7 +122,7 @@ def compare(
             records.append({**ident, **_status_row(MISSING, "not in NEW")})
         elif why := not_work(base_rows, new_rows):
             records.append({**ident, **_status_row(BROKEN, why)})
-    table = pd.DataFrame.from_records(records, columns=keys + COLUMNS + HOST_COLUMNS + [NOTE])
+    table = pd.DataFrame.from_records(records, columns=keys + COLUMNS + BYTES + HOST_COLUMNS + [NOTE])
     if table.empty:
         return table
     if excuse_host_drift:
@@ -152,6 +180,132 @@ def metric_row(
     }
 
 
+def memory_rows(
+    base: Side,
+    base_rows: pd.DataFrame,
+    new: Side,
+    new_rows: pd.DataFrame,
+    metrics: Sequence[str],
+    memory_threshold: tuple[float, float] = (0.0, 0.0),
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> list[dict]:
+    """One case's memory rows: each asked metric, exact (XLA's analysis, in bytes, where comparable) or over
+    processes (measured), and a `donation lost` row where BASE's alias bytes were above 0 and NEW's are 0."""
+    out = []
+    scope = not_comparable(base_rows, new_rows)
+    lost = None if scope else donation_lost(base_rows, new_rows)
+    for metric in metrics:
+        if metric in EXACT and not (metric == "alias_bytes" and lost):
+            row = exact_row(metric, base_rows, new_rows, memory_threshold, scope)
+        elif metric in MEASURED:
+            row = measured_row(metric, base, base_rows, new, new_rows, threshold, alpha)
+        else:
+            continue
+        if row:
+            out.append(row)
+    return out + ([lost] if lost else [])
+
+
+def not_comparable(base_rows: pd.DataFrame, new_rows: pd.DataFrame) -> str:
+    """`jax_version 0.4.30 -> 0.4.31`: what differs between the sides' compilers or backends (XLA's analysis is
+    not comparable there); empty where they agree or a side does not record it."""
+    diffs = []
+    for col in ANALYSIS_SCOPE:
+        a, b = _texts(base_rows, col), _texts(new_rows, col)
+        if a and b and a != b:
+            diffs.append(f"{col} {', '.join(a)} -> {', '.join(b)}")
+    return "; ".join(diffs)
+
+
+def _texts(rows: pd.DataFrame, col: str) -> list[str]:
+    return sorted({str(v) for v in rows[col].dropna() if str(v) != ""}) if col in rows.columns else []
+
+
+def _bytes(rows: pd.DataFrame, column: str) -> float:
+    """A column's value over a case's rows (XLA's analysis: one value; the largest where rows disagree); NaN."""
+    if column not in rows.columns:
+        return math.nan
+    values = pd.to_numeric(rows[column], errors="coerce").dropna()
+    return float(values.max()) if len(values) else math.nan
+
+
+def exact_row(
+    metric: str, base_rows: pd.DataFrame, new_rows: pd.DataFrame, memory_threshold: tuple[float, float], scope: str
+) -> dict | None:
+    """An exact metric's row: NEW/BASE of the two values (no interval: the analysis is deterministic), the verdict
+    of `exact_change`, the before and after in bytes in the note; 'cannot tell' across compilers or backends."""
+    column = EXACT[metric]
+    a, b = _bytes(base_rows, column), _bytes(new_rows, column)
+    if math.isnan(a) and math.isnan(b):
+        return None
+    if math.isnan(a) or math.isnan(b):
+        row = _status_row(f"{CANNOT_TELL} (no {metric} in {'NEW' if math.isnan(b) else 'BASE'})", metric=metric)
+        return {**row, "base_bytes": a, "new_bytes": b}
+    if scope:
+        verdict = f"{CANNOT_TELL} (XLA's analysis is not comparable across {scope})"
+        return {**_status_row(verdict, metric=metric), "base_bytes": a, "new_bytes": b, "n_base": 1, "n_new": 1}
+    ratio = b / a if a > 0 else (1.0 if b == 0 else math.inf)
+    verdict = exact_change(a, b, memory_threshold)
+    return {
+        **_status_row(verdict, bytes_change(metric, a, b) if a != b else "", metric=metric),
+        "base_bytes": a,
+        "new_bytes": b,
+        "ratio": ratio,
+        "ratio_ci_low": ratio,
+        "ratio_ci_high": ratio,
+        "n_base": 1,
+        "n_new": 1,
+    }
+
+
+def measured_row(
+    metric: str,
+    base: Side,
+    base_rows: pd.DataFrame,
+    new: Side,
+    new_rows: pd.DataFrame,
+    threshold: float,
+    alpha: float,
+) -> dict | None:
+    """A measured memory metric's row: the per-process values (processes.csv) judged like a time (no between-run
+    widening: none was measured for memory), `slower` / `faster` worded `more memory` / `less memory`."""
+    a, b = pool_values(base, base_rows, metric), pool_values(new, new_rows, metric)
+    if not a and not b:
+        return None
+    if not (a and b):
+        row = _status_row(f"{CANNOT_TELL} (no {metric} in {'NEW' if a else 'BASE'})", metric=metric)
+        return {**row, "n_base": len(a), "n_new": len(b)}
+    row = metric_row(metric, a, b, threshold, alpha, between_run_sd=0.0)
+    row["verdict"] = {"slower": MORE, "faster": LESS}.get(row["verdict"], row["verdict"])
+    row["base_bytes"], row["new_bytes"] = row.pop("base_s"), row.pop("new_s")
+    if row["verdict"] in (MORE, LESS):
+        row[NOTE] = bytes_change(metric, row["base_bytes"], row["new_bytes"]) + " (medians over processes)"
+    return row
+
+
+def donation_lost(base_rows: pd.DataFrame, new_rows: pd.DataFrame) -> dict | None:
+    """The `donation lost` row: alias bytes above 0 in BASE (XLA reused donated input buffers for outputs), 0 in
+    NEW (it no longer does: the outputs take memory of their own); None otherwise."""
+    a, b = _bytes(base_rows, EXACT["alias_bytes"]), _bytes(new_rows, EXACT["alias_bytes"])
+    if not (a > 0 and b == 0):
+        return None
+    note = (
+        f"donation stopped working: {bytes_change('alias_bytes', a, b)}; the donated buffers are no longer "
+        "reused for outputs"
+    )
+    return {
+        **_status_row(DONATION_LOST, note, metric="alias_bytes"),
+        "base_bytes": a,
+        "new_bytes": b,
+        "ratio": 0.0,
+        "ratio_ci_low": 0.0,
+        "ratio_ci_high": 0.0,
+        "n_base": 1,
+        "n_new": 1,
+    }
+
+
 def _status_row(verdict: str, note: str = "", metric: str = STATUS) -> dict:
     return {
         **dict.fromkeys(COLUMNS, math.nan),
@@ -182,15 +336,19 @@ def _failure(row: dict) -> str:
 def failing(
     table: pd.DataFrame, fail_on: Sequence[str], allow_undetectable: bool = False, allow_missing: bool = False
 ) -> pd.DataFrame:
-    """The rows that fail a CI gate: significantly slower, or cannot tell unless allowed, in fail_on metrics;
-    a broken case always; a missing one unless allowed. ('within host drift' passes: it was asked for.)"""
+    """The rows that fail a CI gate: significantly slower (a memory metric: more memory), or cannot tell unless
+    allowed, in fail_on metrics; a lost donation when fail_on names any memory metric; a broken case always; a
+    missing one unless allowed. ('within host drift' passes: it was asked for.)"""
     if table.empty:
         return table
+    fail_on = [canonical(m) for m in fail_on]
     verdict = table["verdict"].astype(str)
-    bad = verdict == "slower"
+    bad = verdict.isin(["slower", MORE])
     if not allow_undetectable:
         bad |= verdict.str.startswith(CANNOT_TELL)
     bad = (bad & table["metric"].isin(fail_on)) | (verdict == BROKEN)
+    if any(m in MEMORY_METRICS for m in fail_on):
+        bad |= verdict == DONATION_LOST
     if not allow_missing:
         bad |= verdict == MISSING
     return table[bad]

@@ -12,6 +12,7 @@ import pandas as pd
 from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.report.shared.cases import MACHINE, case_columns
+from jitexp.report.shared.memory import MEASURED
 from jitexp.store.folders import RESULTS_CSV, iter_jobs
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
@@ -45,6 +46,7 @@ COLUMNS = [
     "n_base",
     "n_new",
 ]
+BYTES = ["base_bytes", "new_bytes"]  # a memory metric's values (report/shared/memory.py); base_s, new_s are times
 # steady-state rows: the host probe matching the case's work, its NEW/BASE over processes; every row: a note
 HOST_COLUMNS = ["host_probe", "host_ratio", "host_ratio_ci_low", "host_ratio_ci_high"]
 NOTE = "note"
@@ -91,8 +93,8 @@ def load_side(path: str | Path) -> Side:
                     entry["steady"].append(group["per_call_s"].to_numpy(float))
             if not procs.empty:
                 mine = procs[_of(procs, variant, env, mode)]
-                for col in ("first_call", "compile", *PROBE_COLUMNS):
-                    name = col if col in PROBE_COLUMNS else f"{col}_s"
+                for col in ("first_call", "compile", *PROBE_COLUMNS, *MEASURED):
+                    name = col if col in PROBE_COLUMNS or col in MEASURED else f"{col}_s"
                     if name in mine.columns:
                         entry[col] = pd.to_numeric(mine[name], errors="coerce").dropna().tolist()
             values[(str(job.path), variant, env, mode)] = entry

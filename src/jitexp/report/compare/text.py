@@ -8,11 +8,12 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jitexp.analysis.formatting.phrases import verdict_words
-from jitexp.analysis.formatting.values import format_seconds
+from jitexp.analysis.formatting.values import format_bytes, format_seconds
 from jitexp.analysis.stats import ALPHA, CANNOT_TELL, THRESHOLD
 from jitexp.report.compare.gate import BROKEN, MISSING
 from jitexp.report.compare.host_drift import host_moved
-from jitexp.report.compare.runs import COLUMNS, HOST_COLUMNS, NOTE, RATIO, Side, case_groups, new_over_base
+from jitexp.report.compare.runs import BYTES, COLUMNS, HOST_COLUMNS, NOTE, RATIO, Side, case_groups, new_over_base
+from jitexp.report.shared.memory import DONATION_LOST, MORE
 
 WIDTH = 120  # the terminal's lines: the default table, the header and the notes fit (issue 50)
 ALWAYS = ("workload", "mode")  # case columns shown even when every row shares them
@@ -20,7 +21,7 @@ ALWAYS = ("workload", "mode")  # case columns shown even when every row shares t
 
 def case_keys(table: pd.DataFrame) -> list[str]:
     """The table's identity columns (what a case is matched on), in order."""
-    return [c for c in table.columns if c not in (*COLUMNS, *HOST_COLUMNS, NOTE)]
+    return [c for c in table.columns if c not in (*COLUMNS, *BYTES, *HOST_COLUMNS, NOTE)]
 
 
 def split_keys(table: pd.DataFrame, keys: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -42,8 +43,8 @@ def render(
     keys = case_keys(table)
     shown = keys if every else split_keys(table, keys)[0]
     view = table[[*shown, "metric"]].copy()
-    view["base"] = table["base_s"].map(format_seconds)
-    view["new"] = table["new_s"].map(format_seconds)
+    view["base"] = _values(table, "base")
+    view["new"] = _values(table, "new")
     view[RATIO] = [new_over_base(*v) for v in zip(table["ratio"], table["ratio_ci_low"], table["ratio_ci_high"])]
     view["p"] = table["p_value"].map(lambda p: f"{p:.3g}" if pd.notna(p) else "-")
     view["verdict"] = [verdict_words(v, p, threshold, alpha) for v, p in zip(table["verdict"], table["p_value"])]
@@ -53,6 +54,14 @@ def render(
             view[NOTE] = notes
         view["processes"] = [f"{_count(a)} / {_count(b)}" for a, b in zip(table["n_base"], table["n_new"])]
     return view
+
+
+def _values(table: pd.DataFrame, side: str) -> list[str]:
+    """A side's value in words: a time (`1.2 ms`), or a memory metric's bytes (`4 MiB`; the exact bytes are in
+    the note and compare.csv)."""
+    times = table[f"{side}_s"]
+    sizes = table[f"{side}_bytes"] if f"{side}_bytes" in table.columns else pd.Series(float("nan"), index=table.index)
+    return [format_seconds(t) if pd.notna(t) or pd.isna(b) else format_bytes(b) for t, b in zip(times, sizes)]
 
 
 def _count(n: object) -> str:
@@ -115,13 +124,24 @@ def gate_notes(table: pd.DataFrame, alpha: float, excuse: bool | str = False) ->
     if len(undecided):
         lines.append(
             f"{len(undecided)} comparison(s) cannot tell: too few processes for a significant result at alpha "
-            f"{alpha} (use timing=default, 6 processes, or raise timing.processes on both runs), or a metric one "
-            "run lacks"
+            f"{alpha} (use timing=default, 6 processes, or raise timing.processes on both runs), a metric one "
+            "run lacks, or XLA's memory analysis across jax versions or backends (not comparable there)"
         )
     broken = (table["verdict"] == BROKEN).sum()
     if broken:
         lines.append(
             f"{broken} case(s) broken: ok in BASE, an error in NEW (see note); this fails whatever --fail-on says"
+        )
+    grew = (table["verdict"] == MORE).sum()
+    if grew:
+        lines.append(
+            f"{grew} memory metric(s) grew (see note: before and after in bytes); this fails when --fail-on names it"
+        )
+    lost = (table["verdict"] == DONATION_LOST).sum()
+    if lost:
+        lines.append(
+            f"{lost} donation(s) lost: alias bytes above 0 in BASE, 0 in NEW (see note); this fails when --fail-on "
+            "names any memory metric"
         )
     missing = (table["verdict"] == MISSING).sum()
     if missing:

@@ -61,6 +61,7 @@ class Session:
     timing: str | None
     allow_changed: bool = False
     excuse_host_drift: str | None = None  # "auto" (the matching probe) or a probe name
+    memory_threshold: tuple[float, float] = (0.0, 0.0)  # an exact memory metric's allowed increase: bytes, fraction
     entries: list[Entry] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     machines: set[str] = field(default_factory=set)
@@ -133,10 +134,18 @@ class Session:
         "cannot tell", unless allowed), on a case that broke, and on a case that changed (unless allowed)."""
         from jitexp.report.compare.gate import BROKEN, MISSING, compare, failing
         from jitexp.report.compare.runs import across_machines, load_side, row_changes
+        from jitexp.report.shared.memory import DONATION_LOST, memory_of
 
         with tempfile.TemporaryDirectory(prefix="jitexp-new-") as scratch:
             new = load_side(saved or measured.save(scratch))
-        table = compare(base, new, threshold=self.threshold, excuse_host_drift=self.excuse_host_drift)
+        table = compare(
+            base,
+            new,
+            threshold=self.threshold,
+            excuse_host_drift=self.excuse_host_drift,
+            memory=memory_of(self.fail_on),
+            memory_threshold=self.memory_threshold,
+        )
         entry.machine = "different machine" if across_machines(base, new) else "same machine"
         self.machines.add(entry.machine)
         changed = changed or (row_changes(base, new) if table.empty or (table["verdict"] == MISSING).any() else [])
@@ -145,7 +154,10 @@ class Session:
                 entry.against = "case changed"
                 pytest.fail(self.changed(test, changed), pytrace=False)
             entry.against = "case changed (allowed): " + "; ".join(changed)
-        judged = table[table["metric"].isin(self.fail_on) | (table["verdict"] == BROKEN)] if len(table) else table
+        kept = (
+            table["metric"].isin(self.fail_on) | table["verdict"].isin([BROKEN, DONATION_LOST]) if len(table) else None
+        )
+        judged = table[kept] if len(table) else table
         if judged.empty:
             entry.against = entry.against or f"nothing to judge in {', '.join(self.fail_on)}"
             return
@@ -163,6 +175,8 @@ class Session:
 
         if row["verdict"] in ("broken", "missing"):
             return f"{row['mode']} {row['verdict']}"
+        if not pd_finite(row.get("base_s")) and pd_finite(row.get("base_bytes")):  # a memory metric: in bytes
+            return f"{row['mode']} {row['metric']} {row['verdict']}" + (f" ({row['note']})" if _text(row) else "")
         return change_phrase(
             f"{row['mode']} {row['metric']}",
             str(self.compare),
@@ -191,6 +205,13 @@ class Session:
 
         if row["verdict"] in ("broken", "missing"):
             return f"jitexp: {test}: {row['mode']} is {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
+        if row["verdict"] in ("more memory", "donation lost"):  # memory (issue 59): the before and after in bytes
+            return (
+                f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']} than the baseline {self.compare!r}: "
+                f"{row['note']}"
+                if row["verdict"] == "more memory"
+                else f"jitexp: {test}: {row['mode']} {row['verdict']} against the baseline {self.compare!r}: {row['note']}"
+            )
         if not pd_finite(row["ratio"]):
             return f"jitexp: {test}: {row['mode']} {row['metric']}: {row['verdict']}; pass --jitexp-allow-undetectable"
         figure, ci = ratio_words(row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"])
@@ -221,6 +242,11 @@ class Session:
         if lines and "different machine" in self.machines:
             lines.append(f"compared with {self.compare!r} from a different machine: read the ratios with care")
         return lines
+
+
+def _text(row: Any) -> str:
+    note = row.get("note")
+    return "" if note is None or (isinstance(note, float) and note != note) else str(note)
 
 
 def deciding(judged: Any, bad: Any) -> Any:
@@ -377,7 +403,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--jitexp-fail-on",
         default=",".join(CHANGE_METRICS),
         metavar="METRICS",
-        help=f"metrics whose slowdown fails a test (default {','.join(CHANGE_METRICS)})",
+        help=f"metrics whose slowdown fails a test (default {','.join(CHANGE_METRICS)}); memory metrics too "
+        "(temp_bytes, peak_memory_bytes, ..., device_peak_bytes, peak_rss_growth_bytes: jitexp-compare's)",
+    )
+    group.addoption(
+        "--jitexp-memory-threshold",
+        default="0",
+        metavar="BYTES_OR_PERCENT",
+        help="the largest increase of XLA's memory analysis that passes: bytes (4096, 1MiB) or a percentage (2%%); "
+        "default 0",
     )
     group.addoption(
         "--jitexp-threshold",
@@ -416,10 +450,17 @@ _STATE = pytest.StashKey[Session]()
 
 def pytest_configure(config: pytest.Config) -> None:
     option = config.getoption
-    fail_on = tuple(m.strip() for m in str(option("--jitexp-fail-on")).split(",") if m.strip())
-    bad = [m for m in fail_on if m not in CHANGE_METRICS]
+    from jitexp.report.shared.memory import MEMORY_METRICS, metric_names, parse_threshold
+
+    fail_on = tuple(metric_names(str(option("--jitexp-fail-on"))))
+    valid = (*CHANGE_METRICS, *MEMORY_METRICS)
+    bad = [m for m in fail_on if m not in valid]
     if bad:
-        raise pytest.UsageError(f"--jitexp-fail-on={bad[0]!r} is invalid; valid choices: {', '.join(CHANGE_METRICS)}")
+        raise pytest.UsageError(f"--jitexp-fail-on={bad[0]!r} is invalid; valid choices: {', '.join(valid)}")
+    try:
+        memory_threshold = parse_threshold(str(option("--jitexp-memory-threshold")))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--jitexp-memory-threshold={exc}") from None
     threshold = float(option("--jitexp-threshold"))
     if not 0 < threshold < 1:
         raise pytest.UsageError(f"--jitexp-threshold={threshold} is invalid; a fraction in (0, 1), e.g. 0.05")
@@ -452,6 +493,7 @@ def pytest_configure(config: pytest.Config) -> None:
         timing=timing,
         allow_changed=bool(option("--jitexp-allow-changed")),
         excuse_host_drift=excuse,
+        memory_threshold=memory_threshold,
     )
 
 

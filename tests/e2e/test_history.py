@@ -43,7 +43,7 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
     # first call, compile and trace are one sample per run here (isolate=none is one process: no CI), so a
     # change in the other test worker's load can shift them for good mid-history (CI did, once); steady
     # (many samples, a CI) and peak memory (exact) step at commit 5 alone.
-    measured = steps[steps["metric"].isin(["steady", "peak_memory"])]
+    measured = steps[steps["metric"].isin(["steady", "peak_memory_bytes", "temp_bytes"])]
     assert (measured["commit_after"] == commits[4]).all(), (steps[["metric", "commit_after", "ratio"]], seen)
     assert "between " + commits[3][:8] + ".." + commits[4][:8] + ' "commit 5"' in history.stdout
 

@@ -245,14 +245,16 @@ def test_history_commands_run_verbatim(tmp_path):
         ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "3 runs, 2 cases, 5 metrics, on 1 machine; 0 steps: history/history.csv" in proc.stdout  # eager, jit
+    assert (
+        "3 runs, 2 cases, 7 metrics, on 1 machine; 0 steps: history/history.csv" in proc.stdout
+    )  # eager, jit; memory (issue 59)
     tidy = pd.read_csv(tmp_path / "history" / "history.csv")
     assert sorted(tidy["run"].unique()) == ["runs/1", "runs/2", "runs/3"] and sorted(tidy["order"].unique()) == [
         0,
         1,
         2,
     ]
-    assert set(tidy["metric"]) == {"steady", "first_call", "compile", "trace", "peak_memory"}
+    assert set(tidy["metric"]) >= {"steady", "first_call", "compile", "trace", "peak_memory_bytes", "temp_bytes"}
     # one commit for all (the built-in's repository with an editable install; none from site-packages in a temp dir)
     assert tidy["code_commit"].nunique(dropna=False) == 1
     summary = (tmp_path / "summary.md").read_text()

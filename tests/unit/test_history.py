@@ -134,7 +134,8 @@ def test_the_progress_line_shows_only_past_two_seconds(capsys, monkeypatch):
     [
         (
             ["--fail-on", "steady,speed"],
-            "--fail-on='speed' is invalid; valid choices: steady, first_call, compile, trace, peak_memory",
+            "--fail-on='speed' is invalid; valid choices: steady, first_call, compile, trace, peak_memory_bytes, "
+            "temp_bytes, device_peak_bytes, peak_rss_growth_bytes",
         ),
         (["--threshold", "1.5"], "--threshold=1.5 is invalid; must lie in [0, 1)"),
     ],

@@ -144,3 +144,105 @@ def test_an_unknown_metric_or_threshold_is_one_line(tmp_path, capsys):
     )
     assert main([str(base), str(base), "--memory-threshold", "lots"]) == 2
     assert "no memory threshold" in capsys.readouterr().err
+
+
+def plugin_session(tmp_path: Path, fail_on: tuple[str, ...], memory_threshold: str = "0"):
+    from jitexp.pytest_plugin import Session
+
+    return Session(
+        root=tmp_path / ".jitexp",
+        save=None,
+        compare="main",
+        fail_on=fail_on,
+        threshold=0.05,
+        allow_undetectable=False,
+        disable=False,
+        timing=None,
+        memory_threshold=parse_threshold(memory_threshold),
+    )
+
+
+def test_the_pytest_gate_fails_a_test_whose_temporaries_grew(tmp_path):
+    """The plugin's check against a saved baseline (Session.check, as a test's jitexp_measure calls it): with
+    --jitexp-fail-on=temp_bytes a test whose temporaries grew by 1 MiB fails, its line naming the bytes; the same
+    case unchanged passes, and so does the grown one under a time-only gate."""
+    from jitexp.pytest_plugin import Entry
+    from jitexp.report.compare.runs import load_side
+
+    base = load_side(run(tmp_path / "base", 1))
+    grown, same = run(tmp_path / "grown", 2, temp_size_bytes=5 * MIB), run(tmp_path / "same", 3)
+    gate = plugin_session(tmp_path, ("steady", "temp_bytes"))
+    with pytest.raises(pytest.fail.Exception) as failed:
+        gate.check("test_step", None, base, grown, Entry("test_step", ""), [])  # type: ignore[arg-type]
+    assert str(failed.value) == (
+        "jitexp: test_step: jit temp_bytes: more memory than the baseline 'main': "
+        "temp_bytes 4,194,304 -> 5,242,880 bytes (+1,048,576, +25%)"
+    )
+    entry = Entry("test_step", "")
+    gate.check("test_step", None, base, same, entry, [])  # type: ignore[arg-type]
+    plugin_session(tmp_path, ("steady",)).check("test_step", None, base, grown, Entry("t", ""), [])  # type: ignore[arg-type]
+    plugin_session(tmp_path, ("temp_bytes",), "1MiB").check("t", None, base, grown, Entry("t", ""), [])  # type: ignore[arg-type]
+    lost = run(tmp_path / "lost", 4, alias_size_bytes=0)
+    with pytest.raises(pytest.fail.Exception, match="jit donation lost against the baseline 'main': donation stopped"):
+        gate.check("test_step", None, base, lost, Entry("test_step", ""), [])  # type: ignore[arg-type]
+
+
+def memory_history(root: Path, temps: list[int], jax: list[str] | None = None) -> None:
+    """One run per commit c1..cN of a matmul jit case whose temporaries are `temps` bytes (and the steady state the
+    same 1 ms throughout, so only memory can step)."""
+    from tests.helpers import history_run
+
+    for i, temp in enumerate(temps, start=1):
+        when = (f"2026-01-{i:02d}T10:00:00+00:00", f"2026-02-{i:02d}T10:00:00")
+        version = {"jax_version": jax[i - 1]} if jax else {}
+        history_run(root, f"r{i:02d}", f"c{i}", *when, 1e-3, temp_size_bytes=temp, **version)
+
+
+def test_history_finds_a_memory_step_at_the_commit_that_made_it(tmp_path, capsys):
+    """temp_bytes 4 MiB for c1..c6, 5 MiB from c7: one exact step between c6 and c7, established from its first run
+    (the analysis is deterministic), failing --fail-on-step on temp_bytes (or its column's name); none in steady."""
+    from jitexp.report.history import cli as history_cli
+
+    memory_history(tmp_path / "runs", [4 * MIB] * 6 + [5 * MIB] * 6)
+    out = tmp_path / "history"
+    args = [str(tmp_path / "runs" / "r*"), "--out", str(out)]
+    assert history_cli.main([*args, "--fail-on-step", "--fail-on", "temp_bytes"]) == 1  # the newest runs: on it
+    steps = pd.read_csv(out / "steps.csv")
+    step = steps[steps["metric"] == "temp_bytes"]
+    assert len(step) == 1 and set(steps["metric"]) == {"temp_bytes"}
+    row = step.iloc[0]
+    assert (row["commit_before"], row["commit_after"], row["ratio"], row["ci_low"], row["ci_high"]) == (
+        "c6",
+        "c7",
+        1.25,
+        1.25,
+        1.25,
+    )
+    assert row["direction"] == "more" and bool(row["established"])
+    assert row["evidence"] == "exact: 4,194,304 -> 5,242,880 bytes (XLA's analysis)"
+    assert "temp_bytes: 1.25x the memory (95% CI 1.25x-1.25x), between c6..c7" in capsys.readouterr().out
+    assert history_cli.main([*args, "--fail-on-step"]) == 0  # the default gate: times only
+    # a step in the newest run is established at once and fails the gate: no second run needed to rule out noise
+    memory_history(tmp_path / "newest", [4 * MIB] * 5 + [5 * MIB])
+    newest = [str(tmp_path / "newest" / "r*"), "--out", str(tmp_path / "h2"), "--fail-on-step"]
+    assert history_cli.main([*newest, "--fail-on", "temp_size_bytes"]) == 1
+    assert history_cli.main([*newest, "--fail-on", "steady"]) == 0
+
+
+def test_a_memory_change_with_the_jax_version_is_not_a_step(tmp_path):
+    from jitexp.report.history import cli as history_cli
+
+    memory_history(tmp_path / "runs", [4 * MIB] * 4 + [5 * MIB] * 2, jax=["0.10.2"] * 4 + ["0.10.3"] * 2)
+    out = tmp_path / "history"
+    assert (
+        history_cli.main(
+            [str(tmp_path / "runs" / "r*"), "--out", str(out), "--fail-on-step", "--fail-on", "temp_bytes"]
+        )
+        == 0
+    )
+    row = pd.read_csv(out / "steps.csv").set_index("metric").loc["temp_bytes"]
+    assert not row["established"]
+    assert row["evidence"] == (
+        "4,194,304 -> 5,242,880 bytes across jax 0.10.2 -> 0.10.3: XLA's analysis is not comparable there "
+        "(not established)"
+    )

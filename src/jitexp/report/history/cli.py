@@ -29,6 +29,7 @@ from jitexp.report.history.timeline import (
     step_change,
     steps_table,
 )
+from jitexp.report.shared.memory import MEMORY_METRICS, metric_names
 from jitexp.store.csvio import write_csv
 from jitexp.store.owned import NotOurs, record, refuse_foreign
 
@@ -160,7 +161,7 @@ def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
         maybe = found[~found["established"].astype(bool)] if "established" in found.columns else found.iloc[:0]
         found = found.drop(maybe.index)
         last = found.iloc[-1] if len(found) else None
-        show = format_bytes if metric == "peak_memory" else format_seconds
+        show = format_bytes if metric in MEMORY_METRICS else format_seconds
         if last is not None and bool(last["newest"]):
             before = runs.iloc[
                 len(runs) - int(last["n_after"]) - int(last["n_before"]) : len(runs) - int(last["n_after"])
@@ -172,19 +173,21 @@ def markdown(tidy: pd.DataFrame, steps: pd.DataFrame) -> str:
                 start = int(runs["run"].tolist().index(last["first_after"]))
             before = runs.iloc[start:-1]
             flag = f"possible, needs more runs: {step_change(maybe.iloc[-1])}" if len(maybe) else ""
-        level = float(np.exp(np.log(before["value"].to_numpy(float)).mean()))
+        known = before["value"].to_numpy(float)
+        # the geometric mean; a memory metric can be 0 bytes (no temporaries), where the median says the level
+        level = float(np.exp(np.log(known).mean())) if (known > 0).all() else float(np.median(known))
         value = float(runs["value"].iloc[-1])
         commits = f"{short_commit(before['code_commit'].iloc[0])}..{short_commit(before['code_commit'].iloc[-1])}"
         lines.append(
             f"| {case} | {metric} | {show(value)} | {show(level)} ({len(before)} runs, {commits}) | "
-            f"{value / level:.3g}x | {flag} |"
+            f"{f'{value / level:.3g}x' if level > 0 else '-'} | {flag} |"
         )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    fail_on = [m.strip() for m in args.fail_on.split(",") if m.strip()]
+    fail_on = metric_names(args.fail_on)  # a column's name (temp_size_bytes) or history's old peak_memory too
     unknown = [m for m in fail_on if m not in METRICS]
     what = (
         f"--fail-on={unknown[0]!r} is invalid; valid choices: {', '.join(METRICS)}"

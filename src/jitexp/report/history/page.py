@@ -13,6 +13,7 @@ import pandas as pd
 
 from jitexp.analysis.formatting.values import format_bytes, format_seconds
 from jitexp.report.history.timeline import commit_range, counted, short_commit, step_change
+from jitexp.report.shared.memory import MEMORY_METRICS
 from jitexp.store.csvio import write_atomic
 
 PAGE = "index.html"
@@ -69,7 +70,7 @@ def _steps_table(steps: pd.DataFrame) -> str:
 def _timeline(runs: pd.DataFrame, steps: pd.DataFrame, metric: str) -> dict:
     """One case and metric over the runs as a plotly figure: a trace per machine line, CI bars, steps (dashed)
     and changes of machine (dotted) drawn."""
-    show = format_bytes if metric == "peak_memory" else format_seconds
+    show = format_bytes if metric in MEMORY_METRICS else format_seconds
     data = []
     for line, mine in runs.groupby("line", sort=True):
         hover = [
@@ -113,7 +114,7 @@ def _timeline(runs: pd.DataFrame, steps: pd.DataFrame, metric: str) -> dict:
         "height": 320,
         "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
         "yaxis": {
-            "title": {"text": f"{metric} ({'bytes' if metric == 'peak_memory' else 's'})"},
+            "title": {"text": f"{metric} ({'bytes' if metric in MEMORY_METRICS else 's'})"},
             "rangemode": "tozero",
         },
         "xaxis": {

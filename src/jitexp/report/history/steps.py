@@ -124,6 +124,23 @@ def find_steps(
     return found
 
 
+def exact_steps(values: Sequence[float], versions: Sequence[str] | None = None) -> list[Step]:
+    """The steps of a deterministic metric (XLA's memory analysis: one program, one compiler, one value): every
+    change of value is a step at the run that made it, its ratio exact (no interval), established at once, since
+    no noise needs more runs to rule out; except where the jax version changed at the same place (`versions`, one
+    per run), where the analysis is not comparable and the step is never established."""
+    v = np.asarray(values, dtype=float)
+    changes = [i for i in range(1, v.size) if v[i] != v[i - 1]]
+    bounds = [0, *changes, v.size]
+    found = []
+    for k, i in enumerate(changes):
+        n_before, n_after = i - bounds[k], bounds[k + 2] - i
+        ratio = float(v[i] / v[i - 1]) if v[i - 1] > 0 else math.inf
+        same = versions is None or versions[i] == versions[i - 1]
+        found.append(Step(i - 1, i, ratio, ratio, ratio, n_before, n_after, established=same, runs_beyond=n_after))
+    return found
+
+
 def _line(
     values: Sequence[float], low: Sequence | None, high: Sequence | None, processes: Processes | None
 ) -> _Line | None:

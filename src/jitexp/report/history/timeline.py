@@ -19,8 +19,9 @@ import pandas as pd
 
 from jitexp.analysis.formatting.phrases import ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
-from jitexp.report.history.steps import Processes, Step, find_steps
+from jitexp.report.history.steps import Processes, Step, exact_steps, find_steps
 from jitexp.report.shared.cases import MACHINE, case_columns
+from jitexp.report.shared.memory import EXACT, MEASURED, MEMORY_METRICS, canonical
 from jitexp.store.csvio import read_text
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
@@ -30,11 +31,22 @@ METRICS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "first_call": ("first_call_s", ("first_call_ci95_low_s", "first_call_ci95_high_s")),
     "compile": ("compile_s", None),
     "trace": ("trace_s", None),
-    "peak_memory": ("peak_memory_bytes", None),
+    # memory (issue 59, report/shared/memory.py): XLA's analysis, exact (a step is any change, at the run that made
+    # it); the measured ones with their CI over processes, judged like a time
+    "peak_memory_bytes": ("peak_memory_bytes", None),
+    "temp_bytes": ("temp_size_bytes", None),
+    "device_peak_bytes": ("device_peak_bytes", None),
+    "peak_rss_growth_bytes": ("peak_rss_growth_bytes", None),
 }
 # what the step test reads of each run's processes (history/steps.py): per metric, the processes.csv column, and
 # per run its processes' count, mean and sd of log values, smallest and largest value
-PROCESS_COLUMNS = {"steady": "median_s", "first_call": "first_call_s", "compile": "compile_s", "trace": "trace_s"}
+PROCESS_COLUMNS = {
+    "steady": "median_s",
+    "first_call": "first_call_s",
+    "compile": "compile_s",
+    "trace": "trace_s",
+    **{metric: column for metric, column in MEASURED.items()},
+}
 PROCESS_SUMMARY = ["proc_n", "proc_log_mean", "proc_log_sd", "proc_low", "proc_high"]
 RUN_COLUMNS = ["run", "code_commit", "code_commit_date", "code_subject", "code_dirty", "jax_version", "timestamp"]
 HISTORY_COLUMNS = [
@@ -155,7 +167,7 @@ def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.
         procs = procs[procs["replaced"] != "True"]
     keys = [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
     found: dict[tuple[str, str], pd.Series] = {}
-    for column in ("compile_s", "trace_s"):
+    for column in ("compile_s", "trace_s", *MEASURED.values()):
         if column not in procs.columns or not keys:
             continue
         cis = {}
@@ -254,14 +266,17 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
         procs = None
         if all(c in runs.columns for c in PROCESS_SUMMARY):
             procs = Processes(*(runs[c].to_numpy(float) for c in PROCESS_SUMMARY))
-        found = find_steps(
-            runs["value"].to_numpy(float),
-            runs["ci_low"].tolist(),
-            runs["ci_high"].tolist(),
-            processes=procs,
-            threshold=threshold,
-            possible=True,
-        )
+        if metric in EXACT:  # deterministic: a step is any change, exact, at the run that made it
+            found = exact_steps(runs["value"].to_numpy(float), runs["jax_version"].fillna("").astype(str).tolist())
+        else:
+            found = find_steps(
+                runs["value"].to_numpy(float),
+                runs["ci_low"].tolist(),
+                runs["ci_high"].tolist(),
+                processes=procs,
+                threshold=threshold,
+                possible=True,
+            )
         last = max((i for i, step in enumerate(found) if step.established), default=-1)
         for i, step in enumerate(found):
             before, after = runs.iloc[step.before], runs.iloc[step.after]
@@ -271,7 +286,9 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
                     "metric": metric,
                     "line": line,
                     "machine": after["machine"],
-                    "direction": step.direction if metric != "peak_memory" else ("more" if step.ratio > 1 else "less"),
+                    "direction": step.direction
+                    if metric not in MEMORY_METRICS
+                    else ("more" if step.ratio > 1 else "less"),
                     "ratio": step.ratio,
                     "ci_low": step.ci_low,
                     "ci_high": step.ci_high,
@@ -286,16 +303,26 @@ def steps_table(tidy: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFram
                     "n_after": step.n_after,
                     "newest": (i == last or not step.established) and step.after + step.n_after == len(runs),
                     "established": step.established,
-                    "evidence": evidence(step, metric),
+                    "evidence": evidence(step, metric, runs),
                 }
             )
     return pd.DataFrame(out, columns=STEP_COLUMNS)
 
 
-def evidence(step: Step, metric: str) -> str:
+def evidence(step: Step, metric: str, runs: pd.DataFrame | None = None) -> str:
     """The step's evidence in words: `all 36 processes after it slower than all 36 before it`, else `3 of 3 runs
-    after it slower than every run before it` (for memory: `higher`, `lower`)."""
-    word = ("higher" if step.ratio > 1 else "lower") if metric == "peak_memory" else step.direction
+    after it slower than every run before it` (for memory: `higher`, `lower`); for XLA's analysis the exact bytes
+    (`exact: 4,194,304 -> 5,242,880 bytes (XLA's analysis)`), or that it is not comparable across jax versions."""
+    word = ("higher" if step.ratio > 1 else "lower") if metric in MEMORY_METRICS else step.direction
+    if metric in EXACT and runs is not None:
+        before, after = runs.iloc[step.before], runs.iloc[step.after]
+        exact = f"{before['value']:,.0f} -> {after['value']:,.0f} bytes"
+        if before["jax_version"] != after["jax_version"]:
+            return (
+                f"{exact} across jax {before['jax_version']} -> {after['jax_version']}: XLA's analysis is not "
+                "comparable there (not established)"
+            )
+        return f"exact: {exact} (XLA's analysis)"
     if step.processes_apart:
         return f"all {step.processes_after} processes after it {word} than all {step.processes_before} before it"
     return f"{step.runs_beyond} of {counted(step.n_after, 'run')} after it {word} than every run before it"
@@ -305,12 +332,13 @@ def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str], possible: bool = 
     """The steps --fail-on-step fails on: up (slower, or more memory), in a --fail-on metric, the newest runs'
     level, established (or also possible, with `possible`: --fail-on-possible)."""
     sure = steps["established"].astype(bool) if not possible else pd.Series(True, index=steps.index)
-    return steps[sure & steps["newest"].astype(bool) & (steps["ratio"] > 1) & steps["metric"].isin(list(fail_on))]
+    fail_on = [canonical(m) for m in fail_on]
+    return steps[sure & steps["newest"].astype(bool) & (steps["ratio"] > 1) & steps["metric"].isin(fail_on)]
 
 
 def step_change(step: pd.Series) -> str:
     """`1.5x slower (95% CI 1.41x-1.6x)`, or for memory `1.5x the memory (95% CI ...)`."""
-    if step["metric"] == "peak_memory":
+    if step["metric"] in MEMORY_METRICS:
         return f"{step['ratio']:.3g}x the memory (95% CI {step['ci_low']:.3g}x-{step['ci_high']:.3g}x)"
     return ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
 

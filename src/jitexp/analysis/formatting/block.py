@@ -30,6 +30,7 @@ from jitexp.analysis.formatting.values import (
     format_bytes,
     format_seconds,
     is_missing,
+    is_positive,
     is_true,
     short_name,
 )
@@ -184,12 +185,9 @@ def memory_text(row: Mapping) -> str:
     parts = [f"temporaries {format_bytes(temp)}", f"XLA peak {format_bytes(peak)}"]
     if not is_missing(row.get("device_peak_bytes")):
         parts.append(f"allocator peak {format_bytes(row['device_peak_bytes'])}")
-    alias = row.get("alias_size_bytes")
-    donated = cell_text(row.get("donate_argnums")) not in ("", "[]") or cell_text(row.get("donate_argnames")) not in (
-        "",
-        "[]",
-    )
-    if not is_missing(alias) and float(alias) > 0:
+    alias: Any = row.get("alias_size_bytes")
+    donated = any(cell_text(row.get(key)) not in ("", "[]") for key in ("donate_argnums", "donate_argnames"))
+    if is_positive(alias):
         parts.append(f"donation saves {format_bytes(alias)}")
     elif donated:
         parts.append("donated arguments were not reused")

@@ -86,9 +86,10 @@ def context(preload: list[str]) -> Any:
 def start_server(module: str) -> Any:
     """Start the forkserver now, preloading `module` (its `import jax`, ~0.5 s, begins at once): for the preflight's
     Child, and before the first `launch`. Idempotent; returns the context (see `context`)."""
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, resource_tracker
 
     ctx = context([module])
+    resource_tracker.ensure_running()  # first: its spawn unblocks SIGINT, which would open _ctrl_c_ignored's window
     with _main_left_alone(), _ctrl_c_ignored():
         forkserver.ensure_running()
     return ctx
@@ -99,17 +100,21 @@ def _ctrl_c_ignored() -> Iterator[None]:
     """SIGINT ignored while the forkserver is spawned, so that it starts with it ignored: a terminal's Ctrl-C
     reaches every process of its group, and the server ignores it only once its preload (`import jax`, ~0.5 s) is
     done; before, it printed a KeyboardInterrupt traceback of its own beside the driver's one line. Its workers keep
-    it ignored (each in a process group of its own, killed by the driver). Only the main thread may set it."""
+    it ignored (each in a process group of its own, killed by the driver). Blocked too meanwhile, so that a Ctrl-C in
+    this window stays pending for the driver (Linux never discards a blocked signal) and reaches it as soon as the
+    server is spawned. Only the main thread may set it."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C meanwhile is a KeyboardInterrupt now
 
 
 def stop_server() -> None:

@@ -14,6 +14,9 @@ The rules, in order (docs/measurement.md has the reasoning):
   most BIG_KERNEL_OPS ops or the work runs at COMPUTE_INTENSITY flops per byte or more: the time
   is in kernels eager runs as well. A row jit made clearly faster is never labelled so: its gain
   came from somewhere, and the rules below name where.
+  Where the compiled mode runs more than BIG_KERNEL_OPS kernels and more than eager dispatched ops (eager's ops
+  run several kernels each: a nested jit, a lax loop), the same rule reads `same kernels either way`: "one big
+  kernel" beside "1 eager op, 4 kernels" would contradict its own counts (issue 57).
 - fusion-bound: fusion cuts the memory traffic from eager_bytes to bytes_accessed by
   FUSION_TRAFFIC times or more.
 - mixed: none of these dominates.
@@ -55,6 +58,7 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
     gain = min(speedup, low) if not math.isnan(low) else speedup  # the gain the measurement can vouch for
     traffic = eager_bytes / fused_bytes if fused_bytes > 0 else math.nan
     kernels_s = own_s * max(traffic, 1.0) if not math.isnan(traffic) else math.nan  # unknown: no Python rule
+    small = gain <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY)
     runs = f"{row['mode']} runs {_count(kernels, 'kernel')} in {format_seconds(own_s)}"
     if share >= DISPATCH_SHARE:
         label = "dispatch-bound"
@@ -76,7 +80,14 @@ def explain(eager: Mapping[str, Any], row: Mapping[str, Any]) -> dict:
             detail += (
                 f"; eager compiled {compiles:.0f} times while timed (a lax loop's body traced and compiled per call)"
             )
-    elif gain <= SMALL_GAIN and (ops <= BIG_KERNEL_OPS or intensity >= COMPUTE_INTENSITY):
+    elif small and kernels > max(ops, BIG_KERNEL_OPS):
+        label = "same kernels either way"  # not "one big kernel" beside "1 eager op, 4 kernels" (issue 57)
+        detail = (
+            f"eager's {_count(ops, 'op')} run{'s' if ops == 1 else ''} {row['mode']}'s {_count(kernels, 'kernel')} "
+            f"too (a nested jit, a lax loop, a primitive XLA splits): the time is in those kernels; dispatch is "
+            f"{share:.0%} of eager's {format_seconds(eager_s)}{overlap}, and {row['mode']} gains {speedup:.2f}x"
+        )
+    elif small:
         label = "one big kernel either way"
         detail = (
             f"{_flops(flops)} at {intensity:.0f} flops/byte: the time is in kernels eager runs too "

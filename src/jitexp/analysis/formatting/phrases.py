@@ -128,9 +128,21 @@ def ratio_words(time_ratio: Any, lo: Any = None, hi: Any = None) -> tuple[str, s
     the figure rounds to 1x; the CI ``-`` when it is missing."""
     n, word, low, high = oriented(time_ratio, lo, hi)
     figure = "as fast" if three_digits(n) == "1" else f"{three_digits(n)}x {word}"
-    bound = lambda v: "inf" if math.isinf(v) else f"{three_digits(v)}x"  # noqa: E731
+    bound = lambda v: "inf" if math.isinf(v) else f"{bound_digits(v)}x"  # noqa: E731
     ci = "-" if math.isnan(low) or math.isnan(high) else f"{bound(low)}-{bound(high)}"
     return figure, ci
+
+
+def bound_digits(value: float) -> str:
+    """A CI bound as three_digits writes it, with more digits where that reads ``1`` and the bound is not 1: an
+    interval beside a verdict "faster" must not seem to touch 1 (issue 57: "1x-1.03x faster"); 1.0004 reads
+    ``1.0004``, 0.99996 ``0.99996``, 1 exactly ``1``."""
+    text = three_digits(value)
+    digits = 3
+    while text == "1" and value != 1 and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def compared(label: str, figure: str, other: str) -> str:

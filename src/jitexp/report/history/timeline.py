@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jitexp.analysis.formatting.phrases import ratio_cell
+from jitexp.analysis.formatting.phrases import bound_digits, ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.history.steps import Processes, Step, exact_steps, find_steps
 from jitexp.report.shared.cases import MACHINE, case_columns
@@ -339,7 +339,8 @@ def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str], possible: bool = 
 def step_change(step: pd.Series) -> str:
     """`1.5x slower (95% CI 1.41x-1.6x)`, or for memory `1.5x the memory (95% CI ...)`."""
     if step["metric"] in MEMORY_METRICS:
-        return f"{step['ratio']:.3g}x the memory (95% CI {step['ci_low']:.3g}x-{step['ci_high']:.3g}x)"
+        low, high = bound_digits(float(step["ci_low"])), bound_digits(float(step["ci_high"]))
+        return f"{step['ratio']:.3g}x the memory (95% CI {low}x-{high}x)"
     return ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
 
 

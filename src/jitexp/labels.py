@@ -2,7 +2,8 @@
 
 Rows say how their arguments were built in the `inputs` column: `size` (the workload's `args`, or a
 setup function that takes `size`), `setup` (a setup function without a `size` parameter: its params,
-already in the label, say what it built) or `given` (jitexp.measure's argument values: `input_shapes`
+already in the label, say what it built), `fixed` (args specs that do not refer to `${size}`: their shapes label
+them, and the row's `size` is empty) or `given` (jitexp.measure's argument values: `input_shapes`
 says them in short, e.g. `f32[128,32] f32[128,1] +params`). A row without the column (an older run)
 is labelled by size, as before. Nothing here imports JAX, nor any other jitexp module (errors, formatting,
 rows, tables, plots, api and the worker import it).
@@ -16,17 +17,18 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-SIZE, SETUP, GIVEN = "size", "setup", "given"  # the values of the `inputs` column
+SIZE, SETUP, GIVEN, FIXED = "size", "setup", "given", "fixed"  # the values of the `inputs` column
 MEASURED_SETUP = "jitexp.worker.payload.unpack"  # the workload.setup of jitexp.measure's jobs (api.SETUP_LABEL)
 MAX_SHAPES = 3  # array shapes an input_shapes label spells out; the rest are counted
 
 
-def inputs_kind(setup: str | None, reported: str | None = None) -> str:
-    """The `inputs` value of a job whose `workload.setup` is `setup` (None: the args specs, built from size).
-    For a setup function, `reported` is what the worker found (`setup_kind` of the function it imported): the
-    driver never imports the user's module. Unknown (the worker failed before importing it): the size, as before."""
+def inputs_kind(setup: str | None, reported: str | None = None, size_built: bool = True) -> str:
+    """The `inputs` value of a job whose `workload.setup` is `setup` (None: the args specs, built from size, or
+    FIXED where `size_built` is false: no spec refers to ${size}, see size_reaches). For a setup function,
+    `reported` is what the worker found (`setup_kind` of the function it imported): the driver never imports the
+    user's module. Unknown (the worker failed before importing it): the size, as before."""
     if setup is None:
-        return SIZE
+        return SIZE if size_built else FIXED
     if setup == MEASURED_SETUP:
         return GIVEN
     return reported or SIZE
@@ -40,12 +42,50 @@ def setup_kind(setup: Callable) -> str:
         return SIZE
 
 
-def inputs_columns(setup: str | None, reported: str | None = None, shapes: str | None = None) -> dict[str, str | None]:
-    """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup and the
-    worker's `reported` setup_kind) and what they were: `shapes`, shapes_label of the arguments the worker built
-    (None where no worker built them: every process failed before); jitexp.measure labels its own rows the same
-    way from the arguments it was given (api.given_inputs)."""
-    return {"inputs": inputs_kind(setup, reported), "input_shapes": shapes or None}
+def inputs_columns(
+    setup: str | None, reported: str | None = None, shapes: str | None = None, size_built: bool = True
+) -> dict[str, str | None]:
+    """The row columns saying how a job's inputs were built (rows.identity_row's, from workload.setup, the
+    worker's `reported` setup_kind and whether size reached the args specs) and what they were: `shapes`,
+    shapes_label of the arguments the worker built (None where no worker built them: every process failed before);
+    jitexp.measure labels its own rows the same way from the arguments it was given (api.given_inputs)."""
+    return {"inputs": inputs_kind(setup, reported, size_built), "input_shapes": shapes or None}
+
+
+SIZE_BUILT = "_size_built"  # config.to_config's attribute on an ExperimentConfig: size_reaches of its workload
+
+
+def size_built(cfg: Any) -> bool:
+    """Whether size built a job's inputs (config.to_config says so on the config; a config made otherwise, a
+    variant's or a test's, is taken to, as before)."""
+    return bool(getattr(cfg, SIZE_BUILT, True))
+
+
+_REFERENCE = re.compile(r"\$\{([^{}$]*)")  # an interpolation's body up to a nested one: `mul:` of ${mul:${size},2}
+
+
+def size_reaches(workload: Mapping[str, Any]) -> bool:
+    """Whether `${size}` reaches a workload's arguments: its `args` or `kwargs`, unresolved (OmegaConf's container
+    with resolve=False), refer to size, directly or through a param whose own value does
+    (`+workload.params.n=${size}` with `shape: [${workload.params.n}]`). A workload with a setup: True (the setup
+    is called with size; setup_kind says whether it takes it). Where it does not, the default size labels nothing
+    (issue 57: a fixed `shape: [4096]` read `size=1000`)."""
+    if workload.get("setup") is not None:
+        return True
+    params = workload.get("params") or {}
+
+    def refers(node: Any, seen: frozenset[str]) -> bool:
+        for body in _REFERENCE.findall(str(node)):
+            for token in re.findall(r"[\w.]+", body):
+                if token.lstrip(".") == "size":
+                    return True
+                if token.startswith("workload.params."):
+                    name = token[len("workload.params.") :].split(".")[0]
+                    if name in params and name not in seen and refers(params[name], seen | {name}):
+                        return True
+        return False
+
+    return refers([workload.get("args"), workload.get("kwargs")], frozenset())
 
 
 def short_dtype(dtype: Any) -> str:
@@ -97,8 +137,10 @@ def built_by(row: Mapping[str, Any]) -> str | None:
     kind = kind if isinstance(kind, str) else None  # NaN or pandas' NA from a CSV: not said
     if kind == SETUP:
         return ""
-    if kind == GIVEN and isinstance(shapes, str) and shapes:  # else None, or NaN from a CSV
+    if kind in (GIVEN, FIXED) and isinstance(shapes, str) and shapes:  # else None, or NaN from a CSV
         return shapes
+    if kind == FIXED:  # no arguments at all, or no worker built them: nothing to say, and size did not build them
+        return ""
     return None
 
 

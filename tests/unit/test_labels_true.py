@@ -60,3 +60,66 @@ def test_one_big_kernel_where_the_counts_say_so(ops, kernels):
     out = explain({"median_s": 1.1e-4}, {**ROW, "eager_ops": ops, "xla_kernels": kernels, "arithmetic_intensity": 80})
     assert out["explanation"] == "one big kernel either way"
     assert f"({ops} eager op{'s' if ops > 1 else ''}, {kernels} kernel" in out["explanation_detail"]
+
+
+# ---- size only where size built the inputs -------------------------------------------------------------------------
+
+FIXED = ["workload=custom", "workload.fn=mine.f", "workload.args=[{shape:[4096]},{value:10}]"]
+
+
+@pytest.fixture
+def no_arity(monkeypatch):
+    """The preflight without importing the function (mine.f does not exist): these checks need no import."""
+    from jitexp.engine import preflight
+
+    monkeypatch.setattr(preflight, "check_arity", lambda exp: None)
+
+
+def _rows(argv: list[str]) -> list[dict]:
+    from jitexp.analysis.rows import identity_row
+    from jitexp.engine import preflight
+
+    return [
+        {**identity_row(exp, 0, "", shapes="f32[4096] +y"), "mode": "jit", "status": "ok"}
+        for exp in preflight.check(argv)
+    ]
+
+
+def test_a_fixed_shape_function_has_no_size_on_its_row_nor_in_its_label(no_arity):
+    """The hunt's `workload.args=[{shape:[4096]},{value:10}]`, no size: labelled `size=1000`, results.csv size=1000."""
+    from jitexp.analysis.formatting.answer import case_text
+
+    (row,) = _rows(FIXED)
+    assert row["size"] is None and row["inputs"] == "fixed"
+    assert case_text([row]) == "f f32[4096] +y float32"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["workload.args=[{shape:[${size}]},{value:10}]"],
+        ["+workload.params.n=${size}", "workload.args=[{shape:['${workload.params.n}']}]"],
+    ],
+    ids=["direct", "through-a-param"],
+)
+def test_size_that_reaches_an_argument_labels_it(no_arity, args):
+    (row,) = _rows(["workload=custom", "workload.fn=mine.f", *args, "size=64"])
+    assert row["size"] == 64 and row["inputs"] == "size"
+
+
+@pytest.mark.parametrize(
+    "workload, reaches",
+    [
+        ({"args": [{"shape": [4096]}, {"value": 10}]}, False),
+        ({"args": [{"shape": ["${size}", 3]}]}, True),
+        ({"args": [{"shape": ["${mul:${size},2}"]}]}, True),
+        ({"args": [{"shape": ["${workload.params.n}"]}], "params": {"n": "${size}"}}, True),
+        ({"args": [{"shape": ["${workload.params.size}"]}], "params": {"size": 4}}, False),
+        ({"args": [], "kwargs": {}}, False),
+        ({"args": None, "setup": "m.init"}, True),
+    ],
+)
+def test_size_reaches(workload, reaches):
+    from jitexp.labels import size_reaches
+
+    assert size_reaches(workload) is reaches

@@ -306,7 +306,10 @@ def identity_row(
             cfg.donate_argnums, cfg.mode.compiler_options, cfg.static_argnames, cfg.jit_fn, cfg.mode.donate_argnames
         )
     )
-    row.update(labels.inputs_columns(cfg.workload.setup, setup_kind, shapes))
+    built = labels.size_built(cfg)
+    row.update(labels.inputs_columns(cfg.workload.setup, setup_kind, shapes, built))
+    if not built:  # size built nothing: no size on the row (issue 57)
+        row["size"] = None
     row.update(mesh_columns(cfg))
     return row
 

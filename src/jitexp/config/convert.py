@@ -17,6 +17,7 @@ from jitexp.config.usage import own_dtype
 from jitexp.config.validate import NEEDS, unknown_key, unknown_keys, validate
 from jitexp.config.variants import PROCESS_LEVEL, set_dotted, variant_defaults, variant_overrides
 from jitexp.errors import ConfigError
+from jitexp.labels import SIZE_BUILT, size_reaches
 
 log = logging.getLogger("jitexp")
 
@@ -99,6 +100,9 @@ def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
         raise ConfigError(key, None, message) from None
     exp.sequence = resolve_sequence(node, exp)
     exp.variants = resolve_variants(node, exp, overrides)
+    # whether ${size} reached the arguments, which only the unresolved config says: the rows' size and label follow
+    # it (issue 57). Not a config key: an attribute of this job's config (labels.size_built reads it)
+    exp.__dict__[SIZE_BUILT] = size_reaches(cast(dict, OmegaConf.to_container(node.workload, resolve=False)))
     own = own_dtype(exp)
     if own is not None:  # nothing follows the job's dtype: the rows say the arguments' own (issue 51)
         exp.dtype = own

@@ -15,6 +15,7 @@ from typing import Any
 
 from jitexp.config.schema import DTYPES, ExperimentConfig
 from jitexp.errors import ConfigError
+from jitexp.labels import size_reaches
 
 # JAX transformations that are not a jit: as mode.jit_fn the "jit" row would time them, not a compiled program
 NOT_JIT = tuple(
@@ -151,10 +152,8 @@ def _check_size(exp: ExperimentConfig, task: Mapping[str, Any]) -> None:
     """`size` that reaches no argument (fixed shapes, no setup) would only label the rows."""
     if exp.workload.setup is not None:
         return
-    workload = task.get("workload", {})
-    text = json.dumps({k: v for k, v in workload.items() if k not in ("params", "checks")}, default=str)
-    if "size" in text or not exp.workload.args and not exp.workload.kwargs:
-        return
+    if size_reaches(task.get("workload", {})) or not exp.workload.args and not exp.workload.kwargs:
+        return  # directly or through a param (`+workload.params.n=${size}`, shape [${workload.params.n}])
     raise ConfigError(
         "size",
         exp.size,

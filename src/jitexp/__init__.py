@@ -2,7 +2,8 @@
 
 Python API (mirrors the CLI): `measure(fn, *args, **options) -> Measurement` on a function object,
 `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`, `load_results(dir) -> DataFrame`,
-`speedup_table(df)`, `make_report(dir)`, `compare(base, new)`, `history(runs)`, `bisect(good, bad, command)`;
+`speedup_table(df)`, `make_report(dir)`, `compare(base, new)`, `history(runs)`, `bisect(good, bad, command)`,
+`fit(overrides, key=...) -> FitResult` (the largest value of one key that fits in memory);
 `%load_ext jitexp` for the `%jitexp` IPython magic.
 Importing jitexp does not import JAX, and neither do run() and measure(): JAX runs in their worker
 processes (and in this one with isolate="none"); a user's own module imported to check it may bring it in.
@@ -37,6 +38,8 @@ _LAZY = {
     "compare": "report.compare.gate",
     "history": "report.history.timeline",
     "bisect": "bisection",
+    "fit": "engine.fit",
+    "FitResult": "engine.fit",
     "measure": "api",
     "Measurement": "api",
     "load_ipython_extension": "ipython",
@@ -62,6 +65,8 @@ __all__ = [
     "compare",
     "history",
     "bisect",
+    "fit",
+    "FitResult",
     "measure",
     "Measurement",
     "load_ipython_extension",
@@ -71,6 +76,7 @@ if TYPE_CHECKING:
     from jitexp.api import Measurement, measure
     from jitexp.bisection import bisect
     from jitexp.config import DeviceConfig, ExperimentConfig, ModeConfig, TimingConfig, WorkloadConfig
+    from jitexp.engine.fit import FitResult, fit
     from jitexp.engine.preflight import compose
     from jitexp.engine.runner import run
     from jitexp.ipython import load_ipython_extension

@@ -154,6 +154,20 @@ class TimingConfig:
 
 
 @dataclass
+class FitConfig:
+    """experiment=fit: the largest value of one key whose job compiles and runs in this device's memory."""
+
+    key: Optional[str] = None  # size or workload.params.NAME; null: an ordinary job (the other fit keys unused)
+    start: Optional[int] = None  # the first value probed; null: the key's value in the config
+    max: int = 1048576  # doubling stops here: the largest value probed
+    step: int = 1  # bisection stops when the fitting and the failing value are this close (values its multiples)
+    # the memory limit in bytes: null is the accelerator's own (its allocator's bytes_limit), on a CPU the memory
+    # available when the probe starts (the host's RAM is shared: set it to what the job may take)
+    memory_bytes: Optional[int] = None
+    time: bool = True  # then an ordinary job at the largest value: its rows and time per call
+
+
+@dataclass
 class ExperimentConfig:
     """One job: a workload in a mode at a size/dtype on a device, timed by a policy."""
 
@@ -163,6 +177,7 @@ class ExperimentConfig:
     mesh: MeshConfig = field(default_factory=MeshConfig)
     distributed: DistributedConfig = field(default_factory=DistributedConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
+    fit: FitConfig = field(default_factory=FitConfig)
     size: int = 1000
     dtype: str = "float32"
     seed: int = 0

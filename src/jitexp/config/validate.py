@@ -12,6 +12,7 @@ import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
+from jitexp.config.fit import validate_fit
 from jitexp.config.mesh import is_import_path, validate_mesh
 from jitexp.config.schema import (
     ARG_DTYPES,
@@ -100,6 +101,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
         )
     _choice("isolate", cfg.isolate, ISOLATES)
     _validate_envs(cfg)
+    validate_fit(cfg)
     if cfg.profile and (cfg.envs or cfg.variants):
         raise ConfigError("profile", True, "profiles one version of a job: run it in a job without envs or variants")
     if cfg.compilation_cache_dir is not None:

@@ -20,6 +20,7 @@ from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
 from jitexp.worker.compiles import CompileCounter
+from jitexp.worker.fit import fit_probe
 from jitexp.worker.inputs import Functions, Inputs, check_setup_memory, donor, input_builder, raised_at, variant_cfg
 from jitexp.worker.modes import Carry, ColdCall, cold_call
 from jitexp.worker.profiling import device_time, profile_calls
@@ -300,4 +301,10 @@ def cache_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         )
 
 
-KINDS = {"measure": _measure_modes, "sequence": sequence_calls, "cache": cache_calls, "profile": profile_calls}
+KINDS = {
+    "measure": _measure_modes,
+    "sequence": sequence_calls,
+    "cache": cache_calls,
+    "profile": profile_calls,
+    "fit": fit_probe,  # experiment=fit: compile, XLA's estimate against the limit, one call if within it
+}

@@ -1,0 +1,104 @@
+"""experiment=fit's probe (task kind "fit"): compile the job at one value, read XLA's memory analysis, run it once
+only when that estimate is within the limit; what happened goes back as one record (the driver's fit.csv row).
+
+The estimate is what XLA allocates for the program: arguments + outputs + temporaries - aliased (donated) bytes, or
+XLA's `peak_memory_in_bytes` where that is larger. On the CPU (jax 0.10.2) the peak leaves the temporaries out: an MLP
+training step at batch 62290 read peak 8.39 MB against 70.3 MB of temporaries, so the peak alone would call a job
+that needs 78 MB one of 8 MB (docs/decisions.md, "Issue 59: the largest size that fits").
+
+The inputs are built before (worker.entry, as for every job): an allocator that cannot hold them fails the probe
+there, as out of memory in `inputs`. The limit is fit.memory_bytes, else the accelerator allocator's bytes_limit,
+else (a CPU) the memory available now plus the arguments already built (XLA's peak counts them).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jax
+
+from jitexp.errors import failure_of
+from jitexp.machine import available_memory
+from jitexp.records import ModeResult, Task
+from jitexp.worker import clock, workload
+from jitexp.worker.backend import resolve_device
+from jitexp.worker.channel import enter_phase
+from jitexp.worker.inputs import Inputs
+
+MEMORY_FIELDS = ("argument", "output", "temp", "alias", "generated_code")
+
+
+def fit_probe(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+    """Compile, compare XLA's peak with the limit, run once if within it: out[mode].calls[0] says which."""
+    cfg = task.cfg
+    mode = "jit" if cfg.mode.jit or not cfg.mode.aot else "aot"
+    record: dict[str, Any] = {}
+    call = workload.call_of(w)
+    try:
+        with clock.phase("first_call"):
+            enter_phase("compile")
+            compiled = w.jitted().lower(*w.args, **w.kwargs).compile()
+    except Exception as exc:
+        record["limit_bytes"] = limit_bytes(cfg.fit.memory_bytes, resolve_device(cfg.device), 0)
+        out[mode] = ModeResult(failure_of("compile", exc, call), calls=[record])
+        return
+    record.update(memory_of(compiled))
+    estimate = record.get("estimate_bytes")
+    limit = record["limit_bytes"] = limit_bytes(
+        cfg.fit.memory_bytes, resolve_device(cfg.device), record.get("argument_size_bytes") or 0
+    )
+    if estimate is not None and limit is not None and estimate > limit:
+        record["over_limit"] = True  # not run: the driver's reason `estimate`
+        out[mode] = ModeResult(calls=[record])
+        return
+    try:
+        with clock.phase("first_call"):
+            enter_phase("execute")
+            args, kwargs = w.aot_inputs()
+            started = time.perf_counter()
+            jax.block_until_ready(compiled(*args, **kwargs))
+            record["call_s"] = time.perf_counter() - started
+    except Exception as exc:
+        out[mode] = ModeResult(failure_of("execute", exc, call), calls=[record])
+        return
+    out[mode] = ModeResult(calls=[record])
+
+
+def memory_of(compiled: Any) -> dict[str, Any]:
+    """XLA's memory analysis of a compiled program as fit.csv fields; the peak, where the jaxlib has none, as
+    arguments + outputs + temporaries - aliased (empty where the backend gives no analysis)."""
+    compiled = getattr(compiled, "compiled", compiled) if not hasattr(compiled, "memory_analysis") else compiled
+    try:
+        memory = compiled.memory_analysis()
+    except Exception:
+        return {}
+    if memory is None:
+        return {}
+    row: dict[str, Any] = {
+        f"{name}_size_bytes": getattr(memory, f"{name}_size_in_bytes", None) for name in MEMORY_FIELDS
+    }
+    row["peak_memory_bytes"] = getattr(memory, "peak_memory_in_bytes", None)  # newer jaxlibs only
+    parts = [row["argument_size_bytes"], row["output_size_bytes"], row["temp_size_bytes"]]
+    if all(part is not None for part in parts):
+        allocated = sum(int(part) for part in parts) - int(row["alias_size_bytes"] or 0)
+        row["estimate_bytes"] = max(allocated, row["peak_memory_bytes"] or 0)
+    else:
+        row["estimate_bytes"] = row["peak_memory_bytes"]
+    return {k: int(v) for k, v in row.items() if v is not None}
+
+
+def limit_bytes(configured: int | None, device: Any, built: int) -> int | None:
+    """fit.memory_bytes, else the accelerator allocator's bytes_limit, else the host's available memory plus the
+    `built` bytes of arguments this process already holds (None where nothing says)."""
+    if configured:
+        return int(configured)
+    if device.platform != "cpu":
+        try:
+            stats = device.memory_stats() or {}
+        except Exception:
+            stats = {}
+        if "bytes_limit" in stats:
+            return int(stats["bytes_limit"])
+    available = available_memory()
+    return None if available is None else available + built

@@ -114,6 +114,46 @@ def shapes_label(fn: Callable | None, args: Sequence, kwargs: Mapping[str, Any])
     return " ".join(shown + others)
 
 
+_FLOATING = re.compile(r"bfloat16|float\d+(_\w+)?|complex\d+")
+_INTEGRAL = re.compile(r"u?int\d+|bool")
+
+
+def args_dtype(dtypes: Sequence[str]) -> str:
+    """The dtype the arguments have, from their array leaves' dtype names in order: the floating ones, each once,
+    joined by `+` (`float16+float32` for mixed arguments); where none floats, the integer ones (`int32`); "" where
+    there is no such array (a typed key, Python values only). A row's dtype says this where it differs from the job's
+    (issue 57: mixed specs, a setup returning other dtypes)."""
+    chosen = [d for d in dtypes if _FLOATING.fullmatch(d)] or [d for d in dtypes if _INTEGRAL.fullmatch(d)]
+    return "+".join(dict.fromkeys(chosen))
+
+
+def prejitted(fn: Any) -> str:
+    """The jit a function already comes wrapped in, by its type (no JAX here): `jax.jit` for a jax.jit-wrapped
+    function (jaxlib's PjitFunction), `equinox.filter_jit`, `flax.nnx.jit`, or the wrapper's module and class for
+    another object with `lower` and `__wrapped__` (the jax.stages.Wrapped protocol); "" for a plain function."""
+    kind = type(fn)
+    module, name = getattr(kind, "__module__", "") or "", kind.__name__
+    if name == "PjitFunction" or module.startswith("jax") and name == "Wrapped":
+        return "jax.jit"
+    if not (callable(getattr(fn, "lower", None)) and callable(getattr(fn, "__wrapped__", None))):
+        return ""
+    top = module.split(".")[0]
+    return {"equinox": "equinox.filter_jit", "flax": "flax.nnx.jit"}.get(top, f"{top}.{name}")
+
+
+def prejitted_refusal(fn: Any, modes: Sequence[str], how: str) -> str | None:
+    """Why a function already wrapped in a jit cannot be measured with eager (None where it can): eager would time
+    the compiled program, one cached call, not op-by-op dispatch, and `jit 1.13x faster than eager` would compare a
+    program with itself (issue 57). `how`: what to write instead, in the words of the caller's interface."""
+    wrapper = prejitted(fn)
+    if not wrapper or "eager" not in modes:
+        return None
+    return (
+        f"is already wrapped in {wrapper}, so its eager row would time the compiled program (one cached call), not "
+        f"op-by-op dispatch; {how}"
+    )
+
+
 def _parameter_names(fn: Callable | None, n: int) -> list[str]:
     """The names of fn's first n positional parameters (`*args` ones as `args[i]`), `arg<i>` where unknown."""
     names: list[str] = []

@@ -276,6 +276,10 @@ class ProcessResult:
     setup_kinds: dict[str, str] = field(default_factory=dict)
     # per variant, labels.shapes_label of the arguments the worker built (the input_shapes column: issue 50)
     input_shapes: dict[str, str] = field(default_factory=dict)
+    # per variant, labels.args_dtype of the array leaves the worker built (the row's dtype where it differs: issue 57)
+    input_dtypes: dict[str, str] = field(default_factory=dict)
+    # per variant, labels.prejitted of the function measured: "jax.jit" where it came wrapped already (issue 57)
+    prejitted: dict[str, str] = field(default_factory=dict)
     # where the process's wall time went, by phase (worker.clock; the driver adds start, transfer and exit), and
     # the XLA compiles in each phase (compile events less persistent-cache hits)
     phases: dict[str, float] = field(default_factory=dict)

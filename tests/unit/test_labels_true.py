@@ -123,3 +123,66 @@ def test_size_reaches(workload, reaches):
     from jitexp.labels import size_reaches
 
     assert size_reaches(workload) is reaches
+
+
+# ---- the row's dtype is the arguments' dtype; a pre-jitted function is named -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtypes, label",
+    [
+        (["float32", "float32"], "float32"),
+        (["float16", "float32", "int32"], "float16+float32"),  # mixed specs, and a literal's int
+        (["int32", "bfloat16"], "bfloat16"),  # a setup's tokens and bfloat16 params
+        (["int32", "key<fry>"], "int32"),
+        (["key<fry>"], ""),
+        ([], ""),
+    ],
+)
+def test_args_dtype(dtypes, label):
+    from jitexp.labels import args_dtype
+
+    assert args_dtype(dtypes) == label
+
+
+def test_the_rows_dtype_is_what_the_worker_built(no_arity):
+    from jitexp.analysis.rows import identity_row
+    from jitexp.engine import preflight
+
+    (exp,) = preflight.check(["workload=custom", "workload.fn=mine.f", "workload.args=[{shape:['${size}']}]"])
+    assert identity_row(exp, 0, "", None, "f16[1000] f32[1000]", "float16+float32")["dtype"] == "float16+float32"
+    assert identity_row(exp, 0, "", None, "f32[1000]", "float32")["dtype"] == "float32"
+    assert identity_row(exp, 0, "")["dtype"] == "float32"  # no worker built them: the job's
+
+
+class PjitFunction:  # jaxlib's class name for what jax.jit returns
+    def __call__(self, x):
+        return x
+
+
+class _JitWrapper:  # another wrapper with the jax.stages.Wrapped protocol
+    __module__ = "equinox._jit"
+
+    def __call__(self, x):
+        return x
+
+    def lower(self, *args):
+        return None
+
+    def __wrapped__(self, x):
+        return x
+
+
+def test_a_pre_jitted_function_is_named_and_its_eager_refused():
+    from jitexp.labels import prejitted, prejitted_refusal
+
+    assert prejitted(PjitFunction()) == "jax.jit"
+    assert prejitted(_JitWrapper()) == "equinox.filter_jit"
+    assert prejitted(lambda x: x) == ""
+    assert prejitted_refusal(PjitFunction(), ["jit"], "-") is None
+    assert prejitted_refusal(lambda x: x, ["eager", "jit"], "-") is None
+    message = prejitted_refusal(PjitFunction(), ["eager", "jit"], "pass fn.__wrapped__")
+    assert message == (
+        "is already wrapped in jax.jit, so its eager row would time the compiled program (one cached call), not "
+        "op-by-op dispatch; pass fn.__wrapped__"
+    )

@@ -46,7 +46,7 @@ def job_result(cfg: ExperimentConfig, raw: JobRaw, *, job_num: int = 0, override
     """Every file's rows of one job from everything its processes and probes returned."""
     processes = raw.processes
     first = processes[0]
-    base = identity_row(cfg, job_num, overrides, setup_kinds(processes).get(""), input_shapes(processes).get(""))
+    base = identity_row(cfg, job_num, overrides, setup_kinds(processes).get(""), *worker_built(processes, ""))
     base.update(
         platform=first.platform,
         device_kind=first.device_kind,
@@ -133,9 +133,13 @@ def setup_kinds(processes: list[ProcessResult]) -> dict[str, str]:
     return next((p.setup_kinds for p in processes if p.setup_kinds), {})
 
 
-def input_shapes(processes: list[ProcessResult]) -> dict[str, str]:
-    """Per variant, the shapes of the arguments a worker built (labels.shapes_label; every process builds the same)."""
-    return next((p.input_shapes for p in processes if p.input_shapes), {})
+def worker_built(processes: list[ProcessResult], variant: str) -> tuple[str | None, str | None, str | None]:
+    """What a worker found of variant's inputs and function: the arguments' shapes, their dtype (labels.args_dtype)
+    and the jit the function came wrapped in (labels.prejitted); None where no worker built them."""
+    first = next((p for p in processes if variant in p.input_shapes), None)
+    if first is None:
+        return None, None, None
+    return first.input_shapes[variant], first.input_dtypes.get(variant), first.prejitted.get(variant)
 
 
 def variant_rows(
@@ -144,10 +148,14 @@ def variant_rows(
     """One row per (variant, mode), each as mode_rows makes it from that variant's own config and measurements,
     with a `variant` column; every other variant's rows get the ab_* columns against the first's same mode."""
     configs = variant_configs(cfg)
-    kinds, shapes = setup_kinds(results), input_shapes(results)
+    kinds = setup_kinds(results)
     rows = []
     for name, own in configs.items():
-        ident = {**base, **identity_row(own, job_num, overrides, kinds.get(name), shapes.get(name)), "variant": name}
+        ident = {
+            **base,
+            **identity_row(own, job_num, overrides, kinds.get(name), *worker_built(results, name)),
+            "variant": name,
+        }
         rows.extend(mode_rows(own, [r.of_variant(name) for r in results], stop_reason, ident))
     baseline, *others = configs
     by_key = {(row["variant"], row["mode"]): row for row in rows}
@@ -285,11 +293,18 @@ def cache_columns(cold: ProcessResult, warm: ProcessResult) -> dict[str, dict]:
 
 
 def identity_row(
-    cfg: ExperimentConfig, job_num: int, overrides: str, setup_kind: str | None = None, shapes: str | None = None
+    cfg: ExperimentConfig,
+    job_num: int,
+    overrides: str,
+    setup_kind: str | None = None,
+    shapes: str | None = None,
+    dtype: str | None = None,
+    prejitted: str | None = None,
 ) -> dict:
     """The columns that say which case a row is (mode filled per row); `setup_kind` is the worker's word on the
     job's workload.setup (labels.setup_kind), None where no worker imported it; `shapes` the arguments it built
-    (labels.shapes_label), None where none did."""
+    (labels.shapes_label), `dtype` their dtype (labels.args_dtype: the row's where it is not empty) and `prejitted`
+    the jit the function came in (labels.prejitted), None where no worker built them."""
     row = _identity(
         cfg.workload_name,
         None,
@@ -310,6 +325,9 @@ def identity_row(
     row.update(labels.inputs_columns(cfg.workload.setup, setup_kind, shapes, built))
     if not built:  # size built nothing: no size on the row (issue 57)
         row["size"] = None
+    if dtype:  # the arguments' own dtype, where it is not the job's (mixed, a setup's own, a literal's: issue 57)
+        row["dtype"] = dtype
+    row["prejitted"] = prejitted or ""
     row.update(mesh_columns(cfg))
     return row
 

@@ -16,7 +16,8 @@ from jitexp.records import COLD_FIELDS, COMPILE_PHASES_COUNTED, NOISE_COLUMNS, P
 
 # jit's own settings beside static_argnums, and the mesh and argument shardings beside device_count: each a case's
 # identity (the reports' knobs, jitexp-compare's "what changed")
-JIT_KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options"]
+# `prejitted`: the jit the function came wrapped in already (labels.prejitted: `jax.jit`; empty for a plain function)
+JIT_KNOBS = ["static_argnames", "jit_fn", "donate_argnums", "donate_argnames", "compiler_options", "prejitted"]
 MESH_COLUMNS = ["mesh", "mesh_axis_types", "shardings"]
 IDENTITY = [
     "workload",

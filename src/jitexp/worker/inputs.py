@@ -12,7 +12,7 @@ import jax
 
 from jitexp.config import ExperimentConfig, sizing
 from jitexp.errors import ConfigError, phase
-from jitexp.labels import shapes_label
+from jitexp.labels import args_dtype, is_array, prejitted, shapes_label
 from jitexp.records import ProcessResult
 from jitexp.worker import sharding, workload
 
@@ -66,6 +66,9 @@ def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: Proc
             built = _workload(job, f, args, kwargs)
             if job is cfg:
                 result.input_shapes.setdefault(name, shapes_label(f.fn, args, kwargs))
+                leaves = jax.tree_util.tree_leaves((args, kwargs))
+                result.input_dtypes.setdefault(name, args_dtype([str(v.dtype) for v in leaves if is_array(v)]))
+                result.prejitted.setdefault(name, prejitted(f.fn))
             if mesh is not None and job.workload.out_shardings is not None:
                 built = dataclasses.replace(built, out_shardings=sharding.out_shardings(job, mesh, args, kwargs))
             if job is cfg and f.setup is not None and workload.copyable(built):

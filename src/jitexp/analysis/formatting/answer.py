@@ -73,9 +73,11 @@ def mesh_text(row: Mapping) -> str:
 
 def knobs_text(row: Mapping) -> str:
     """`donate_argnums=[0] xla_cpu_enable_fast_math=true`: the donation and compiler options a job set (what a
-    sweep over them varies); empty when it set neither."""
-    donate = cell_text(row.get("donate_argnums"))
+    sweep over them varies), and `prejitted=jax.jit` for a function that came wrapped in a jit already; empty when
+    it set none."""
+    donate, wrapped = cell_text(row.get("donate_argnums")), cell_text(row.get("prejitted"))
     parts = [f"donate_argnums={donate}"] if donate and donate != "[]" else []
+    parts += [f"prejitted={wrapped}"] if wrapped else []
     return " ".join([*parts, cell_text(row.get("compiler_options"))]).strip()
 
 

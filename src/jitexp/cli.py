@@ -56,6 +56,14 @@ def _job(cfg: DictConfig) -> None:
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
     _running.clear()
     _running.update(where=f"{display_path(out_dir)}/")
+    if OmegaConf.select(cfg, "fit.key") is not None:  # experiment=fit (engine.fit): a search, then the largest's job
+        from jitexp.engine.fit import fit_job
+
+        if not fit_job(
+            cfg, out_dir, job_num=job_num, overrides=overrides, sweep=_sweep(hc, multirun, job_num), digest=digest
+        ):
+            sys.exit(1)
+        return
     try:
         from jitexp.engine.runner import run
 

@@ -215,6 +215,12 @@ MISTAKES = [
     Mistake("sweep-point", "-m size=64,abc,96", "syntax"),
     Mistake("same-job", "-m size=64,64", "syntax"),
     Mistake("label-only", "-m workload=add_one workload.name=a,b", "syntax"),
+    Mistake("same-statics", "-m workload=apply_n_times 'mode.static_argnums=[1],null'", "syntax"),
+    Mistake("selects-nothing", "-m 'size=range(64,32)'", "syntax"),
+    Mistake("mode-twice", "workload=add_one 'mode=[eager,jit,jit]'", "syntax"),
+    Mistake("delete-group", "workload=add_one '~timing'", "syntax"),
+    Mistake("delete-key", "workload=add_one '~seed'", "syntax"),
+    Mistake("cfg-with-m", "-m --cfg job size=64,128", "syntax"),
     # your own function
     Mistake("fn-not-importable", "workload=custom workload.fn=nosuch.f 'workload.args=[{shape:[${size}]}]'", "fn"),
     Mistake("fn-missing", "workload=custom workload.fn=mine.g 'workload.args=[{shape:[${size}]}]'", "fn", ("mine.py",)),
@@ -228,8 +234,11 @@ MISTAKES = [
     ),
     Mistake("param-unused", "workload=apply_n_times +workload.params.m=3", "fn"),
     Mistake("param-deleted", "workload=apply_n_times '~workload.params.n'", "fn"),
+    Mistake("fn-generator", "workload=custom workload.fn=gens.g 'workload.args=[{shape:[${size}]}]'", "fn", ("gens.py",)),
+    Mistake("fn-deleted", "workload=add_one '~workload.fn'", "fn"),
     # folders and your own config files
     Mistake("unwritable", "hydra.run.dir=/proc/x/y", "files"),
+    Mistake("empty-run-dir", "workload=add_one hydra.run.dir=", "files"),
     Mistake("run-dir-full", "workload=add_one hydra.run.dir=runs/a", "files"),
     Mistake("shadowed-file", "--config-dir conf workload=matmul", "files", ("conf/workload/matmul.yaml",)),
     Mistake("file-key", "--config-dir conf workload=typo", "files", ("conf/workload/typo.yaml",)),
@@ -239,6 +248,7 @@ MISTAKES = [
 # the files the catalogue's commands find in the user's folder
 FILES = {
     "mine.py": "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(jnp.tanh(x))\n",
+    "gens.py": "def g(x):\n    for row in x:\n        yield row * 2\n",
     "conf/workload/matmul.yaml": "fn: mine.f\nargs: [{shape: ['${size}']}]\n",
     "conf/workload/typo.yaml": "fn: mine.f\nargs: [{shape: ['${size}']}]\nstatc_argnums: []\n",
     "conf/workload/broken.yaml": "fn: mine.f\nargs: [{shape: [${size}]}\n",
@@ -263,6 +273,7 @@ def user_folder() -> Iterator[Path]:
             os.chdir(before)
             sys.path[:] = path_before
             sys.modules.pop("mine", None)
+            sys.modules.pop("gens", None)
 
 
 @functools.cache

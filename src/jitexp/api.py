@@ -162,7 +162,22 @@ def prepare(
     except ConfigError as error:
         key = _KEYS.get(error.key, error.key)
         raise ConfigError(key, error.value, error.expected) from None
+    _check_wraps(fn, jit_fn, cfg)
     return cfg, payload
+
+
+def _check_wraps(fn: Callable, jit_fn: Callable | str | None, cfg: ExperimentConfig) -> None:
+    """jax.jit (or jit_fn) refusing the function, said before any worker starts: a generator function, a static or
+    donated position it does not have (config.imports.jit_refusal)."""
+    from jitexp.config.imports import import_fn, jit_options_in_force, jit_refusal
+
+    compiled = cfg.mode.jit or cfg.mode.aot
+    wrapper = (jit_fn if callable(jit_fn) else import_fn(cfg.jit_fn, "jit_fn")) if compiled else None
+    options = jit_options_in_force(cfg)
+    mistake = jit_refusal(fn, wrapper, options)
+    if mistake is not None:
+        key, expected = mistake
+        raise ConfigError(key, function_name(fn) if key == "fn" else options[key], expected)
 
 
 def timing_presets() -> dict[str, dict[str, Any]]:

@@ -19,14 +19,18 @@ class GatherResults(Callback):
     """jobs.csv when a multirun starts; hydra.sweep.dir/results.csv and a one-screen summary when it ends."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from hydra.core.global_hydra import GlobalHydra
+
         from jitexp.engine.compose import sweep_jobs
         from jitexp.store.folders import write_manifest
 
         root = Path(config.hydra.sweep.dir)
-        overrides = cast(list, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
-        jobs = sweep_jobs(config.hydra.sweeper, overrides)
         current.clear()
         current.update(root=root, fail_on_error=bool(config.get("fail_on_error", False)), ended=False)
+        overrides = cast(list, OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+        # the running app's config loader: glob() of a group lists the group's options through it
+        loader = GlobalHydra.instance().config_loader() if GlobalHydra.instance().is_initialized() else None
+        jobs = sweep_jobs(config.hydra.sweeper, overrides, loader)
         if jobs is not None:
             write_manifest(root, jobs)
 

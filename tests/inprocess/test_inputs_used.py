@@ -213,8 +213,9 @@ def test_sweep_points_that_differ_only_in_keys_no_measurement_reads_are_refused(
     message = refusal(["-m", *CUSTOM, swept])
     assert message.startswith(f"{key}={value!r} is invalid; sweep points #0 (")
     assert message.endswith(
-        "differ only in keys that change no measurement (workload.name, workload.description, progress, "
-        "fail_on_error, resume, overwrite): one job measured twice under two labels; sweep a key the function reads"
+        "differ only in keys that change no timed measurement (workload.name, workload.description, progress, "
+        "fail_on_error, resume, overwrite, check, roofline): one job measured twice under two labels; sweep a key the "
+        "function reads"
     )
 
 

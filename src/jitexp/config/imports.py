@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import os
 import re
+import sys
 from typing import Any, Callable, Iterable
 
 from jitexp.config.schema import ExperimentConfig
@@ -27,24 +29,46 @@ def current_path(path: str) -> str:
 
 
 def import_fn(path: str, key: str = "workload.fn") -> Callable:
-    """The callable at `package.module.attr`, or a ConfigError on `key` saying why it cannot be had."""
-    module_name, _, attr = current_path(path).rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, or the module's own code failing as it loads
-        missing = getattr(exc, "name", None) or ""
-        extra = (
-            '; it needs the models extra: pip install "jitexp[models]"'
-            if isinstance(exc, ModuleNotFoundError) and missing.split(".")[0] in EXTRA_PACKAGES
-            else ""
-        )
-        raise ConfigError(
-            key, path, f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}{extra}"
-        ) from None
-    fn = getattr(module, attr, None)
+    """The callable at `package.module.attr` (or `module.Class.method`: the longest prefix that is a module, then
+    attributes), or a ConfigError on `key` saying why it cannot be had."""
+    parts = current_path(path).split(".")
+    module, cut = None, 0
+    for cut in range(len(parts) - 1, 0, -1):
+        module_name = ".".join(parts[:cut])
+        try:
+            module = importlib.import_module(module_name)
+            break
+        except ModuleNotFoundError as exc:
+            if cut > 1 and exc.name == module_name:  # not a module: perhaps an attribute of a shorter one
+                continue
+            _import_failed(key, path, module_name, exc)
+        except Exception as exc:  # the module's own code failing as it loads
+            _import_failed(key, path, module_name, exc)
+    if module is None:
+        raise ConfigError(key, path, "needs an import path like package.module.function")
+    fn: Any = module
+    for i, attr in enumerate(parts[cut:]):
+        fn = getattr(fn, attr, None)
+        if fn is None:
+            owner = ".".join(parts[: cut + i])
+            if i == 0:
+                raise ConfigError(key, path, f"module {owner!r} has no callable {attr!r}")
+            raise ConfigError(key, path, f"{owner} (module {module.__name__!r}, then attributes) has no {attr!r}")
     if not callable(fn):
-        raise ConfigError(key, path, f"module {module_name!r} has no callable {attr!r}")
+        raise ConfigError(key, path, f"module {module.__name__!r} has no callable {'.'.join(parts[cut:])!r}")
     return fn
+
+
+def _import_failed(key: str, path: str, module_name: str, exc: Exception) -> None:
+    missing = getattr(exc, "name", None) or ""
+    extra = (
+        '; it needs the models extra: pip install "jitexp[models]"'
+        if isinstance(exc, ModuleNotFoundError) and missing.split(".")[0] in EXTRA_PACKAGES
+        else ""
+    )
+    raise ConfigError(
+        key, path, f"importing {module_name!r} failed: {qualified_name(type(exc))}: {first_line(exc)}{extra}"
+    ) from None
 
 
 def jit_options_in_force(cfg: ExperimentConfig) -> dict[str, Any]:
@@ -129,6 +153,56 @@ def check_arity(cfg: ExperimentConfig) -> None:
     refused = refused_options(jit_fn, jit_options_in_force(cfg))
     if refused and (cfg.mode.jit or cfg.mode.aot):
         raise ConfigError(jit_key, cfg.jit_fn, f"it takes no {refused[0]} (set by the job); drop it for this jit_fn")
+    mistake = jit_refusal(fn, jit_fn if cfg.mode.jit or cfg.mode.aot else None, jit_options_in_force(cfg))
+    if mistake is not None:
+        key, expected = mistake
+        raise ConfigError(
+            OPTION_KEYS.get(key, "workload.fn"),
+            w.fn if key == "fn" else list(jit_options_in_force(cfg)[key]),
+            expected,
+        )
+
+
+# the config key of each jit option jit_refusal may blame
+OPTION_KEYS = {
+    "static_argnums": "mode.static_argnums",
+    "static_argnames": "mode.static_argnames",
+    "donate_argnums": "mode.donate_argnums",
+    "donate_argnames": "mode.donate_argnames",
+    "compiler_options": "mode.compiler_options",
+}
+
+
+def jit_refusal(fn: Callable, jit_fn: Callable | None, options: dict[str, Any]) -> tuple[str, str] | None:
+    """Why the function cannot be measured as given, found before anything runs: (the option to blame, or "fn"; what
+    to do), or None. A generator function (eager would time making a generator, and jax.jit refuses it); jit_fn
+    (None: no compiled mode) raising as it wraps the function with the job's options (a static position out of
+    range, a donated static argument)."""
+    target = inspect.unwrap(fn) if callable(fn) else fn
+    if inspect.isgeneratorfunction(target) or inspect.isasyncgenfunction(target):
+        return (
+            "fn",
+            "is a generator function (it yields): jax.jit refuses it, and eager would time making a generator; "
+            "return the arrays instead",
+        )
+    if inspect.iscoroutinefunction(target):
+        return "fn", "is a coroutine function (async def): jax.jit refuses it; make it a plain def"
+    if jit_fn is None:
+        return None
+    try:
+        jit_fn(fn, **options)
+    except Exception as exc:
+        message = first_line(exc)
+        named = [k for k in options if k in message] or [k for k in options if k.split("_")[0] + "_arg" in message]
+        blamed = named[-1] if named else "fn"  # of a static and a donated one, the donation
+        return blamed, f"{public_jit_name(jit_fn)} refuses it: {qualified_name(type(exc))}: {message}"
+    return None
+
+
+def public_jit_name(jit_fn: Callable) -> str:
+    module = getattr(jit_fn, "__module__", "") or ""
+    name = getattr(jit_fn, "__qualname__", None) or getattr(jit_fn, "__name__", "jit_fn")
+    return "jax.jit" if module.startswith("jax") and name == "jit" else f"{module.split('.')[0]}.{name}".strip(".")
 
 
 def arity_mistake(cfg: ExperimentConfig) -> tuple[str, object, str, str | None] | None:
@@ -188,3 +262,40 @@ def _check_call(cfg: ExperimentConfig, key: str, path: str) -> Callable:
             ),
         ) from None
     return fn
+
+
+# standard modules that no library imports: a user's test.py is theirs
+UNSHADOWED = frozenset({"test", "this", "antigravity", "idlelib", "turtledemo", "__hello__", "__phello__"})
+
+
+def shadowing_files(folder: str) -> list[str]:
+    """The files and packages in `folder` (the current one, first on the path of jitexp and of its workers) named like
+    a standard module: Python imports them instead of it, in jitexp, JAX and the user's own imports alike (a json.py
+    broke the workers' channel; a profile.py broke cProfile, so that importing flax failed)."""
+    found = []
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        path = os.path.join(folder, entry)
+        stem = entry[:-3] if entry.endswith(".py") and os.path.isfile(path) else entry
+        if stem == entry and not os.path.isfile(os.path.join(path, "__init__.py")):
+            continue
+        if stem in sys.stdlib_module_names and stem not in UNSHADOWED:
+            found.append(entry)
+    return found
+
+
+def check_shadowing(folder: str) -> None:
+    """shadowing_files as one line (ConfigError) naming the first file and the standard module it hides."""
+    found = shadowing_files(folder)
+    if found:
+        name = found[0].removesuffix(".py")
+        more = f" (and {', '.join(found[1:])})" if len(found) > 1 else ""
+        raise ConfigError(
+            f"./{found[0]}",
+            None,
+            f"its name hides Python's standard module {name}{more}: the folder jitexp runs in comes first on the "
+            f"import path, so Python, JAX and jitexp would import it instead; rename it (e.g. my_{found[0]})",
+        )

@@ -377,6 +377,11 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             return unknown_key(key, value, known)
         if isinstance(cause, ValidationError):
             return ConfigError(key, value, expected_type(key))
+        if "does not support deletion" in first_line(cause):  # ~KEY of a key every job has
+            value = "package.module.function (every job measures a function)" if key == "workload.fn" else "VALUE"
+            return ConfigError(
+                f"~{key}", None, f"{key} is a key of jitexp's schema and cannot be deleted; set {key}={value}"
+            )
         return ConfigError(key, value, first_line(cause))
     message = str(exc)
     if message.startswith("Error merging override "):  # e.g. a list item of the wrong type: no full key

@@ -88,7 +88,19 @@ def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Chec
     if args is None or args.help or args.hydra_help or args.shell_completion:
         return Checked([])
     overrides = parse_overrides(args.overrides)
-    if args.cfg or args.info:
+    if (args.cfg or args.info) and args.multirun:  # Hydra's own ValueError otherwise
+        flag = "--cfg" if args.cfg else "--info"
+        raise ConfigError(
+            flag,
+            args.cfg or args.info,
+            f"{flag} shows one job's config and -m runs a sweep: Hydra takes one of them; drop -m and give one point "
+            "of the sweep (size=64, not size=64,128)",
+        )
+    if args.cfg:  # the config shown is one a job would run: its mistakes are said, as the job would say them
+        with hydra_session(args.config_dir) as hydra:
+            _jobs(hydra, list(args.overrides), overrides, multirun=False, arity=None)
+        return Checked([])
+    if args.info:
         return Checked([])
     if import_in_child:
         start_server(WORKER.module)
@@ -123,15 +135,29 @@ def compose(overrides: Sequence[str] = (), config_dir: str | None = None) -> Exp
     """The validated ExperimentConfig of one job, `jitexp OVERRIDES...` (no sweep), for use from Python."""
     overrides = replacing(overrides)
     parsed = parse_overrides(overrides)
+    for o in parsed:
+        if o.is_hydra_override():  # they steer a command-line run: folders, launchers, sweepers
+            raise ConfigError(
+                o.key_or_group,
+                o.get_value_element_as_str(),
+                "Hydra's own keys steer a command-line run, and compose() makes one job's config without running "
+                "it, so it would be ignored; drop it (run `jitexp` with it instead)",
+            )
+        if o.is_sweep_override():
+            raise ConfigError(
+                o.key_or_group,
+                o.input_line.partition("=")[2],
+                "compose() makes one job's config; a sweep is `jitexp -m` (or one compose() per point)",
+            )
     with hydra_session(config_dir) as hydra:
         return _job(hydra, overrides, parsed)
 
 
 def _jobs(
-    hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity
+    hydra: Any, texts: list[str], parsed: list[Any], *, multirun: bool, arity: _Arity | None
 ) -> tuple[list[ExperimentConfig], Any, Output | None]:
     """The jobs, hydra.mode as Hydra's get_mode reads it (a config value: the same under either run mode), and the
-    folder they write."""
+    folder they write. arity None: the functions are not imported (`--cfg job` must not import JAX)."""
     from hydra.types import RunMode
 
     if not multirun:  # as Hydra decides: a preset may make it a sweep by itself (hydra.mode)
@@ -151,11 +177,14 @@ def _jobs(
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
     batches = sweep_jobs(base.hydra.sweeper, task, hydra.config_loader)
     if batches is None:
-        arity.all_here = False  # another sweeper's grammar (ranges, intervals) is its own to expand and check
+        if arity is not None:
+            arity.all_here = False  # another sweeper's grammar (ranges, intervals) is its own to expand and check
         return [], base.hydra.mode, output
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create(config_loader=hydra.config_loader)
+    if not batches:
+        _check_selects(hydra, parse_with(parser, task))
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
     jobs, digests = [], []
     for job_overrides in batches:
@@ -166,6 +195,31 @@ def _jobs(
     _check_repeats(jobs, batches, parsed)
     _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
     return jobs, base.hydra.mode, output
+
+
+def _check_selects(hydra: Any, parsed: list[Any]) -> None:
+    """A sweep whose points are none (`size=range(64,32)`, `workload=glob(zzz*)`) is refused naming the override
+    that selects nothing: it would run no job and exit 0."""
+    for o in parsed:
+        if not o.is_sweep_override():
+            continue
+        try:
+            values = list(o.sweep_string_iterator())
+        except Exception:  # pragma: no cover - Hydra's parser said what is wrong already
+            continue
+        if values:
+            continue
+        key = o.get_key_element().lstrip("+~")
+        try:
+            options = hydra.config_loader.get_group_options(key)
+        except Exception:  # not a group
+            options = []
+        choices = f"; valid choices: {', '.join(options)}" if options else ""
+        raise ConfigError(
+            key,
+            o.input_line.partition("=")[2],
+            f"selects no value, so the sweep would run no job{choices}",
+        )
 
 
 def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parsed: list[Any]) -> None:
@@ -191,9 +245,9 @@ def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parse
                 raise ConfigError(
                     key,
                     swept_as.input_line.partition("=")[2] if swept_as is not None else labels[0].partition("=")[2],
-                    f"sweep points #{k} ({shown(batches[k])}) and #{j} ({shown(batches[j])}) differ only in keys "
-                    "that change no measurement (workload.name, workload.description, progress, fail_on_error, "
-                    "resume, overwrite): one job measured twice under two labels; sweep a key the function reads",
+                    f"sweep points #{k} ({shown(batches[k])}) and #{j} ({shown(batches[j])}) "
+                    f"{_same_measurement(jobs[k], job)}: one job measured twice under two labels; sweep a key the "
+                    "function reads",
                 )
             continue
         first, again = batches[i], batches[j]
@@ -210,15 +264,49 @@ def _check_repeats(jobs: list[ExperimentConfig], batches: list[list[str]], parse
         )
 
 
+# the keys that label or steer a job, or add columns after its timed rounds, but change no timed measurement
+UNMEASURED = (
+    "workload.name",
+    "workload.description",
+    "progress",
+    "fail_on_error",
+    "resume",
+    "overwrite",
+    "check",
+    "roofline",
+)
+
+
 def _measured(job: ExperimentConfig) -> str:
-    """The job without the keys that only label or steer it: two sweep points equal here measure the same thing."""
+    """The job without the keys that only label or steer it, its statics as in force (`mode.static_argnums=null` is
+    the workload's default): two sweep points equal here measure the same thing."""
     import dataclasses
 
-    workload = dataclasses.replace(job.workload, name=None, description="")
+    workload = dataclasses.replace(job.workload, name=None, description="", static_argnums=[], static_argnames=[])
+    mode = dataclasses.replace(
+        job.mode, static_argnums=list(job.static_argnums), static_argnames=list(job.static_argnames)
+    )
     steered = dataclasses.replace(
-        job, workload=workload, progress=None, fail_on_error=False, resume=False, overwrite=False
+        job,
+        workload=workload,
+        mode=mode,
+        progress=None,
+        fail_on_error=False,
+        resume=False,
+        overwrite=False,
+        check=True,
+        roofline=True,
     )
     return repr(steered)
+
+
+def _same_measurement(first: ExperimentConfig, again: ExperimentConfig) -> str:
+    """Why two sweep points that are spelt differently measure the same thing, in words."""
+    for key in ("static_argnums", "static_argnames"):
+        chosen = (getattr(first.mode, key), getattr(again.mode, key))
+        if chosen[0] != chosen[1] and None in chosen:
+            return f"measure the same thing: mode.{key}=null is the workload's default, {list(getattr(first, key))}"
+    return f"differ only in keys that change no timed measurement ({', '.join(UNMEASURED)})"
 
 
 def _mode(hydra: Any, texts: list[str]) -> Any:
@@ -252,6 +340,8 @@ class _Arity:
 def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | None) -> ExperimentConfig:
     """The job's ExperimentConfig: schema keys, values, param types, and (for a run) fn's arity."""
     _check_shadowed(hydra, parsed)
+    _check_deletes(hydra, cfg, parsed)
+    _check_group_lists(hydra, parsed)
     workload = OmegaConf.select(cfg, "hydra.runtime.choices.workload")
     try:
         params = OmegaConf.to_container(cfg.workload.params, resolve=True)
@@ -281,6 +371,67 @@ def _validated(hydra: Any, cfg: DictConfig, parsed: list[Any], arity: _Arity | N
     except ConfigError as error:
         raise located(hydra, error, parsed) from error
     return exp
+
+
+_ABSENT = object()
+
+
+def _group_options(hydra: Any, key: str) -> list[str]:
+    try:
+        return list(hydra.config_loader.get_group_options(key))
+    except Exception:  # not a group
+        return []
+
+
+def _schema() -> DictConfig:
+    """ExperimentConfig's own defaults: a key found here is one the job always has."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = OmegaConf.structured(ExperimentConfig)
+    return _SCHEMA
+
+
+_SCHEMA: DictConfig | None = None
+
+
+def _check_deletes(hydra: Any, cfg: DictConfig, parsed: list[Any]) -> None:
+    """A `~KEY` that deletes nothing the job goes without is refused: `~timing` (a group with defaults) and `~seed` (a
+    key of the schema) would run the schema's defaults unsaid."""
+    for o in parsed:
+        if not o.is_delete() or o.is_hydra_override():
+            continue
+        key = o.key_or_group
+        options = _group_options(hydra, key)
+        if options and OmegaConf.select(cfg, key, default=_ABSENT) is not _ABSENT:
+            raise ConfigError(
+                f"~{key}",
+                None,
+                f"deletes the {key} group's selection, and the job would run the schema's own {key} defaults "
+                f"unsaid; choose one with {key}=NAME: valid choices: {', '.join(options)}",
+            )
+        value = OmegaConf.select(_schema(), key, default=_ABSENT)
+        if not options and value is not _ABSENT and not isinstance(value, DictConfig):
+            raise ConfigError(
+                f"~{key}",
+                None,
+                f"{key} is a key of jitexp's schema, so deleting it runs the schema's default {value!r} unsaid; "
+                f"write {key}={value} to mean that",
+            )
+
+
+def _check_group_lists(hydra: Any, parsed: list[Any]) -> None:
+    """A group given a list with an option twice (`mode=[eager,jit,jit]`) is refused: Hydra would use it once."""
+    for o in parsed:
+        if o.is_sweep_override() or o.is_hydra_override() or not isinstance(o.value(), list):
+            continue
+        value = o.value()
+        repeated = [v for i, v in enumerate(value) if v in value[:i]]
+        if repeated and _group_options(hydra, o.key_or_group):
+            raise ConfigError(
+                o.key_or_group,
+                o.get_value_element_as_str(),
+                f"names {repeated[0]} twice; each option is used once, so give it once",
+            )
 
 
 def _runs_here_in_fresh_processes(exp: ExperimentConfig, cfg: DictConfig) -> bool:
@@ -351,6 +502,10 @@ def _check_output_dir(key: str, cfg: DictConfig, which: str) -> Output | None:
         path = cfg.hydra[which].dir
     except OmegaConfBaseException:  # resolvers that only exist inside a running job
         return None
+    if not str(path).strip():
+        raise ConfigError(
+            key, str(path), f"is empty, so every CSV would land in the current folder; name a folder: {key}=FOLDER"
+        )
     writable_dir(key, path)
     written = cast(dict, OmegaConf.to_container(cfg.hydra[which], resolve=False)).get("dir")
     output = Output(key, str(path), "${now:" in str(written), bool(OmegaConf.select(cfg, "overwrite", default=False)))

@@ -378,7 +378,10 @@ def failed_phase(w: Workload, mode: str) -> str:
     """
     if mode in ("eager", "numpy"):
         return "execute"
-    stage: Any = w.jitted()
+    try:
+        stage: Any = w.jitted()
+    except (Exception, SystemExit):  # jit_fn refused the function as it wrapped it: before any trace
+        return "trace"
     steps: list[tuple[str, Any]] = [("trace", lambda s: s.trace(*w.args, **w.kwargs)), ("lower", lambda s: s.lower())]
     if not hasattr(stage, "trace"):  # equinox's and nnx's wrappers lower in one step (trace and lower)
         steps = [("trace", lambda s: s.lower(*w.args, **w.kwargs))] if hasattr(stage, "lower") else []

@@ -1,0 +1,209 @@
+"""Issue 57, items 3-5 through the preflight and jitexp.measure's preparation (a Hydra compose each, or JAX's jit
+wrapping a function): each failure is one line naming the key, the value and what would be right, before anything
+runs. The command-line paths (exit codes, the callbacks, the current folder) are tests/e2e/test_one_line_cli.py."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from jitexp.config.schema import register_configs
+from jitexp.engine import preflight
+from jitexp.errors import ConfigError
+
+USER = """
+import jax.numpy as jnp
+
+
+def gen(x):
+    yield x
+
+
+def scale(x, n):
+    return x * n
+
+
+class Model:
+    @staticmethod
+    def apply(x):
+        return jnp.tanh(x)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _configs():
+    register_configs()
+
+
+@pytest.fixture
+def user(tmp_path, monkeypatch):
+    """A folder holding usermod.py, current and importable."""
+    (tmp_path / "usermod.py").write_text(USER)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("usermod", None)
+
+
+def gen(x):
+    yield x
+
+
+def scale(x, n):
+    return x * n
+
+
+def refusal(argv: list[str]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(argv)
+    message = str(caught.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+# ---- item 3: jax.jit refusing the function, before anything runs ---------------------------------------------------
+
+
+def test_a_generator_function_is_refused_in_every_mode(user):
+    args = ["workload=custom", "workload.fn=usermod.gen", "workload.args=[{shape:[${size}]}]"]
+    expected = (
+        "workload.fn='usermod.gen' is invalid; is a generator function (it yields): jax.jit refuses it, and eager "
+        "would time making a generator; return the arrays instead"
+    )
+    assert refusal(args) == expected
+    assert refusal([*args, "mode=eager"]) == expected
+    assert refusal([*args, "isolate=none"]) == expected
+
+
+def test_measure_says_what_jax_jit_refuses_before_any_worker_starts():
+    import jax.numpy as jnp
+
+    from jitexp.api import prepare
+
+    with pytest.raises(ConfigError) as caught:
+        prepare(gen, (jnp.ones(4),))
+    assert str(caught.value).startswith("fn='gen' is invalid; is a generator function (it yields)")
+    with pytest.raises(ConfigError) as caught:
+        prepare(scale, (jnp.ones(4), 3), static_argnums=[5])
+    assert str(caught.value) == (
+        "static_argnums=[5] is invalid; jax.jit refuses it: ValueError: Jitted function has static_argnums=(5,), "
+        "but only accepts 2 positional arguments."
+    )
+    with pytest.raises(ConfigError) as caught:
+        prepare(scale, (jnp.ones(4), 3), static_argnums=[1], donate_argnums=[1])
+    assert str(caught.value).startswith(
+        "donate_argnums=[1] is invalid; jax.jit refuses it: ValueError: static_argnames and donate_argnames cannot "
+        "intersect."
+    )
+
+
+# ---- item 3: sweep syntax that selects nothing; --cfg and --info -------------------------------------------------
+
+
+def test_a_sweep_that_selects_nothing_is_refused():
+    assert refusal(["-m", "size=range(64,32)"]) == (
+        "size='range(64,32)' is invalid; selects no value, so the sweep would run no job"
+    )
+    message = refusal(["-m", "workload=glob(zzz*)"])
+    assert message.startswith(
+        "workload='glob(zzz*)' is invalid; selects no value, so the sweep would run no job; valid choices: add_one, "
+    )
+
+
+def test_a_glob_that_selects_options_is_expanded():
+    jobs = preflight.check(["-m", "workload=glob(add_on*)", "timing=quick"])
+    assert [job.workload.fn for job in jobs] == ["jitexp.workloads.add_one"]
+
+
+def test_cfg_or_info_with_m_is_one_line():
+    assert refusal(["-m", "--cfg", "job", "size=64,128"]) == (
+        "--cfg='job' is invalid; --cfg shows one job's config and -m runs a sweep: Hydra takes one of them; drop -m "
+        "and give one point of the sweep (size=64, not size=64,128)"
+    )
+    assert refusal(["-m", "--info", "config", "size=64"]).startswith("--info='config' is invalid; --info shows")
+
+
+def test_cfg_job_says_what_the_job_would_refuse_without_importing_the_function(user):
+    assert refusal(["--cfg", "job", "size=1k"]) == "size='1k' is invalid; must be an integer"
+    assert refusal(["--cfg", "job", "~timing"]).startswith("~timing is invalid;")
+    assert (
+        preflight.check(["--cfg", "job", "workload=custom", "workload.fn=usermod.gen", "workload.args=[{shape:[8]}]"])
+        == []
+    )  # no import
+    assert "usermod" not in sys.modules
+
+
+# ---- item 4: duplicates and no-ops -------------------------------------------------------------------------------
+
+
+def test_sweep_points_that_resolve_to_the_same_statics_are_refused():
+    assert refusal(["-m", "workload=apply_n_times", "mode.static_argnums=[1],null"]) == (
+        "mode.static_argnums='[1],null' is invalid; sweep points #0 (mode.static_argnums=[1]) and #1 "
+        "(mode.static_argnums=null) measure the same thing: mode.static_argnums=null is the workload's default, [1]: "
+        "one job measured twice under two labels; sweep a key the function reads"
+    )
+
+
+@pytest.mark.parametrize("key", ["check", "roofline"])
+def test_sweep_points_that_differ_in_a_key_no_timing_reads_are_refused(key):
+    assert refusal(["-m", "workload=add_one", f"{key}=true,false"]) == (
+        f"{key}='true,false' is invalid; sweep points #0 ({key}=True) and #1 ({key}=False) differ only in keys that "
+        "change no timed measurement (workload.name, workload.description, progress, fail_on_error, resume, "
+        "overwrite, check, roofline): one job measured twice under two labels; sweep a key the function reads"
+    )
+
+
+def test_a_mode_named_twice_is_refused():
+    assert refusal(["workload=add_one", "mode=[eager,jit,jit]"]) == (
+        "mode='[eager,jit,jit]' is invalid; names jit twice; each option is used once, so give it once"
+    )
+
+
+def test_an_empty_run_folder_is_refused():
+    assert refusal(["workload=add_one", "hydra.run.dir="]) == (
+        "hydra.run.dir='' is invalid; is empty, so every CSV would land in the current folder; name a folder: "
+        "hydra.run.dir=FOLDER"
+    )
+
+
+def test_deleting_a_group_or_a_schema_key_is_refused():
+    assert refusal(["workload=add_one", "~timing"]) == (
+        "~timing is invalid; deletes the timing group's selection, and the job would run the schema's own timing "
+        "defaults unsaid; choose one with timing=NAME: valid choices: default, quick, rigorous"
+    )
+    assert refusal(["workload=add_one", "~seed"]) == (
+        "~seed is invalid; seed is a key of jitexp's schema, so deleting it runs the schema's default 0 unsaid; "
+        "write seed=0 to mean that"
+    )
+
+
+def test_compose_refuses_hydra_keys_and_sweeps():
+    import jitexp
+
+    with pytest.raises(ConfigError) as caught:
+        jitexp.compose(["workload=add_one", "hydra.run.dir=x"])
+    assert str(caught.value).startswith(
+        "hydra.run.dir='x' is invalid; Hydra's own keys steer a command-line run, and compose() makes one job's config"
+    )
+    with pytest.raises(ConfigError, match=r"^size='64,128' is invalid; compose\(\) makes one job's config"):
+        jitexp.compose(["size=64,128"])
+
+
+# ---- item 5: messages that say what is true ---------------------------------------------------------------------
+
+
+def test_deleting_workload_fn_says_it_cannot_be_deleted():
+    assert refusal(["workload=add_one", "~workload.fn"]) == (
+        "~workload.fn is invalid; workload.fn is a key of jitexp's schema and cannot be deleted; set "
+        "workload.fn=package.module.function (every job measures a function)"
+    )
+
+
+def test_a_method_by_its_attribute_path_is_imported(user):
+    jobs = preflight.check(["workload=custom", "workload.fn=usermod.Model.apply", "workload.args=[{shape:[8]}]"])
+    assert jobs[0].workload.fn == "usermod.Model.apply"
+    assert refusal(["workload=custom", "workload.fn=usermod.Model.nosuch", "workload.args=[{shape:[8]}]"]) == (
+        "workload.fn='usermod.Model.nosuch' is invalid; usermod.Model (module 'usermod', then attributes) has no "
+        "'nosuch'"
+    )

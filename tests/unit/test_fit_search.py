@@ -156,3 +156,16 @@ def test_fit_needs_a_compiled_mode_and_fresh_processes():
         with pytest.raises(ConfigError, match=f"^{key}"):
             validate(cfg)
     assert validate(job_config([{"shape": [8, 8]}], **base)) is not None
+
+
+def test_every_fit_csv_column_is_documented_once():
+    from collections import Counter
+    from pathlib import Path
+
+    from jitexp.engine.fit import FIT_COLUMNS
+    from unit.test_docs import table_rows, top_level_code
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "results.md").read_text()
+    [cells] = [cells for cells in table_rows(text, "| file | columns |") if top_level_code(cells[0]) == ["fit.csv"]]
+    documented = Counter(top_level_code(cells[1]))
+    assert sorted(documented) == sorted(FIT_COLUMNS) and set(documented.values()) == {1}, documented

@@ -80,6 +80,12 @@ REFUSED: dict[str, list[str]] = {
     "compilation_cache_dir": [*A, "compilation_cache=false", "compilation_cache_dir=kept_cache"],
     "cache_probe": [*EAGER, "cache_probe=true"],
     "cpu_async_dispatch": [*A, "device=tpu", "cpu_async_dispatch=true"],
+    # experiment=fit's keys, set without fit.key (an ordinary job has nothing to search)
+    "fit.start": [*A, "fit.start=64"],
+    "fit.max": [*A, "fit.max=64"],
+    "fit.step": [*A, "fit.step=8"],
+    "fit.memory_bytes": [*A, "fit.memory_bytes=1000"],
+    "fit.time": [*A, "fit.time=false"],
 }
 
 # every job uses them: no value of theirs is one a job ignores (a wrong one is refused as a plain config mistake)
@@ -108,6 +114,8 @@ ALWAYS: dict[str, str] = {
     "experiment": "a preset: the keys it sets are decided one by one",
     "calls": "the first calls of every mode in calls.csv",
     "progress": "the job's sign of life on stderr",
+    "fit": "the node of the fit keys, decided one by one",
+    "fit.key": "null: an ordinary job; a key: the search (one the job cannot search is refused)",
 }
 
 # legitimately ignored in some jobs: the reason, and docs/decisions.md says how the row shows it

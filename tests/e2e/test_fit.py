@@ -38,6 +38,9 @@ def test_the_largest_matmul_that_fits(tmp_path):
     at = probes.set_index("value")
     assert at.loc[largest, "estimate_bytes"] == need(largest)  # XLA's analysis is the arrays' bytes, no temporaries
     assert at.loc[largest + 1, "reason"] == "estimate"  # compiled, not run
+    over = probes[probes.reason == "estimate"]
+    # compiled on the shapes alone (worker.fit.over_before_inputs): no input built, no call, no memory measured
+    assert over.call_s.isna().all() and over.peak_rss_growth_bytes.isna().all()
     assert list(probes.value[:2]) == [512, 1024]  # doubling from size, then bisection
     assert set(probes.reason) <= {"fits", "estimate", "inputs"}
     assert probes.seconds.notna().all()

@@ -18,7 +18,7 @@ from jitexp.config import variant_configs
 from jitexp.errors import DEVICE_BUSY, ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
-from jitexp.worker import channel, clock, diskcache, memory, payload, probes, sharding, workload
+from jitexp.worker import channel, clock, diskcache, fit, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import (
     BUSY_HINT,
     DeviceBusy,
@@ -141,6 +141,8 @@ def _measure_process(task: Task) -> ProcessResult:
                         f = loaded[""]
                         if f.setup is not None and task.process == 0:  # same shapes everywhere: once per job
                             check_setup_memory(f.setup, cfg, len(task.modes or cfg.mode.names))
+                        if task.kind == "fit" and fit.over_before_inputs(cfg, f, device, result):
+                            return result  # experiment=fit: over the limit on the shapes alone, nothing built
                     inputs = input_builder(cfg, f, device, result)
                     w = inputs()
             except ConfigError as error:

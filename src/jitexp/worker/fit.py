@@ -18,13 +18,14 @@ from typing import Any
 
 import jax
 
+from jitexp.config import ExperimentConfig
 from jitexp.errors import failure_of
 from jitexp.machine import available_memory
-from jitexp.records import ModeResult, Task
+from jitexp.records import ModeResult, ProcessResult, Task
 from jitexp.worker import clock, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
-from jitexp.worker.inputs import Inputs
+from jitexp.worker.inputs import Functions, Inputs
 
 MEMORY_FIELDS = ("argument", "output", "temp", "alias", "generated_code")
 
@@ -63,6 +64,48 @@ def fit_probe(task: Task, w: workload.Workload, out: dict[str, ModeResult], inpu
         out[mode] = ModeResult(failure_of("execute", exc, call), calls=[record])
         return
     out[mode] = ModeResult(calls=[record])
+
+
+def over_before_inputs(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult) -> bool:
+    """True (and the probe's record in result.modes) when XLA's estimate of the job compiled on its arguments' shapes
+    alone is over the limit: nothing is built. Array specs only (not a setup, a payload or a mesh), and nothing is
+    decided where that compile fails (the probe then builds the inputs as a job does)."""
+    if f.setup is not None or cfg.mesh_shape or cfg.workload.args is None:
+        return False
+    try:
+        statics = workload.static_positions(cfg.static_argnums, len(cfg.workload.args))
+        place = workload.placement(device)
+        args = tuple(_shape_of(spec, i in statics, cfg, place, i) for i, spec in enumerate(cfg.workload.args))
+        kwargs = {
+            name: _shape_of(
+                spec if isinstance(spec, dict) else {"value": spec}, name in cfg.static_argnames, cfg, place, 1000 + j
+            )
+            for j, (name, spec) in enumerate(cfg.workload.kwargs.items())
+        }
+        w = workload.Workload(
+            cfg.workload_name, f.fn, args, cfg.static_argnums, donate_argnums=cfg.donate_argnums,
+            compiler_options=dict(cfg.mode.compiler_options), kwargs=kwargs, static_argnames=cfg.static_argnames,
+            donate_argnames=tuple(cfg.mode.donate_argnames), jit_fn=f.jit_fn,
+        )  # fmt: skip
+        with clock.phase("first_call"):
+            record = memory_of(w.jitted().lower(*args, **kwargs).compile())
+    except Exception:
+        return False
+    estimate = record.get("estimate_bytes")
+    limit = record["limit_bytes"] = limit_bytes(cfg.fit.memory_bytes, device, 0)
+    if estimate is None or limit is None or estimate <= limit:
+        return False
+    record["over_limit"] = True  # compiled on the shapes alone: no input built, nothing run
+    result.modes["jit" if cfg.mode.jit or not cfg.mode.aot else "aot"] = ModeResult(calls=[record])
+    return True
+
+
+def _shape_of(spec: dict, static: bool, cfg: ExperimentConfig, place: Any, stream: int) -> Any:
+    """An argument as lowering needs it: an array spec's shape and dtype (on the job's device), a literal built."""
+    if "value" in spec:
+        return workload._build(spec, static, cfg, place, stream)
+    sharding = None if place is None else jax.sharding.SingleDeviceSharding(place)
+    return jax.ShapeDtypeStruct(tuple(spec["shape"]), jax.numpy.dtype(spec.get("dtype", cfg.dtype)), sharding=sharding)
 
 
 def memory_of(compiled: Any) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from typing import Any
 
 import jax
 
+from jitexp.analysis.fit_search import is_oom
 from jitexp.config import ExperimentConfig
-from jitexp.errors import failure_of
+from jitexp.errors import failure_of, qualified_name
 from jitexp.machine import available_memory
 from jitexp.records import ModeResult, ProcessResult, Task
 from jitexp.worker import clock, workload
@@ -33,7 +34,7 @@ MEMORY_FIELDS = ("argument", "output", "temp", "alias", "generated_code")
 def fit_probe(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """Compile, compare XLA's peak with the limit, run once if within it: out[mode].calls[0] says which."""
     cfg = task.cfg
-    mode = "jit" if cfg.mode.jit or not cfg.mode.aot else "aot"
+    mode = _mode(cfg)
     record: dict[str, Any] = {}
     call = workload.call_of(w)
     try:
@@ -89,15 +90,25 @@ def over_before_inputs(cfg: ExperimentConfig, f: Functions, device: Any, result:
         )  # fmt: skip
         with clock.phase("first_call"):
             record = memory_of(w.jitted().lower(*args, **kwargs).compile())
-    except Exception:
-        return False
+    except Exception as exc:
+        if not is_oom(qualified_name(type(exc)), str(exc)):
+            return False  # decided with the inputs built, as a job fails
+        # XLA's compiler itself found no room (a TPU's "Ran out of memory in memory space hbm"): nothing built
+        limit = limit_bytes(cfg.fit.memory_bytes, device, 0)
+        result.modes[_mode(cfg)] = ModeResult(failure_of("compile", exc), calls=[{"limit_bytes": limit}])
+        return True
     estimate = record.get("estimate_bytes")
     limit = record["limit_bytes"] = limit_bytes(cfg.fit.memory_bytes, device, 0)
     if estimate is None or limit is None or estimate <= limit:
         return False
     record["over_limit"] = True  # compiled on the shapes alone: no input built, nothing run
-    result.modes["jit" if cfg.mode.jit or not cfg.mode.aot else "aot"] = ModeResult(calls=[record])
+    result.modes[_mode(cfg)] = ModeResult(calls=[record])
     return True
+
+
+def _mode(cfg: ExperimentConfig) -> str:
+    """The mode a probe compiles: jit, or aot where the job names aot alone."""
+    return "jit" if cfg.mode.jit or not cfg.mode.aot else "aot"
 
 
 def _shape_of(spec: dict, static: bool, cfg: ExperimentConfig, place: Any, stream: int) -> Any:

@@ -170,6 +170,7 @@ def _check_wraps(fn: Callable, jit_fn: Callable | str | None, cfg: ExperimentCon
     """jax.jit (or jit_fn) refusing the function, said before any worker starts: a generator function, a static or
     donated position it does not have (config.imports.jit_refusal)."""
     from jitexp.config.imports import import_fn, jit_options_in_force, jit_refusal
+    from jitexp.labels import prejitted_refusal
 
     compiled = cfg.mode.jit or cfg.mode.aot
     wrapper = (jit_fn if callable(jit_fn) else import_fn(cfg.jit_fn, "jit_fn")) if compiled else None
@@ -178,6 +179,13 @@ def _check_wraps(fn: Callable, jit_fn: Callable | str | None, cfg: ExperimentCon
     if mistake is not None:
         key, expected = mistake
         raise ConfigError(key, function_name(fn) if key == "fn" else options[key], expected)
+    how = (
+        "pass the function it wraps (fn.__wrapped__: jitexp applies the jit itself), or time the compiled call "
+        "alone: modes='jit'"
+    )
+    prejitted = prejitted_refusal(fn, cfg.mode.names, how)
+    if prejitted is not None:  # issue 57: `jit 1.02x slower than eager` compared a program with itself
+        raise ConfigError("fn", function_name(fn), prejitted)
 
 
 def timing_presets() -> dict[str, dict[str, Any]]:

@@ -126,6 +126,8 @@ class Extras:
     max_rel_err_vs_numpy: float | None = None
     matches_numpy: bool | None = None
     check_vs_numpy: str | None = None
+    numpy_blas_threads: int | None = None  # mode numpy: the BLAS threads NumPy had (worker.blas)
+    numpy_one_thread_s: float | None = None  # mode numpy: a call with one BLAS thread, to see a stall
     eager_ops: int | None = None
     eager_bytes: int | None = None
     jaxpr_eqns: int | None = None

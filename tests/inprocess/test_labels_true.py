@@ -93,3 +93,63 @@ def test_a_pre_jitted_function_timed_as_jit_is_named_so():
     assert row["status"] == "ok", row
     assert row["prejitted"] == "jax.jit"
     assert case_text([row]).endswith("prejitted=jax.jit")
+
+
+# ---- no verdict stands on a NumPy twin whose BLAS threads stalled ---------------------------------------------------
+
+
+def test_a_stalled_blas_twin_gets_no_verdict(monkeypatch):
+    """The hunt's `jit 190x faster than numpy` where 40 us was true: the probe found one BLAS thread 100x faster."""
+    from jitexp.analysis.formatting.block import block_lines
+    from jitexp.worker import measure
+
+    def stalled(call, per_call_s):
+        return {"numpy_blas_threads": 2, "numpy_one_thread_s": per_call_s / 100}
+
+    monkeypatch.setattr(measure, "blas_probe", stalled)
+    result = run(compose(["timing=quick", "isolate=none", "workload=matmul", "size=16", "mode=[jit,numpy]"]))
+    jit, numpy = (next(r for r in result.rows if r["mode"] == mode) for mode in ("jit", "numpy"))
+    assert jit["verdict_vs_numpy"] == "numpy's BLAS threads stalled"
+    assert numpy["verdict"] == "numpy's BLAS threads stalled"
+    assert "its BLAS threads stalled: " in numpy["unstable_reason"]
+    text = "\n".join(line.text for line in block_lines(result.rows))
+    assert "jit vs numpy: no verdict (numpy's BLAS threads stalled)" in text
+    assert "faster than numpy" not in text and "slower than jit" not in text
+
+
+def test_a_twin_whose_one_thread_is_no_faster_keeps_its_verdict(monkeypatch):
+    from jitexp.worker import measure
+
+    monkeypatch.setattr(measure, "blas_probe", lambda call, s: {"numpy_blas_threads": 2, "numpy_one_thread_s": s})
+    result = run(compose(["timing=quick", "isolate=none", "workload=matmul", "size=16", "mode=[jit,numpy]"]))
+    jit = next(r for r in result.rows if r["mode"] == "jit")
+    assert jit["verdict_vs_numpy"] in ("faster", "slower", "no significant difference")
+
+
+def test_a_pre_jitted_functions_eager_is_refused_in_one_line_before_anything_runs():
+    """The hunt's `jit 1.13x faster than eager ... one big kernel either way` for a jax.jit-wrapped workload.fn."""
+    from jitexp import ConfigError
+    from jitexp.engine import preflight
+
+    args = "workload.args=[{shape:['${size}']},{value:10}]"
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(["workload=custom", "workload.fn=ltcode.jitted", args, "mode=[eager,jit]", "isolate=none"])
+    assert str(caught.value) == (
+        "workload.fn='ltcode.jitted' is invalid; is already wrapped in jax.jit, so its eager row would time the "
+        "compiled program (one cached call), not op-by-op dispatch; name the function it wraps (jitexp applies "
+        "jax.jit itself; keep the jit decorator off it), or time the compiled call alone: mode=jit"
+    )
+
+
+def test_measure_refuses_a_jitted_functions_eager_and_times_it_as_jit():
+    """`jitexp.measure(jax.jit(f), x)` read `jit 1.02x slower than eager`."""
+    import jax
+    import jax.numpy as jnp
+
+    from jitexp import ConfigError
+
+    f = jax.jit(lambda x: jnp.sin(x) * 2)
+    with pytest.raises(ConfigError, match=r"^fn='.*<lambda>' is invalid; is already wrapped in jax.jit, so its eager"):
+        jitexp.measure(f, jnp.ones(8), timing="quick", isolate="none")
+    rows = jitexp.measure(f, jnp.ones(8), modes="jit", timing="quick", isolate="none").rows
+    assert rows["prejitted"].tolist() == ["jax.jit"]

@@ -186,3 +186,25 @@ def test_a_pre_jitted_function_is_named_and_its_eager_refused():
         "is already wrapped in jax.jit, so its eager row would time the compiled program (one cached call), not "
         "op-by-op dispatch; pass fn.__wrapped__"
     )
+
+
+# ---- no verdict on a NumPy twin whose BLAS threads stalled ------------------------------------------------------------
+
+
+def test_blas_stall_reads_the_twins_own_probe():
+    from jitexp.analysis.instability import blas_stall, instability
+
+    row = {"mode": "numpy", "median_s": 15.8e-3, "numpy_one_thread_s": 131e-6, "numpy_blas_threads": 2}
+    assert blas_stall(row) == (
+        "its BLAS threads stalled: 15.8 ms a call with 2 threads, 131 us with 1 (121x; limit 2x): no verdict against it"
+    )
+    assert blas_stall({**row, "numpy_one_thread_s": 10e-3}) == ""  # 1.6x: threads' own overhead, not a stall
+    assert blas_stall({**row, "numpy_one_thread_s": None}) == ""  # not probed (one thread, a long call, old rows)
+    assert blas_stall({**row, "mode": "jit"}) == ""
+    flagged = instability({**row, "process_median_max_s": 15.8e-3, "process_median_min_s": 15.8e-3})
+    assert flagged["unstable"] and flagged["unstable_reason"].startswith("its BLAS threads stalled")
+
+
+def test_a_stalled_twins_verdict_is_said_without_a_figure():
+    line = speedup_phrase("jit", "numpy", 190.0, 142.0, 203.0, "numpy's BLAS threads stalled")
+    assert line == "jit vs numpy: no verdict (numpy's BLAS threads stalled)"

@@ -58,6 +58,7 @@ def test_identity_row_names_the_case_its_jit_options_inputs_and_mesh():
         "donate_argnums": "[0]",
         "donate_argnames": "['x']",
         "compiler_options": "a=True,b=2",
+        "prejitted": "",
         "inputs": "setup",
         "input_shapes": None,
         "device_count": 2,

@@ -1,13 +1,15 @@
 """The machine's noise over a job's processes and the instability flag: steal, load, spread and compiles while
-timed, with pyperf's thresholds."""
+timed, with pyperf's thresholds; a NumPy twin whose BLAS threads stalled."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from jitexp.analysis.formatting.values import format_seconds
 from jitexp.records import NOISE_COLUMNS, ProcessResult
 
 # pyperf warns when std >= 10% of the mean and when min or max lies more than 50% from the mean.
@@ -88,7 +90,34 @@ def instability(row: dict, max_steal: float = 0.05) -> dict:
             f"other work on the machine (load average {load:.1f}: more than the job's own worker, "
             f"at most {own_load(cpus)} on {cpus} CPU(s))"
         )
+    stall = blas_stall(row)
+    if stall:
+        reasons.append(stall)
     return {"unstable": bool(reasons), "unstable_reason": "; ".join(reasons)}
+
+
+BLAS_STALL = 2.0  # a NumPy twin this many times slower with its BLAS threads than with one: they stalled
+
+
+def blas_stall(row: Mapping[str, Any]) -> str:
+    """Why a NumPy twin's time is its BLAS threads waiting, not its work (issue 57: `jit 190x faster than numpy`
+    where 40 us was true): its median over its time with one BLAS thread (worker.blas) is BLAS_STALL or more; ""
+    when it is not, or the row has no such probe."""
+    one, median = row.get("numpy_one_thread_s"), row.get("median_s")
+    if row.get("mode") != "numpy" or not _positive(one) or not _positive(median):
+        return ""
+    ratio = float(median) / float(one)  # type: ignore[arg-type]
+    if ratio < BLAS_STALL:
+        return ""
+    threads = row.get("numpy_blas_threads")
+    return (
+        f"its BLAS threads stalled: {format_seconds(median)} a call with {threads} threads, "
+        f"{format_seconds(one)} with 1 ({ratio:.0f}x; limit {BLAS_STALL:.0f}x): no verdict against it"
+    )
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
 def own_load(cpus: int) -> int:

@@ -15,9 +15,10 @@ import numpy as np
 from jitexp import labels
 from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.explain import explain
-from jitexp.analysis.instability import instability, kept_against_all, noise_columns
+from jitexp.analysis.instability import blas_stall, instability, kept_against_all, noise_columns
 from jitexp.analysis.long_files import KEY_COLUMNS, long_rows, sequence_rows, variant_long_rows
 from jitexp.analysis.speedups import (
+    BLAS_STALLED,
     ab_columns,
     not_work,
     paired,
@@ -217,6 +218,12 @@ def mode_rows(cfg: ExperimentConfig, results: list[ProcessResult], stop_reason: 
                 problem = not_work(row, str(against))[0] or not_work(row)[0]
                 if problem:
                     row[column] = problem
+    twin = next((r for r in rows if r["mode"] == "numpy" and r["status"] == "ok"), None)
+    if twin is not None and blas_stall(twin):  # the twin's time is its BLAS threads waiting: no verdict on it
+        for row in rows:
+            for column, against in (("verdict", row.get("baseline_mode")), ("verdict_vs_numpy", "numpy")):
+                if row.get(column) is not None and "numpy" in (row["mode"], against) and row["mode"] != against:
+                    row[column] = BLAS_STALLED
     return rows
 
 

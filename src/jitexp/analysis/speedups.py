@@ -198,7 +198,8 @@ def ab_columns(baseline: str, base: Mapping[str, list], new: Mapping[str, list])
 # ---- a time that is not the function's work is not a speedup ----------------------------------------------------
 
 DIFFERS, NO_WORK, NOT_COMPARABLE = "result differs", "no work", "not comparable"
-NOT_WORK_VERDICTS = (DIFFERS, NO_WORK, NOT_COMPARABLE)  # verdicts of rows whose time is no speedup
+BLAS_STALLED = "numpy's BLAS threads stalled"  # the twin's time is its threads waiting (instability.blas_stall)
+NOT_WORK_VERDICTS = (DIFFERS, NO_WORK, NOT_COMPARABLE, BLAS_STALLED)  # verdicts of rows whose time is no speedup
 
 
 def not_work(row: Mapping[str, Any], against: str = "eager") -> tuple[str, str]:

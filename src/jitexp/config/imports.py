@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 from jitexp.config.schema import ExperimentConfig
 from jitexp.errors import ConfigError, first_line, qualified_name
+from jitexp.labels import prejitted_refusal
 
 log = logging.getLogger("jitexp")
 
@@ -161,6 +162,13 @@ def check_arity(cfg: ExperimentConfig) -> None:
             w.fn if key == "fn" else list(jit_options_in_force(cfg)[key]),
             expected,
         )
+    how = (
+        f"name the function it wraps (jitexp applies {cfg.jit_fn} itself; keep the jit decorator off it), or time "
+        "the compiled call alone: mode=jit"
+    )
+    prejitted = prejitted_refusal(fn, cfg.mode.names, how)
+    if prejitted is not None:  # issue 57: `jit 1.13x faster than eager` compared a program with itself
+        raise ConfigError("workload.fn", w.fn, prejitted)
 
 
 # the config key of each jit option jit_refusal may blame

@@ -107,6 +107,8 @@ COMPILATION = [
     "first_call_compiles",
     "compiles_during_timing",
     "dispatch_s",
+    "numpy_blas_threads",
+    "numpy_one_thread_s",
 ]
 ATTRIBUTION = [
     "explanation",

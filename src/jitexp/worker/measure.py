@@ -17,6 +17,7 @@ from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
 from jitexp.worker import channel, clock, compiles, diskcache, distributed, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
+from jitexp.worker.blas import blas_probe
 from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
 from jitexp.worker.compiles import CompileCounter
@@ -117,6 +118,9 @@ def _sample(
             if mode.rsplit(":", 1)[-1] in ("jit", "aot"):  # a variant's key is variant:mode
                 with clock.phase("device_time"):
                     m.extras.update(_device_time(task.cfg, c, float(np.median(samples))))
+            elif mode.rsplit(":", 1)[-1] == "numpy":  # its BLAS threads against one: a stall is no verdict
+                with phase("execute"), clock.phase("dispatch_probe"):
+                    m.extras.update(blas_probe(c.call, float(np.median(samples))))
     return noise_of(cold_share, rounds.ticks, t.max_steal)
 
 

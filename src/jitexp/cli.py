@@ -209,6 +209,9 @@ def _main() -> None:
         if "--help" in argv or "-h" in argv:
             print(helptext.help_page(argv))
             return
+        from jitexp.config.imports import check_shadowing
+
+        check_shadowing(os.getcwd())
         checked = preflight.check_command(argv, import_in_child=True)
     except ConfigError as error:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
@@ -233,7 +236,7 @@ def _main() -> None:
     ended = callbacks.current
     if ended.get("ended"):
         state = ended["state"]
-        if state.missing or (ended["fail_on_error"] and ended["n_errors"]):
+        if state.missing or (ended.get("fail_on_error") and ended.get("n_errors")):
             sys.exit(1)
 
 

@@ -51,6 +51,15 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
+def writable(folder: str | os.PathLike) -> None:
+    """The folder made if needed and a file written and removed there, or the OSError that writing the real files
+    would meet (read-only, no such parent, a file in the way), before anything is printed."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".jitexp-probe.", dir=folder)
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def write_csv(data: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike) -> Path:
     """Write a CSV atomically (see write_atomic)."""
     frame = data if isinstance(data, pd.DataFrame) else to_frame(data)
@@ -63,16 +72,137 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").encode("utf-8")
 
 
+class BadCsv(pd.errors.ParserError):
+    """A CSV jitexp cannot read as written (truncated, hand-edited): one line naming the file, the row and the
+    column. Row numbers count data rows from 1, as a spreadsheet shows them below the header. (A ParserError, so
+    that whoever skipped a file pandas could not parse skips it still.)"""
+
+    def __init__(self, path: str | os.PathLike, what: str, row: int | None = None, column: str | None = None):
+        where = "".join(
+            [f", row {row} (line {row + 1})" if row is not None else "", f", column {column}" if column else ""]
+        )
+        super().__init__(f"{path}{where}: {what}")
+
+
+class EmptyCsv(BadCsv, pd.errors.EmptyDataError):
+    """A CSV file with nothing in it (pandas' EmptyDataError, worded as a BadCsv)."""
+
+
+_LINE = re.compile(r"line (\d+)|row (\d+)")
+
+
 def read_text(path: str | os.PathLike) -> pd.DataFrame:
-    """A CSV exactly as written: every cell a string, nothing turned into NA ("NA", "007" stay)."""
+    """A CSV exactly as written: every cell a string, nothing turned into NA ("NA", "007" stay). A file that does not
+    parse, or a row with fewer fields than the header (a truncated file), is a BadCsv naming the row."""
     # low_memory=False: one chunk, not several joined column by column (a third faster on a results.csv; with every
     # column text there is no type inference for chunks to differ on)
-    return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, low_memory=False)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, low_memory=False)
+    except pd.errors.EmptyDataError:
+        raise EmptyCsv(path, "empty: not even a header (a file cut short, or not written by jitexp)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        found = _LINE.search(str(exc))
+        line = int(next(g for g in found.groups() if g)) if found else None
+        reason = str(exc).splitlines()[0].rpartition("error: ")[2] or str(exc).splitlines()[0]
+        raise BadCsv(
+            path, f"not a CSV jitexp can read ({reason})", None if line is None else max(line - 1, 1)
+        ) from None
+    short = _short_record(path, len(frame.columns))
+    if short is not None:
+        row, fields = short
+        missing = str(frame.columns[fields]) if fields < len(frame.columns) else None
+        raise BadCsv(
+            path,
+            f"the row has {fields} fields where the header has {len(frame.columns)}: the file was cut short or edited",
+            row,
+            missing,
+        )
+    return frame
+
+
+SHORT_CHECKED_BYTES = 8 << 20  # files up to this size are read record by record for rows of the wrong length
+
+
+def _short_record(path: str | os.PathLike, width: int) -> tuple[int, int] | None:
+    """The first data row (from 1) whose field count is not the header's, and its count; None when all agree. pandas
+    pads a short row with empty cells without a word (na_filter off), so a truncated last row read as a row with
+    empty columns. Files larger than SHORT_CHECKED_BYTES are not read twice (jitexp writes them atomically)."""
+    try:
+        if os.path.getsize(path) > SHORT_CHECKED_BYTES:
+            return None
+        with open(path, newline="", encoding="utf-8") as handle:
+            records = csv.reader(handle)
+            next(records, None)
+            for row, record in enumerate((r for r in records if r), start=1):
+                if len(record) != width:
+                    return row, len(record)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
 
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
-    """Read one results-style CSV with jitexp's column types."""
-    return typed(read_text(path))
+    """Read one results-style CSV with jitexp's column types; a results.csv whose cells are not what jitexp writes is a
+    BadCsv (check_results)."""
+    text = read_text(path)
+    if Path(path).name == "results.csv":
+        check_results(text, path)
+    return typed(text)
+
+
+STATUSES = ("ok", "error")
+# a column and those written with it since it existed: one missing beside them was deleted by hand
+COMPANIONS = {
+    "median_s": ("mean_s", "ci95_low_s", "ci95_high_s"),
+    "speedup": ("speedup_ci_low", "speedup_ci_high", "baseline_mode"),
+}
+# times that are never negative (host_overhead_s and execute_s are differences, and may be)
+NON_NEGATIVE = ("median_s", "mean_s", "min_s", "max_s", "first_call_s", "n_samples", "n_processes")
+
+
+def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
+    """A results.csv as jitexp writes it, read as text: no column deleted from beside its companions (a median_s gone
+    while mean_s stays; a speedup gone while its CI stays, which made the report recompute an unpaired figure),
+    numbers where the schema has numbers, a status of ok or error, times that are not negative, no row twice (a copied
+    row would count a process twice). Each mistake is a BadCsv naming the file, the row and the column. A file from
+    before a column existed (no companions either) is read as it is."""
+    if text.empty:
+        return
+    for column, companions in COMPANIONS.items():
+        beside = [c for c in companions if c in text.columns]
+        if column not in text.columns and beside:
+            raise BadCsv(
+                path,
+                f"no {column} column beside {beside[0]}: it was deleted, and the report would "
+                f"{'recompute an unpaired figure' if column == 'speedup' else 'have no time to show'}; restore it "
+                "(or the file jitexp wrote)",
+                column=column,
+            )
+    statuses = text["status"] if "status" in text.columns else []
+    for row, status in enumerate(statuses, start=1):
+        if status and status not in STATUSES:
+            raise BadCsv(path, f"status {status!r} is not one jitexp writes; valid choices: ok, error", row, "status")
+    for column in text.columns:
+        if column not in KNOWN_NUMERIC:
+            continue
+        for row, cell in enumerate(text[column], start=1):
+            if not cell:
+                continue
+            try:
+                number = float(cell)
+            except ValueError:
+                raise BadCsv(path, f"{cell!r} is not a number", row, column) from None
+            if column in NON_NEGATIVE and number < 0:
+                raise BadCsv(path, f"{cell} is negative; a {column} never is", row, column)
+    repeated = text.duplicated()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated.to_numpy())[0])
+        first = int(np.flatnonzero((text == text.iloc[row]).all(axis=1).to_numpy())[0])
+        raise BadCsv(
+            path,
+            f"repeats row {first + 1} exactly: its processes would count twice; remove the copy",
+            row + 1,
+        )
 
 
 _INT = re.compile(r"^-?\d+$")

@@ -6,6 +6,7 @@ The command line: the table on the terminal, compare.csv, compare.md and compare
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +28,9 @@ from jitexp.report.compare.runs import (
     unmatched,
 )
 from jitexp.report.compare.text import gate_line, gate_notes, no_case_in_common, notes, render, shared_line, wrapped
+from jitexp.report.shared.cases import case_columns
 from jitexp.report.shared.memory import MEMORY_METRICS, memory_of, metric_names, parse_threshold
-from jitexp.store.csvio import write_atomic, write_csv
+from jitexp.store.csvio import BadCsv, writable, write_atomic, write_csv
 from jitexp.store.owned import NotOurs, record, refuse_foreign
 
 COMPARE_FILES = ("compare.csv", "compare.md", "compare.png")
@@ -138,15 +140,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ignore = [c.strip() for c in args.ignore.split(",") if c.strip()]
     try:
         base, new = load_side(args.base), load_side(args.new)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv) as exc:
         print(f"jitexp-compare: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    known = set(case_columns(base.every_row)) | set(case_columns(new.every_row))
+    unknown = [c for c in ignore if c not in known]
+    if unknown:  # a typo would be ignored: no column of that name to leave out of the matching
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
+        print(
+            f"jitexp-compare: error: --ignore={unknown[0]!r} is invalid; no identity column of either run has that "
+            f"name; {guess}valid choices: {', '.join(sorted(known))}",
+            file=sys.stderr,
+        )
         return 2
     default = Path(args.new if Path(args.new).is_dir() else Path(args.new).parent) / "compare"
     out = Path(args.out) if args.out else default
     try:  # before a line is printed: a user's compare.md there is not replaced after the table
         refuse_foreign(out, COMPARE_FILES, "jitexp-compare", default=not args.out)
+        writable(out)
     except NotOurs as exc:
         print(f"jitexp-compare: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a read-only NEW folder, an --out that cannot be made
+        where = "--out" if args.out else "NEW's compare/ folder (choose another with --out)"
+        print(f"jitexp-compare: error: {where} {out} cannot be written: {exc.strerror or exc}", file=sys.stderr)
         return 2
     memory = list(MEMORY_METRICS) if args.memory else memory_of(fail_on)
     table = compare(

@@ -30,7 +30,7 @@ from jitexp.report.history.timeline import (
     steps_table,
 )
 from jitexp.report.shared.memory import MEMORY_METRICS, metric_names
-from jitexp.store.csvio import write_csv
+from jitexp.store.csvio import BadCsv, write_csv
 from jitexp.store.owned import NotOurs, record, refuse_foreign
 
 DEFAULT_OUT = "history"
@@ -201,8 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         tidy, steps, out = write_history(args.runs, args.out, args.threshold)
-    except (FileNotFoundError, NotOurs) as error:
+    except (FileNotFoundError, NotOurs, BadCsv) as error:
         print(f"jitexp-history: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # an --out that cannot be written
+        print(f"jitexp-history: error: {error.filename or args.out}: {error.strerror or error}", file=sys.stderr)
         return 2
     if args.markdown:
         print(markdown(tidy, steps))

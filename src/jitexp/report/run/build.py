@@ -23,7 +23,7 @@ from jitexp.report.run.profile_view import load_profile, profile_table
 from jitexp.report.run.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
 from jitexp.report.run.terminal import format_terminal_report
 from jitexp.report.run.text_parts import headline
-from jitexp.store.csvio import write_atomic, write_csv
+from jitexp.store.csvio import BadCsv, write_atomic, write_csv
 from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, iter_jobs, load_results_state
 from jitexp.store.owned import record, refuse_foreign
 
@@ -104,7 +104,7 @@ def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
     for job in iter_jobs(root, marker=CALLS_CSV):
         try:
             frame = job.calls
-        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv):
             continue
         if not frame.empty:
             frames.append(frame)
@@ -261,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _, written = _write_report(
             df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls
         )
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     if not args.quiet:

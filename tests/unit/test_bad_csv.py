@@ -1,0 +1,109 @@
+"""Issue 57, item 3: a truncated or hand-edited CSV is one line naming the file, the row and the column
+(store.csvio.BadCsv), never a pandas traceback, and a results.csv edited so that a report would show something false
+is refused rather than read: a deleted median_s or speedup beside their companions, a number that is not one, a status
+jitexp does not write, a negative time, a row twice. An old file without those columns at all still reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jitexp.store.csvio import BadCsv, EmptyCsv, csv_bytes, read_csv, read_text
+
+ROWS = pd.DataFrame(
+    {
+        "workload": ["w", "w"],
+        "mode": ["eager", "jit"],
+        "status": ["ok", "ok"],
+        "median_s": ["0.002", "0.001"],
+        "mean_s": ["0.002", "0.001"],
+        "speedup": ["", "2.0"],
+        "speedup_ci_low": ["", "1.9"],
+        "job_num": ["0", "0"],
+    }
+)
+
+
+def written(tmp_path: Path, frame: pd.DataFrame, name: str = "results.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(csv_bytes(frame))
+    return path
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(BadCsv) as caught:
+        read_csv(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message.removeprefix(f"{path}")
+
+
+def test_the_rows_as_written_read(tmp_path):
+    assert len(read_csv(written(tmp_path, ROWS))) == 2
+
+
+def test_a_truncated_file_names_the_row_and_the_first_missing_column(tmp_path):
+    path = written(tmp_path, ROWS)
+    text = path.read_text()
+    path.write_text(text[: text.rindex(',"0.001",')])  # cut inside the last row
+    assert refusal(path) == (
+        ", row 2 (line 3), column mean_s: the row has 4 fields where the header has 8: the file was cut short or edited"
+    )
+    with pytest.raises(BadCsv):
+        read_text(path)  # jitexp-history reads text: the same line
+
+
+def test_an_empty_file_and_an_unclosed_quote_are_one_line(tmp_path):
+    empty = tmp_path / "results.csv"
+    empty.write_text("")
+    with pytest.raises(EmptyCsv, match=r"results.csv: empty: not even a header"):
+        read_csv(empty)
+    with pytest.raises(pd.errors.EmptyDataError):  # whoever skipped an empty file skips it still
+        read_csv(empty)
+    quoted = tmp_path / "samples.csv"
+    quoted.write_text('"a","b"\n"1","unclosed\n')
+    with pytest.raises(BadCsv, match=r"samples.csv.*: not a CSV jitexp can read"):
+        read_text(quoted)
+
+
+@pytest.mark.parametrize(
+    ("column", "row", "value", "message"),
+    [
+        ("median_s", 0, "fast", ", row 1 (line 2), column median_s: 'fast' is not a number"),
+        (
+            "status",
+            1,
+            "weird",
+            ", row 2 (line 3), column status: status 'weird' is not one jitexp writes; valid choices: ok, error",
+        ),
+        ("median_s", 1, "-0.5", ", row 2 (line 3), column median_s: -0.5 is negative; a median_s never is"),
+    ],
+)
+def test_a_hand_edited_cell_is_refused(tmp_path, column, row, value, message):
+    frame = ROWS.copy()
+    frame.loc[row, column] = value
+    assert refusal(written(tmp_path, frame)) == message
+
+
+def test_a_deleted_column_beside_its_companions_is_refused(tmp_path):
+    assert refusal(written(tmp_path, ROWS.drop(columns=["speedup"]))) == (
+        ", column speedup: no speedup column beside speedup_ci_low: it was deleted, and the report would recompute an "
+        "unpaired figure; restore it (or the file jitexp wrote)"
+    )
+    assert refusal(written(tmp_path, ROWS.drop(columns=["median_s"]))) == (
+        ", column median_s: no median_s column beside mean_s: it was deleted, and the report would have no time to "
+        "show; restore it (or the file jitexp wrote)"
+    )
+
+
+def test_a_row_twice_is_refused(tmp_path):
+    assert refusal(written(tmp_path, pd.concat([ROWS, ROWS.iloc[[1]]]))) == (
+        ", row 3 (line 4): repeats row 2 exactly: its processes would count twice; remove the copy"
+    )
+
+
+def test_an_old_file_without_the_columns_reads_as_it_is(tmp_path):
+    old = ROWS[["workload", "mode", "median_s"]]
+    assert list(read_csv(written(tmp_path, old))["median_s"]) == [0.002, 0.001]

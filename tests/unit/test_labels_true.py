@@ -208,3 +208,10 @@ def test_blas_stall_reads_the_twins_own_probe():
 def test_a_stalled_twins_verdict_is_said_without_a_figure():
     line = speedup_phrase("jit", "numpy", 190.0, 142.0, 203.0, "numpy's BLAS threads stalled")
     assert line == "jit vs numpy: no verdict (numpy's BLAS threads stalled)"
+
+
+def test_jitexp_compare_prints_a_bound_near_1_with_enough_digits():
+    from jitexp.report.compare.runs import new_over_base
+
+    assert new_over_base(1.02, 1.0004, 1.03) == "1.02 (1.0004-1.03)"
+    assert new_over_base(1.02, 1.0, 1.03) == "1.02 (1-1.03)"

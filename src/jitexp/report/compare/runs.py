@@ -21,8 +21,9 @@ DIRECTION = "NEW/BASE: NEW's time over BASE's, above 1 NEW is slower"
 
 
 def new_over_base(ratio: object, lo: object = None, hi: object = None) -> str:
-    """NEW/BASE in jitexp-compare's one direction: ``1.79 (1.02-3.2)``, ``0.926`` where the CI is missing or open
+    """NEW/BASE in jitexp-compare's one direction: ``1.79 (1.02-3.2)``, ``1.02 (1.0004-1.03)``, ``0.926`` where the CI is missing or open
     (0 to inf: too few processes for one); ``-`` without a ratio."""
+    from jitexp.analysis.formatting.phrases import bound_digits
     from jitexp.analysis.formatting.values import is_missing, three_digits
 
     if is_missing(ratio) or not 0 < float(ratio) < float("inf"):  # type: ignore[arg-type]
@@ -30,7 +31,7 @@ def new_over_base(ratio: object, lo: object = None, hi: object = None) -> str:
     bounds = [float(v) for v in (lo, hi) if not is_missing(v)]  # type: ignore[arg-type]
     text = three_digits(float(ratio))  # type: ignore[arg-type]
     if len(bounds) == 2 and bounds[0] > 0 and bounds[1] < float("inf"):
-        text += f" ({three_digits(bounds[0])}-{three_digits(bounds[1])})"
+        text += f" ({bound_digits(bounds[0])}-{bound_digits(bounds[1])})"  # a bound never reads 1 unless it is
     return text
 
 

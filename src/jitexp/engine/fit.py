@@ -82,18 +82,23 @@ class FitResult:
 
     def save(self, folder: str | Path) -> Path:
         """fit.csv, and the timed job's files, in `folder`."""
-        from jitexp.store.csvio import to_frame, write_csv
         from jitexp.store.folders import write_job
 
         folder = Path(folder)
+        self.save_probes(folder)
+        if self.job is not None:
+            write_job(self.job, folder)
+        return folder
+
+    def save_probes(self, folder: str | Path) -> Path:
+        """fit.csv alone (atomically): after each probe, so that a search stopped half-way keeps what it found."""
+        from jitexp.store.csvio import to_frame, write_csv
+
         frame = to_frame(self.rows, FIT_COLUMNS)
         for column in FIT_COLUMNS:
             if column == "value" or column.endswith("_bytes"):  # whole bytes, a missing one empty (not 3145728.0)
                 frame[column] = frame[column].astype("Int64")
-        write_csv(frame, folder / FIT_CSV)
-        if self.job is not None:
-            write_job(self.job, folder)
-        return folder
+        return write_csv(frame, Path(folder) / FIT_CSV)
 
 
 def search(
@@ -101,12 +106,14 @@ def search(
     cfg: ExperimentConfig,
     *,
     say: Callable[[str], None] | None = None,
+    folder: str | Path | None = None,
     job_num: int = 0,
     overrides: str = "",
     sweep: Sweep | None = None,
 ) -> FitResult:
     """The largest value of cfg.fit.key that fits: `config_at(value)` is the job at that value (resolved again, so
-    shapes written in terms of it follow); then, with fit.time, that job run as any other."""
+    shapes written in terms of it follow); then, with fit.time, that job run as any other. With `folder`, fit.csv is
+    written there after each probe."""
     fit = cfg.fit
     assert fit.key is not None
     start = fit.start if fit.start is not None else int(key_value(cfg, fit.key))
@@ -117,6 +124,8 @@ def search(
         row = probe(config_at(value), fit.key, value)
         steps.record(value, bool(row["fits"]))
         out.rows.append(row)
+        if folder is not None:
+            out.save_probes(folder)
         if say is not None:
             say(probe_line(row))
     out.wall_s = time.perf_counter() - began
@@ -233,7 +242,9 @@ def fit(
     def config_at(value: int) -> ExperimentConfig:
         return compose([*base, f"{chosen}={value}"], config_dir)
 
-    result = search(config_at, cfg, say=(lambda line: print(line, file=sys.stderr)) if verbose else None)
+    result = search(
+        config_at, cfg, say=(lambda line: print(line, file=sys.stderr)) if verbose else None, folder=out_dir
+    )
     if out_dir is not None:
         result.save(out_dir)
     return result
@@ -265,7 +276,7 @@ def fit_job(cfg: Any, out_dir: Path, *, job_num: int, overrides: str, sweep: Swe
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    result = search(config_at, exp, say=say, job_num=job_num, overrides=overrides, sweep=sweep)
+    result = search(config_at, exp, say=say, folder=out_dir, job_num=job_num, overrides=overrides, sweep=sweep)
     if result.job is not None:
         for row in result.job.rows:
             row["config_hash"] = digest

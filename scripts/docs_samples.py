@@ -235,6 +235,7 @@ MISTAKES = [
     Mistake("param-unused", "workload=apply_n_times +workload.params.m=3", "fn"),
     Mistake("param-deleted", "workload=apply_n_times '~workload.params.n'", "fn"),
     Mistake("fn-generator", "workload=custom workload.fn=gens.g 'workload.args=[{shape:[${size}]}]'", "fn", ("gens.py",)),
+    Mistake("fn-jitted", "workload=custom workload.fn=jitted.f 'workload.args=[{shape:[${size}]}]'", "fn", ("jitted.py",)),
     Mistake("fn-deleted", "workload=add_one '~workload.fn'", "fn"),
     # folders and your own config files
     Mistake("unwritable", "hydra.run.dir=/proc/x/y", "files"),
@@ -249,6 +250,7 @@ MISTAKES = [
 FILES = {
     "mine.py": "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(jnp.tanh(x))\n",
     "gens.py": "def g(x):\n    for row in x:\n        yield row * 2\n",
+    "jitted.py": "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x):\n    return jnp.sum(jnp.tanh(x))\n",
     "conf/workload/matmul.yaml": "fn: mine.f\nargs: [{shape: ['${size}']}]\n",
     "conf/workload/typo.yaml": "fn: mine.f\nargs: [{shape: ['${size}']}]\nstatc_argnums: []\n",
     "conf/workload/broken.yaml": "fn: mine.f\nargs: [{shape: [${size}]}\n",

@@ -200,10 +200,13 @@ MISTAKES = [
     Mistake("unknown-key", "+sise=64", "names"),
     Mistake("new-entry", "mode.compiler_options.xla_cpu_enable_fast_math=true", "names"),
     Mistake("sequence-key", "workload=apply_n_times 'sequence=[{m: 2}]'", "names"),
+    Mistake("group-interpolation", "'mode=${size}'", "names"),
     # a value of the wrong type or out of range
     Mistake("wrong-type", "size=1k", "values"),
     Mistake("out-of-range", "workload=apply_n_times workload.params.n=-3", "values"),
     Mistake("fraction", "timing.target_rel_ci=3", "values"),
+    Mistake("not-finite", "timing.job_time_s=inf", "values"),
+    Mistake("negative-seed", "seed=-1", "values"),
     Mistake("static-argnums", "workload=apply_n_times mode.static_argnums=[5]", "values"),
     Mistake("donate-argnums", "workload=apply_n_times mode.donate_argnums=[1]", "values"),
     Mistake("donate-eager", "workload=add_one mode=eager mode.donate_argnums=[0]", "values"),

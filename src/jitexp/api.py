@@ -173,7 +173,9 @@ def _check_wraps(fn: Callable, jit_fn: Callable | str | None, cfg: ExperimentCon
     from jitexp.labels import prejitted_refusal
 
     compiled = cfg.mode.jit or cfg.mode.aot
-    wrapper = (jit_fn if callable(jit_fn) else import_fn(cfg.jit_fn, "jit_fn")) if compiled else None
+    # jax.jit only where JAX is loaded already (a JAX function's caller): the workers would import it, not this check
+    loaded = callable(jit_fn) or cfg.jit_fn.partition(".")[0] in sys.modules
+    wrapper = (jit_fn if callable(jit_fn) else import_fn(cfg.jit_fn, "jit_fn")) if compiled and loaded else None
     options = jit_options_in_force(cfg)
     mistake = jit_refusal(fn, wrapper, options)
     if mistake is not None:

@@ -207,3 +207,53 @@ def test_a_method_by_its_attribute_path_is_imported(user):
         "workload.fn='usermod.Model.nosuch' is invalid; usermod.Model (module 'usermod', then attributes) has no "
         "'nosuch'"
     )
+
+
+def big_fixed(size, dtype, seed):
+    import jax.numpy as jnp
+
+    return (jnp.zeros((1024, 1024), dtype),)
+
+
+def big_sized(size, dtype, seed):
+    import jax.numpy as jnp
+
+    return (jnp.zeros((size, 1024), dtype),)
+
+
+def test_a_setup_whose_arrays_ignore_size_is_blamed_not_size(monkeypatch):
+    from helpers import job_config
+    from jitexp.config import sizing
+    from jitexp.worker.inputs import check_setup_memory
+
+    monkeypatch.setattr(sizing, "available_memory", lambda: 1 << 20)  # 1 MiB
+    fixed = job_config(None, workload={"setup": "mine.big_fixed"}, size=1000)
+    with pytest.raises(ConfigError) as caught:
+        check_setup_memory(big_fixed, fixed, 2)
+    assert str(caught.value).startswith("workload.setup='mine.big_fixed' is invalid; workload.setup's arrays")
+    assert str(caught.value).endswith(
+        "whatever the size (the setup's arrays are as large at size=500); make them smaller in the setup or its params"
+    )
+    sized = job_config(None, workload={"setup": "mine.big_sized"}, size=1000)
+    with pytest.raises(ConfigError, match=r"^size=1000 is invalid; workload.setup's arrays"):
+        check_setup_memory(big_sized, sized, 2)
+
+
+def test_a_group_option_written_as_an_interpolation_names_the_group():
+    message = refusal(["workload=${nosuch}"])
+    assert message.startswith(
+        "workload='${nosuch}' is invalid; a group's option is chosen before the config exists, so it cannot refer to "
+        "a key of it; name an option: valid choices: add_one, "
+    )
+    assert refusal(["workload=add_one", "workload.setup=${nosuch}"]).startswith(
+        "workload.setup='${nosuch}' is invalid; refers to nosuch, which does not exist"  # as typed, braces unescaped
+    )
+
+
+def test_seed_and_an_infinite_time_are_named_before_the_workers():
+    assert refusal(["workload=add_one", "seed=-1"]) == (
+        "seed=-1 is invalid; must be >= 0 (numpy's and JAX's generators take a non-negative seed)"
+    )
+    assert refusal(["workload=add_one", "timing.job_time_s=inf"]) == (
+        "timing.job_time_s=inf is invalid; must be a finite number > 0"
+    )

@@ -37,7 +37,9 @@ def _choice(key: str, value: Any, choices: tuple) -> None:
 def _require_positive(key: str, value: float, *, allow_zero: bool = False) -> None:
     ok = value >= 0 if allow_zero else value > 0
     if not (ok and math.isfinite(value)):
-        raise ConfigError(key, value, "must be >= 0" if allow_zero else "must be > 0")
+        bound = "must be >= 0" if allow_zero else "must be > 0"
+        # inf is > 0, so "must be > 0" would not say what is wrong with it (a job_time_s=inf would never stop)
+        raise ConfigError(key, value, f"must be a finite number {bound[8:]}" if ok or math.isnan(value) else bound)
 
 
 def validate(cfg: ExperimentConfig) -> ExperimentConfig:
@@ -50,6 +52,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     _require_positive("device.index", cfg.device.index, allow_zero=True)
     _require_positive("size", cfg.size)
     _require_positive("calls", cfg.calls, allow_zero=True)
+    if cfg.seed < 0:  # numpy's generators refuse it in every worker ("expected non-negative integer")
+        raise ConfigError("seed", cfg.seed, "must be >= 0 (numpy's and JAX's generators take a non-negative seed)")
     t = cfg.timing
     for key in (
         "min_samples",

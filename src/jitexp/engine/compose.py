@@ -153,7 +153,9 @@ def override_value(parsed: list[Any], key: str) -> Any:
     """The text the user gave for `key`, so the message quotes their own value."""
     for o in reversed(parsed):
         if o.key_or_group == key:
-            return o.input_line.partition("=")[2] if o.is_sweep_override() else o.get_value_element_as_str()
+            typed = o.input_line.partition("=")[2]
+            # an interpolation as typed: Hydra's own string of it escapes the braces ('$\\{size\\}')
+            return typed if o.is_sweep_override() or "${" in typed else o.get_value_element_as_str()
     return None
 
 
@@ -384,6 +386,18 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             )
         return ConfigError(key, value, first_line(cause))
     message = str(exc)
+    interpolated = next(
+        (o for o in parsed if "${" in o.input_line.partition("=")[2] and _group_options(hydra, o.key_or_group)), None
+    )
+    if message.startswith("Error resolving interpolation") and interpolated is not None:
+        # a group's option in the defaults list: chosen before the config it could refer to exists
+        group, value = interpolated.key_or_group, interpolated.input_line.partition("=")[2]
+        return ConfigError(
+            group,
+            value,
+            f"a group's option is chosen before the config exists, so it cannot refer to a key of it; name an option: "
+            f"valid choices: {', '.join(_group_options(hydra, group))}",
+        )
     if message.startswith("Error merging override "):  # e.g. a list item of the wrong type: no full key
         key, _, value = message.removeprefix("Error merging override ").partition("=")
         return ConfigError(key.lstrip("+~"), value, expected_type(key.lstrip("+~")))
@@ -398,3 +412,10 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
                 f"a string with commas is quoted: {key}=\"'a,b'\"",
             )
     return ConfigError("config", None, first_line(exc))
+
+
+def _group_options(hydra: Any, key: str) -> list[str]:
+    try:
+        return list(hydra.config_loader.get_group_options(key))
+    except Exception:  # not a group
+        return []

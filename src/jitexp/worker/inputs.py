@@ -104,7 +104,18 @@ def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
     per_set = workload.setup_bytes(setup, cfg)
     if per_set is not None:
         what = f"workload.setup's arrays ({modes} mode(s), a check and the copy they are copied from)"
-        sizing.check_memory("size", cfg.size, per_set * (modes + 2), what)
+        try:
+            sizing.check_memory("size", cfg.size, per_set * (modes + 2), what)
+        except ConfigError as error:  # blame size only when size is what makes them big
+            smaller = workload.setup_bytes(setup, dataclasses.replace(cfg, size=max(1, cfg.size // 2)))
+            if smaller is None or smaller < per_set:
+                raise
+            raise ConfigError(
+                "workload.setup",
+                cfg.workload.setup,
+                f"{error.expected}, whatever the size (the setup's arrays are as large at size={max(1, cfg.size // 2)})"
+                "; make them smaller in the setup or its params",
+            ) from None
 
 
 def raised_at(exc: BaseException, what: str) -> str:

@@ -7,7 +7,8 @@
 # `bash ../shared/tpu/wheels.sh` here, with carry [".whl-tpu"]:
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site PYTHONUNBUFFERED=1; bash benchmarks/fit_tpu.sh mlp
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site PYTHONUNBUFFERED=1; bash benchmarks/fit_tpu.sh matmul
-# (one search a call: each may take up to ~5 minutes, a call at most 10; `all` runs both, for a longer limit).
+# (one search a call: each may take up to ~5 minutes, a call at most 10; `all` runs both, for a longer limit;
+# `test` runs tests/e2e/test_fit_tpu.py, the `tpu`-marked test).
 #
 # The matmul's inputs are ones (`init: ones`): the values do not change the memory, and a host draws 2 x 49152^2
 # normals in over a minute. The timed job at the largest value leaves out the eager check, the device-time trace and
@@ -37,3 +38,6 @@ case "${1:-all}" in
     search matmul 420 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 \
       'workload.args=[{shape:[${size},${size}],dtype:${dtype},init:ones},{shape:[${size},${size}],dtype:${dtype},init:ones}]' ;;
 esac
+if [ "${1:-all}" = "test" ]; then  # the tpu-marked test alone (3 probes up to 32768, ~1-2 minutes)
+  timeout 500 python3 -m pytest -q -p no:cacheprovider -m tpu tests/e2e/test_fit_tpu.py 2>&1 | tail -5
+fi

@@ -17,6 +17,7 @@ from jitexp.labels import size_text
 from jitexp.report.shared.cases import (
     KNOBS,
     STATIC_ARGNUMS,
+    case_columns,
     get_column,
     knob_text,
     one_per_job,
@@ -92,6 +93,7 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
             + _examples(df[compiles > 0], knobs=knobs)
         )
     lines += steal_caveats(df)
+    lines += seed_caveats(df)
     lines += unavailable_caveats(df)
     for column, text in (("matches_eager", "differs from eager"), ("matches_numpy", "differs from NumPy")):
         values = get_column(df, column)
@@ -115,6 +117,24 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
                 f"(check_vs_{against.lower()} says why)" + _examples(df[uncomparable], knobs=knobs)
             )
     return lines
+
+
+def seed_caveats(df: pd.DataFrame) -> list[str]:
+    """Rows of one case at several seeds are one row in the report's tables (shared.cases.aggregate): said once, so
+    that a `-m seed=0,1` sweep is not read as one measurement."""
+    if "seed" not in df.columns or len(df) < 2:
+        return []
+    keys = [k for k in case_columns(df) if k not in ("seed", "mode")]  # a case: its modes together
+    seeds = df.assign(_seed=df["seed"].map(cell_text))
+    pooled = seeds.groupby([seeds[k].map(cell_text) for k in keys], dropna=False)["_seed"].nunique()
+    pooled = pooled[pooled > 1]
+    if pooled.empty:
+        return []
+    values = sorted(set(seeds["_seed"]), key=lambda v: (len(v), v))
+    return [
+        f"seeds pooled: {len(pooled)} case(s) measured at seeds {', '.join(values)} are one row each in these tables "
+        "(the median of their medians, the CI the union of theirs); each seed's own row is in results.csv"
+    ]
 
 
 def unavailable_caveats(df: pd.DataFrame) -> list[str]:

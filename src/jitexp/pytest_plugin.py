@@ -91,7 +91,13 @@ class Session:
             pytest.skip(f"jitexp: no baseline {self.compare!r} for {test} (no {stored}); save one with --jitexp-save")
         if self.timing:
             options = {**options, "timing": self.timing}
-        cfg, payload = prepare_for_test(request, fn, args, options)
+        from jitexp.errors import ConfigError
+
+        try:
+            cfg, payload = prepare_for_test(request, fn, args, options)
+        except ConfigError as error:  # jitexp.measure's one line (a generator, a static jax.jit refuses), no traceback
+            self.entries.append(Entry(test, "not timed", "refused"))
+            pytest.fail(f"jitexp: {test}: {error}", pytrace=False)
         identity = case_identity(cfg, args, options.get("kwargs") or {})
         # read before saving: --jitexp-save=X --jitexp-compare=X must not compare a run with itself
         changed = identity_changes(read_identity(stored), identity) if stored is not None else []

@@ -257,3 +257,10 @@ def test_seed_and_an_infinite_time_are_named_before_the_workers():
     assert refusal(["workload=add_one", "timing.job_time_s=inf"]) == (
         "timing.job_time_s=inf is invalid; must be a finite number > 0"
     )
+
+
+def test_cfg_job_says_a_users_file_is_shadowed_as_the_job_would(user):
+    (user / "conf" / "workload").mkdir(parents=True)
+    (user / "conf" / "workload" / "matmul.yaml").write_text("fn: usermod.scale\nargs: [{shape: ['${size}']}]\n")
+    message = refusal(["--config-dir", "conf", "--cfg", "job", "workload=matmul"])
+    assert message.startswith("workload='matmul' is invalid; jitexp's own workload/matmul.yaml comes first")

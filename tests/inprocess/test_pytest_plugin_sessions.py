@@ -60,3 +60,25 @@ def test_option_mistakes_are_usage_errors_and_help_lists_the_flags(pytester, mon
         result.stderr.fnmatch_lines([f"*{expected}*"])
     help_text = pytester.runpytest_inprocess("--help")
     help_text.stdout.fnmatch_lines(["*--jitexp-allow-changed*", "*--jitexp-excuse-host-drift*"])
+
+
+def test_a_function_jax_jit_refuses_fails_the_test_in_one_line(pytester):
+    """Issue 57, item 3: a generator function (or a static position jax.jit refuses) is jitexp.measure's one line,
+    before any worker starts, not a traceback."""
+    pytester.makepyfile(
+        test_gen="""
+        import jax.numpy as jnp
+
+        def rows(x):
+            yield x
+
+        def test_rows(jitexp_measure):
+            jitexp_measure(rows, jnp.ones(4))
+        """
+    )
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*jitexp: test_gen.py::test_rows: fn='rows' is invalid; is a generator function (it yields): jax.jit refuses*"]
+    )
+    result.stdout.no_fnmatch_line("*Traceback*")

@@ -156,7 +156,7 @@ def sweep_summary() -> str:
     from jitexp.report.run.terminal import format_sweep_summary
     from jitexp.store.folders import gather_state
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _columns():  # its caveats wrap to the terminal's width
         root = Path(shutil.copytree(RUNS / "sweep", Path(tmp) / "sweep"))
         frame, state = gather_state(root)
         return format_sweep_summary(frame, state)
@@ -237,8 +237,12 @@ MISTAKES = [
     ),
     Mistake("param-unused", "workload=apply_n_times +workload.params.m=3", "fn"),
     Mistake("param-deleted", "workload=apply_n_times '~workload.params.n'", "fn"),
-    Mistake("fn-generator", "workload=custom workload.fn=gens.g 'workload.args=[{shape:[${size}]}]'", "fn", ("gens.py",)),
-    Mistake("fn-jitted", "workload=custom workload.fn=jitted.f 'workload.args=[{shape:[${size}]}]'", "fn", ("jitted.py",)),
+    Mistake(
+        "fn-generator", "workload=custom workload.fn=gens.g 'workload.args=[{shape:[${size}]}]'", "fn", ("gens.py",)
+    ),
+    Mistake(
+        "fn-jitted", "workload=custom workload.fn=jitted.f 'workload.args=[{shape:[${size}]}]'", "fn", ("jitted.py",)
+    ),
     Mistake("fn-deleted", "workload=add_one '~workload.fn'", "fn"),
     # folders and your own config files
     Mistake("unwritable", "hydra.run.dir=/proc/x/y", "files"),
@@ -362,7 +366,8 @@ def compare_help() -> str:
 
 @contextlib.contextmanager
 def _columns() -> Iterator[None]:
-    """argparse wraps its help to $COLUMNS: fixed, so the text does not depend on the terminal it was made in."""
+    """argparse and the sweep's caveats wrap to $COLUMNS: fixed, so the text does not depend on the terminal it was made
+    in."""
     before = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = COLUMNS
     try:

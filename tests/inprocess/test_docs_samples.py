@@ -5,6 +5,7 @@ go through the preflight (composes, in process: nothing runs)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import sys
 from functools import cache
@@ -26,9 +27,14 @@ def test_every_output_sample_is_what_the_code_prints_today():
     found = module.samples()
     assert found, "no <!-- output: NAME --> block in README.md or docs/"
     stale = [f"{s.block.where}: output {s.name}" for s in found if s.stale]
+    diffs = [
+        "".join(difflib.unified_diff(s.block.text.splitlines(True), s.text.splitlines(True), "page", "code"))
+        for s in found
+        if s.stale and s.text is not None
+    ]
     assert not stale, (
         f"{len(stale)} sample(s) no longer what the code prints:\n"
-        + "\n".join(stale)
+        + "\n".join(stale + diffs)
         + f"\nrun `{module.FIX}` to regenerate them, and read the diff"
     )
     missing = [f"{s.block.where}: output {s.name}: {s.why}" for s in found if s.text is None]

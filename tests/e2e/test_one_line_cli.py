@@ -106,3 +106,17 @@ def test_an_ignore_typo_and_an_unwritable_out_are_refused_before_the_table(tmp_p
     proc = run_cli([str(base), str(new), "--out", "afile/sub"], cwd=tmp_path, name="jitexp-history", timeout=120)
     assert proc.returncode == 2
     assert one_line(proc, "jitexp-history: error: ") == "afile/sub: Not a directory"
+
+
+def test_history_refuses_a_hand_edited_median(tmp_path, sides):
+    from jitexp.store.csvio import csv_bytes, read_text
+
+    base, new = sides
+    rows = read_text(new / "results.csv")
+    rows.loc[0, "median_s"] = "fast"
+    (new / "results.csv").write_bytes(csv_bytes(rows))
+    proc = run_cli([str(base), str(new), "--out", "hist"], cwd=tmp_path, name="jitexp-history", timeout=120)
+    assert proc.returncode == 2
+    assert one_line(proc, "jitexp-history: error: ") == (
+        f"{new}/results.csv, row 1 (line 2), column median_s: 'fast' is not a number"
+    )

@@ -22,7 +22,7 @@ from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.history.steps import Processes, Step, exact_steps, find_steps
 from jitexp.report.shared.cases import MACHINE, case_columns
 from jitexp.report.shared.memory import EXACT, MEASURED, MEMORY_METRICS, canonical
-from jitexp.store.csvio import read_text
+from jitexp.store.csvio import check_results, read_text
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
 # metric -> (results.csv column, its CI columns or None: then the CI is the median's over processes.csv's values)
@@ -122,6 +122,7 @@ def _run_rows(folder: Path) -> pd.DataFrame:
     out = []
     for job in iter_jobs(folder):
         rows = read_text(job.path / RESULTS_CSV)
+        check_results(rows, job.path / RESULTS_CSV)  # a hand-edited cell is one line, not a false point
         if rows.empty or "status" not in rows.columns:
             continue
         rows = rows[rows["status"] == "ok"].reset_index(drop=True)

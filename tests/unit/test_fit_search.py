@@ -169,3 +169,43 @@ def test_every_fit_csv_column_is_documented_once():
     [cells] = [cells for cells in table_rows(text, "| file | columns |") if top_level_code(cells[0]) == ["fit.csv"]]
     documented = Counter(top_level_code(cells[1]))
     assert sorted(documented) == sorted(FIT_COLUMNS) and set(documented.values()) == {1}, documented
+
+
+def test_a_value_refuted_after_it_fit_sends_the_bisection_below_it():
+    search, tried = run_search(1024, 1 << 20, 6000, step=256)
+    assert search.largest == 5888 and search.smallest_failing == 6144
+    search.refute(5888)  # its timed job ran out of memory: the largest other value that fit stands
+    assert (search.largest, search.smallest_failing) == (5632, 5888) and search.next() is None
+    search.refute(5632)
+    assert (search.largest, search.smallest_failing) == (5120, 5632)
+    assert search.next() == 5376  # between the two: 5376 was never tried (5632 came from the first bisection)
+
+
+def test_a_timed_job_out_of_memory_is_a_row_and_the_answer_is_the_largest_that_also_ran(monkeypatch):
+    """engine.fit.search with the probes and the timed job faked: the probe fits up to 6000, the timed job only up to
+    5700; the answer is the largest value whose timed job ran, with every row kept."""
+    from jitexp.engine import fit as engine_fit
+    from jitexp.records import JobResult
+
+    def probe(cfg, key, value):
+        return {"key": key, "value": value, "fits": value <= 6000, "reason": FITS if value <= 6000 else OOM}
+
+    timed = []
+
+    def run(cfg, **_):
+        timed.append(cfg.size)
+        if cfg.size > 5700:
+            row = {"status": "error", "error_phase": "execute", "error_type": "ValueError"}
+            return JobResult([{**row, "error_message": "RESOURCE_EXHAUSTED: RuntimeBufferAllocationFailure"}])
+        return JobResult([{"status": "ok", "mode": "jit"}])
+
+    monkeypatch.setattr(engine_fit, "probe", probe)
+    monkeypatch.setattr(engine_fit, "run", run)
+    cfg = job_config([], size=1024, fit=FitConfig(key="size", max=1 << 20, step=256))
+    out = engine_fit.search(lambda value: job_config([], size=value, fit=cfg.fit), cfg)
+    assert out.largest == 5632 and timed == [5888, 5632] and out.job is not None
+    refuted = [r for r in out.rows if r.get("error_phase") == "timed job (execute)"]
+    assert [(r["value"], r["fits"], r["reason"]) for r in refuted] == [(5888, False, OOM)]
+    lines = fit_lines("size", out.rows, 1 << 20, 1.0)
+    assert lines[0].startswith("largest                size=5632: ")
+    assert lines[1].startswith("smallest that did not  size=5888: out of memory in timed job (execute)")

@@ -75,6 +75,23 @@ class Search:
             if self.smallest_failing is None:
                 self.smallest_failing = self.largest + self.step
 
+    def refute(self, value: int) -> None:
+        """A value that fit as a probe failed later (its timed job ran out of memory): it does not fit, and the
+        search goes on between the largest value still fitting and it."""
+        self.tried[value] = False
+        fitting = [v for v, ok in self.tried.items() if ok]
+        self.largest = max(fitting, default=None)
+        self.smallest_failing = min(
+            v for v, ok in self.tried.items() if not ok and (self.largest is None or v > self.largest)
+        )
+
+
+def standing(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows that still fit: a value's probe that fit, unless a later row of the same value (its timed job) did
+    not."""
+    failed = {r["value"] for r in rows if not r.get("fits")}
+    return [r for r in rows if r.get("fits") and r["value"] not in failed]
+
 
 def probes_needed(start: int, maximum: int, answer: int, step: int = 1) -> int:
     """How many probes the search takes when every value up to `answer` fits (a test's yardstick)."""
@@ -111,7 +128,7 @@ def reason_text(row: dict[str, Any]) -> str:
 
 def fit_lines(key: str, rows: list[dict[str, Any]], maximum: int, wall_s: float) -> list[str]:
     """The printed answer: the largest that fit, the smallest that did not, estimate against allocator, the search."""
-    fitting = [r for r in rows if r.get("fits")]
+    fitting = standing(rows)
     failing = [r for r in rows if not r.get("fits")]
     best = max(fitting, key=lambda r: r["value"]) if fitting else None
     worst = min(

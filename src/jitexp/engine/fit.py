@@ -18,7 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jitexp.analysis.fit_search import CRASH, ERROR, ESTIMATE, FITS, INPUTS, OOM, Search, fit_lines, is_oom, mib
+from jitexp.analysis.fit_search import (
+    CRASH,
+    ERROR,
+    ESTIMATE,
+    FITS,
+    INPUTS,
+    OOM,
+    Search,
+    fit_lines,
+    is_oom,
+    mib,
+    standing,
+)
 from jitexp.config import ExperimentConfig
 from jitexp.config.fit import key_value
 from jitexp.config.sizing import ITEMSIZE, array_specs
@@ -65,8 +77,8 @@ class FitResult:
 
     @property
     def largest(self) -> int | None:
-        """The largest value that fit (None: none did)."""
-        return max((r["value"] for r in self.rows if r["fits"]), default=None)
+        """The largest value that fit, as a probe and (fit.time) as a timed job (None: none did)."""
+        return max((r["value"] for r in standing(self.rows)), default=None)
 
     @property
     def smallest_failing(self) -> int | None:
@@ -120,17 +132,16 @@ def search(
     steps = Search(start, fit.max, fit.step)
     out = FitResult(fit.key, fit.max)
     began = time.perf_counter()
-    while (value := steps.next()) is not None:
-        row = probe(config_at(value), fit.key, value)
-        steps.record(value, bool(row["fits"]))
-        out.rows.append(row)
-        if folder is not None:
-            out.save_probes(folder)
-        if say is not None:
-            say(probe_line(row))
-    out.wall_s = time.perf_counter() - began
-    best = out.largest
-    if fit.time and best is not None:
+    for _ in range(TIMED_TRIES):
+        while (value := steps.next()) is not None:
+            row = probe(config_at(value), fit.key, value)
+            steps.record(value, bool(row["fits"]))
+            _add(out, row, folder, say)
+        out.wall_s = time.perf_counter() - began
+        best = out.largest
+        if not fit.time or best is None:
+            out.job = None
+            return out
         at = config_at(best)
         out.job = run(
             dataclasses.replace(at, fit=dataclasses.replace(at.fit, key=None)),
@@ -138,7 +149,44 @@ def search(
             overrides=overrides,
             sweep=sweep,
         )
-    return out
+        short = timed_oom(out.job, fit.key, best)
+        if short is None:
+            return out
+        # the job's loop holds more than one call (the last output stays alive while the next call runs, warm-up,
+        # the cold call's own buffers): out of memory there, the value does not fit, and the search goes on below
+        steps.refute(best)
+        _add(out, short, folder, say)
+    return out  # its job: the last timed job, which ran out of memory at a value its rows now call too large
+
+
+TIMED_TRIES = 4  # timed jobs at most: each failure sends the search below (TPU v5e: 1 was enough, docs/benchmarks.md)
+
+
+def _add(out: FitResult, row: dict[str, Any], folder: str | Path | None, say: Callable[[str], None] | None) -> None:
+    out.rows.append(row)
+    if folder is not None:
+        out.save_probes(folder)
+    if say is not None:
+        say(probe_line(row))
+
+
+def timed_oom(job: JobResult, key: str, value: int) -> dict[str, Any] | None:
+    """fit.csv's row for a timed job that ran out of memory at `value` (None: it did not)."""
+    for r in job.rows:
+        if r.get("status") != "ok" and is_oom(r.get("error_type"), r.get("error_message")):
+            return {
+                "key": key,
+                "value": value,
+                "fits": False,
+                "reason": OOM,
+                "platform": r.get("platform"),
+                "device_kind": r.get("device_kind"),
+                "error_phase": f"timed job ({r.get('error_phase')})",
+                "error_type": r.get("error_type"),
+                "error_message": r.get("error_message"),
+                "seconds": r.get("job_wall_s"),
+            }
+    return None
 
 
 def probe(cfg: ExperimentConfig, key: str, value: int) -> dict[str, Any]:

@@ -264,3 +264,13 @@ def test_cfg_job_says_a_users_file_is_shadowed_as_the_job_would(user):
     (user / "conf" / "workload" / "matmul.yaml").write_text("fn: usermod.scale\nargs: [{shape: ['${size}']}]\n")
     message = refusal(["--config-dir", "conf", "--cfg", "job", "workload=matmul"])
     assert message.startswith("workload='matmul' is invalid; jitexp's own workload/matmul.yaml comes first")
+
+
+def test_a_variants_value_of_the_wrong_type_says_what_the_key_takes():
+    assert refusal(["workload=apply_n_times", "variants={a:{},b:{size:[64,128]}}"]) == (
+        "variants.b.size=[64, 128] is invalid; must be an integer; a variant is one version: several of size are a "
+        "sweep (-m size=a,b)"
+    )  # was OmegaConf's "Value '[64, 128]' of type 'ListConfig' could not be converted to Integer"
+    assert refusal(["workload=apply_n_times", "variants={a:{},b:{seed:abc}}"]) == (
+        "variants.b.seed='abc' is invalid; must be an integer"
+    )

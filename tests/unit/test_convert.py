@@ -134,11 +134,11 @@ def test_a_setup_needs_no_args_and_the_callers_config_is_left_as_it_was():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"size": "abc"}, "size is invalid; Value 'abc' of type 'str' could not be converted to Integer"),
+        ({"size": "abc"}, "size='abc' is invalid; must be an integer"),
         ({"workload": 3}, "config is invalid; Merge error: int is not a subclass of WorkloadConfig. value: 3"),
         (
             {"workload": {"fn": "m.f", "args": 3}},
-            "workload.args is invalid; Invalid value assigned: AnyNode is not a ListConfig, list or tuple.",
+            "workload.args=3 is invalid; must be a list or null",
         ),
     ],
 )

@@ -9,12 +9,12 @@ import re
 from typing import Any, Mapping, cast
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from jitexp.config.schema import ExperimentConfig
 from jitexp.config.sizing import needs_x64
 from jitexp.config.usage import own_dtype
-from jitexp.config.validate import NEEDS, unknown_key, unknown_keys, validate
+from jitexp.config.validate import NEEDS, expected_type, unknown_key, unknown_keys, validate
 from jitexp.config.variants import PROCESS_LEVEL, set_dotted, variant_defaults, variant_overrides
 from jitexp.errors import ConfigError
 from jitexp.labels import SIZE_BUILT, size_reaches
@@ -96,6 +96,10 @@ def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
         exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg)))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
+        if isinstance(exc, ValidationError) and key != "config":  # a value of the wrong type: what the key takes
+            bare = re.sub(r"\[\d+\]$", "", key)
+            value = exc.value if isinstance(exc.value, (str, int, float, bool, type(None))) else _plain(exc.value)
+            raise ConfigError(key, value, expected_type(bare)) from None
         message = str(exc).strip().splitlines()[0]
         raise ConfigError(key, None, message) from None
     exp.sequence = resolve_sequence(node, exp)
@@ -187,7 +191,12 @@ def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping
         except ConfigError as error:
             if not any(error.key == k or error.key.startswith(k + ".") for k in flat):
                 validate(exp)  # a mistake of the job itself is named as the job's
-            raise ConfigError(f"variants.{name}.{error.key}", error.value, error.expected) from None
+            expected = error.expected
+            scalar = ("must be an integer", "must be a number", "must be a string", "must be true or false")
+            if isinstance(error.value, list) and expected.startswith(scalar):
+                # [64, 128] as if a variant were a sweep
+                expected += f"; a variant is one version: several of {error.key} are a sweep (-m {error.key}=a,b)"
+            raise ConfigError(f"variants.{name}.{error.key}", error.value, expected) from None
         wide = needs_x64(variant)
         if x64 is not None and wide != x64:
             key = "dtype" if "dtype" in flat else "workload.args"
@@ -209,3 +218,11 @@ def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping
             },
         }
     return resolved
+
+
+def _plain(value: Any) -> Any:
+    """An OmegaConf node as plain Python, for a message (a ListConfig prints as [64, 128])."""
+    try:
+        return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+    except OmegaConfBaseException:
+        return value

@@ -207,6 +207,7 @@ MISTAKES = [
     Mistake("fraction", "timing.target_rel_ci=3", "values"),
     Mistake("not-finite", "timing.job_time_s=inf", "values"),
     Mistake("negative-seed", "seed=-1", "values"),
+    Mistake("variant-list", "workload=add_one 'variants={a:{},b:{size:[64,128]}}'", "values"),
     Mistake("static-argnums", "workload=apply_n_times mode.static_argnums=[5]", "values"),
     Mistake("donate-argnums", "workload=apply_n_times mode.donate_argnums=[1]", "values"),
     Mistake("donate-eager", "workload=add_one mode=eager mode.donate_argnums=[0]", "values"),

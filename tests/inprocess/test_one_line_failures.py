@@ -274,3 +274,13 @@ def test_a_variants_value_of_the_wrong_type_says_what_the_key_takes():
     assert refusal(["workload=apply_n_times", "variants={a:{},b:{seed:abc}}"]) == (
         "variants.b.seed='abc' is invalid; must be an integer"
     )
+
+
+def test_deleting_a_key_that_holds_nothing_says_so():
+    assert refusal(["workload=apply_n_times", "~mode.static_argnums"]) == (
+        "~mode.static_argnums is invalid; mode.static_argnums holds nothing to delete (it is unset here); drop "
+        "~mode.static_argnums, or set mode.static_argnums=VALUE"
+    )  # was "config is invalid; Could not delete from config. 'mode.static_argnums' does not exist."
+    assert refusal(["workload=apply_n_times", "~nosuch"]) == (
+        "~nosuch is invalid; no such key, so nothing to delete; drop ~nosuch"
+    )

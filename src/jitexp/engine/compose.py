@@ -386,6 +386,14 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             )
         return ConfigError(key, value, first_line(cause))
     message = str(exc)
+    nothing = re.match(r"Could not delete from config\. '([^']+)' does not exist", message)
+    if nothing:  # `~KEY` of a key that is null unless set, or of no key at all
+        key = nothing.group(1)
+        if expected_type(key) == "has the wrong type":  # no key of the schema by that name (nor of the config)
+            return ConfigError(f"~{key}", None, f"no such key, so nothing to delete; drop ~{key}")
+        return ConfigError(
+            f"~{key}", None, f"{key} holds nothing to delete (it is unset here); drop ~{key}, or set {key}=VALUE"
+        )
     interpolated = next(
         (o for o in parsed if "${" in o.input_line.partition("=")[2] and _group_options(hydra, o.key_or_group)), None
     )

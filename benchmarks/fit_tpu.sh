@@ -32,10 +32,10 @@ python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1
 case "${1:-all}" in
   mlp|all)
     # width 4096 (two hidden layers), 256 features: params and Adam's state ~215 MB, activations grow with the batch
-    search mlp 420 workload=mlp_train_step size=4096 workload.params.features=256 workload.params.batch=1024 \
+    search mlp 540 workload=mlp_train_step size=4096 workload.params.features=256 workload.params.batch=1024 \
       fit.key=workload.params.batch fit.step=1024 ;;&
   matmul|all)
-    search matmul 420 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 \
+    search matmul 540 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 \
       'workload.args=[{shape:[${size},${size}],dtype:${dtype},init:ones},{shape:[${size},${size}],dtype:${dtype},init:ones}]' ;;
 esac
 if [ "${1:-all}" = "test" ]; then  # the tpu-marked test alone (3 probes up to 32768, ~1-2 minutes)

@@ -12,22 +12,18 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from jitexp.analysis import formatting
 from jitexp.analysis.formatting import block
-from jitexp.analysis.rows import job_result
-from jitexp.config.convert import to_config
-from jitexp.records import Cold, JobRaw, ModeResult, ProcessResult
 from jitexp.report.plots import speedup as plot_speedup
 from jitexp.report.run import markdown, tables, terminal
 from jitexp.report.run.text_parts import PLUS_MINUS_MEANING, SPEEDUP_MEANING
 from jitexp.report.run.views import speedup_view
 from jitexp.store.csvio import write_csv
 from jitexp.store.folders import load_results
+from saved_runs import analysed
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "tests" / "data" / "runs"
@@ -35,26 +31,7 @@ UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 TIME = r"([\d.]+) (ns|us|ms|s)\b"
 
 
-def rebuilt(folder: Path) -> list[dict]:
-    """A saved job's rows as today's analysis makes them from its worker records (processes.csv, samples.csv)."""
-    cfg = to_config(yaml.safe_load((folder / ".hydra" / "config.yaml").read_text()))
-    procs, samples = pd.read_csv(folder / "processes.csv"), pd.read_csv(folder / "samples.csv")
-    results = []
-    for p, rows in procs.groupby("process"):
-        modes = {}
-        for r in rows.itertuples():
-            per_call = samples[(samples["process"] == p) & (samples["mode"] == r.mode)].sort_values("round")
-            modes[r.mode] = ModeResult(
-                cold_position=int(r.cold_position),
-                cold=Cold(r.first_call_s, r.trace_s, r.lower_s, r.compile_s, r.execute_s, int(r.first_call_compiles)),
-                samples_s=per_call["per_call_s"].to_numpy(dtype=float),
-                number=int(r.number),
-                stop_reason=r.stop_reason,
-                compiles_during_timing=int(r.compiles_during_timing),
-            )
-        results.append(ProcessResult(int(p), modes, platform="cpu", device_kind="cpu"))
-    np.random.seed(0)
-    return job_result(cfg, JobRaw(results, "ci")).rows
+rebuilt = analysed  # a saved job's rows as today's analysis makes them (tests/saved_runs.py)
 
 
 def seconds(text: str) -> float:

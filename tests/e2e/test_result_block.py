@@ -66,8 +66,9 @@ def test_each_kind_of_job_prints_the_block_on_a_terminal_and_in_a_pipe(tmp_path,
     assert code_tty == code and "\x1b[" in shown, shown
     painted = block_of(ANSI.sub("", shown))
     assert all(len(line) <= 100 for line in painted), painted
-    # the same labels in the same order; the figures differ (another run)
-    assert [line[2:12].strip() for line in painted[1:] if line[2:12].strip()] == labels
+    # the same labels in the same order; the figures differ (another run), and so may its instability
+    shown_labels = [line[2:12].strip() for line in painted[1:] if line[2:12].strip()]
+    assert [x for x in shown_labels if x != "unstable"] == [x for x in labels if x != "unstable"]
     modes = {"main": ["eager", "jit"], "three modes": ["eager", "jit", "aot"], "numpy twin": ["eager", "jit", "numpy"]}
     if kind in modes:
         assert labels[: len(modes[kind])] == modes[kind] and "verdict" in labels and "compile" in labels

@@ -41,6 +41,8 @@ def test_each_mode_measures_compute_heavy(mode):
             "max_abs_err_vs_numpy",
             "max_rel_err_vs_numpy",
             "check_vs_numpy",
+            "numpy_blas_threads",  # mode numpy only
+            "numpy_one_thread_s",
             "check_vs_eager",  # empty when the outputs match
             "output_sharding",  # with a mesh only
             "tpu_premapped_buffer_bytes",  # on a TPU only

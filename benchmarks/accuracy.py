@@ -207,7 +207,7 @@ def fresh_pairs(name: str, pairs: int) -> dict:
                 time.sleep(2.0)
                 result = launch(target, task, 300.0)
             if result.failed:
-                raise SystemExit(f"{name} {side} process {i}: {result.error}")
+                raise SystemExit(f"{name} {side} process {i}: {result.failure_line()}")
             mode = result.modes["jit" if side == "jitexp" else "plain"]
             (ours if side == "jitexp" else theirs).append(float(np.median(mode.samples_s)))
     change = stats.paired_change(theirs, ours)

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-# accuracy (the plain loop), here and in its process; appended, so that the standard library's `profile` (which
-# cProfile imports) is not this folder's profile.py
+# accuracy (the plain loop), here and in its process; appended, so that no file here hides a standard module (this
+# folder's profile.py once hid the `profile` that cProfile imports; tests/unit/test_benchmarks_names.py refuses one)
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
 
@@ -50,7 +50,7 @@ def plain_median(cfg: Any) -> float | None:
     task = Task(cfg, 0, ("jit",), 1, extras=False)
     result = with_retries(lambda: launch(Target("accuracy", "plain_entry"), task, 600.0), 5, 2.0)
     if result.failed:
-        print(f"  plain loop failed: {result.error}", flush=True)
+        print(f"  plain loop failed: {result.failure_line()}", flush=True)
         return None
     return float(np.median(result.modes["plain"].samples_s))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jitexp.config import ExperimentConfig
-from jitexp.errors import Failure
+from jitexp.errors import ConfigError, Failure
 
 if TYPE_CHECKING:
     import numpy as np
@@ -295,6 +295,17 @@ class ProcessResult:
     @property
     def failed(self) -> bool:
         return self.error is not None or self.config_error is not None
+
+    def failure_line(self) -> str | None:
+        """Why the process failed, in one line: its config error as the job would raise it (`key=value is invalid;
+        ...`), or its failure's phase, type and message (and hint); None where it did not fail. A script that printed
+        `error` alone read "None" for a config error (issue 57)."""
+        if self.config_error is not None:
+            problem = self.config_error
+            return str(ConfigError(problem.key, problem.value, problem.expected))
+        if self.error is not None:
+            return self.error.line() + (f" (hint: {self.error.hint})" if self.error.hint else "")
+        return None
 
     def phase_seconds(self) -> dict[str, float]:
         """Every phase's seconds (records.PHASES), `other` the worker's time outside its named phases."""

@@ -5,7 +5,7 @@ The other cases have no target: they show the profiler's own cost (step: the pro
 the median) and a call whose time is dispatch, not execution (add_one). exec/step: the share of the profiled call
 the execution events account for (the profiled process's own level aside).
 
-    python benchmarks/profile.py [--cases seed_speedup,add_one,mlp] [--timing default]
+    python benchmarks/profile_job.py [--cases seed_speedup,add_one,mlp] [--timing default]
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """A job's sign of life from its first second: where it stands, what the estimate is so far, and how long is left.
 
-On an interactive terminal a live status line on stderr (rich, redrawn on each event, removed when the job ends,
-colour only where NO_COLOR is unset); elsewhere (CI, a pipe, Hydra's job log) one plain line per finished process,
-on stderr and in the job's log file. `progress=false` turns both off. The words are `status_text`'s and
-`process_text`'s (pure); `Status` only decides where they go.
+On an interactive terminal a live status line on stderr (rich, redrawn on each event and each second, removed when
+the job ends, colour only where NO_COLOR is unset); elsewhere (CI, a pipe, Hydra's job log) one plain line per
+finished process, and for a process that has shown nothing for 10 s a line saying where it is (`Quiet`), on stderr and
+in the job's log file. `progress=false` turns both off. The words are `status_text`'s, `process_text`'s and
+`quiet_text`'s, and when a quiet line is due is `Quiet`'s (all pure); `Status` only decides where they go.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -130,6 +132,67 @@ def process_text(s: Standing, result: ProcessResult, now: float) -> str:
     return f"{head}{': ' + estimate if estimate else ''}{tail}"
 
 
+QUIET_S = 10.0  # a process that has shown nothing this long says where it is, and again each QUIET_S after
+PHASE_SHOWN_S = 1.0  # after that, a new phase is said once it has lasted this long (the worker passes through many)
+
+# the words of a phase in a quiet line, where its name alone would not say it (records.PHASES, errors.PHASES)
+PHASE_WORDS = {
+    "start": "its start (importing, opening the device)",
+    "first_call": "the first call (trace and compile)",
+    "check": "the checks",
+    "device_time": "the device time",
+    "warm_backend": "the backend's warm-up",
+}
+
+
+def phase_words(phase: str) -> str:
+    if phase.startswith("opened "):
+        return f"its start ({phase.split(' ', 1)[1]} opened)"
+    return PHASE_WORDS.get(phase, phase.replace("_", " "))
+
+
+@dataclass
+class Quiet:
+    """When the running process's quiet line is due (pure: each call is given the time). The first once the process
+    has shown nothing for `every_s` since it started (or since the last line, a process's own, was shown); after
+    that, again each `every_s`, or as soon as a new phase has lasted `phase_s` (not more often: a phase the worker
+    passes through in under a second gets no line of its own)."""
+
+    every_s: float = QUIET_S
+    phase_s: float = PHASE_SHOWN_S
+    started: float = 0.0  # the running process's start
+    phase: str = "start"
+    phase_since: float = 0.0
+    last_shown: float = 0.0  # the last line shown while this process ran (its start if none)
+    shown_phase: str | None = None  # the phase the last quiet line named; None before this process's first
+
+    def begin(self, now: float) -> None:
+        """A process started: nothing shown for it yet."""
+        self.started = self.phase_since = self.last_shown = now
+        self.phase, self.shown_phase = "start", None
+
+    def enter(self, phase: str, now: float) -> None:
+        if phase != self.phase:
+            self.phase, self.phase_since = phase, now
+
+    def due(self, now: float) -> bool:
+        if now - self.last_shown >= self.every_s:
+            return True
+        new_phase = self.shown_phase is not None and self.phase != self.shown_phase
+        return new_phase and now - self.phase_since >= self.phase_s
+
+    def shown(self, now: float) -> None:
+        self.last_shown, self.shown_phase = now, self.phase
+
+
+def quiet_text(s: Standing, quiet: Quiet, now: float) -> str:
+    """`process 1 of at least 6 still running after 20 s: in the checks for 12 s`."""
+    head = f"process {s.running + 1} {_of(s)} still running after {format_seconds(now - quiet.started)}"
+    if s.sweep is not None and s.sweep.jobs > 1:
+        head = f"job {s.sweep.job + 1}/{s.sweep.jobs}: {head}"
+    return f"{head}: in {phase_words(quiet.phase)} for {format_seconds(now - quiet.phase_since)}"
+
+
 def live_wanted(setting: bool | None, stream: Any = None) -> bool:
     """The animated line: asked for (progress=true), or by default on an interactive terminal (not under CI)."""
     stream = stream or sys.stderr
@@ -148,10 +211,16 @@ class Status:
         setting: bool | None,
         sweep: Sweep | None = None,
         at_most: int = 0,
+        tick_s: float | None = 0.5,
     ) -> None:
         self.standing = Standing(list(modes), at_least, at_most, sweep=sweep)
         self.off = setting is False
         self.live: Any = None
+        self.quiet = Quiet()
+        self.quiet.begin(time.monotonic())
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
         if not self.off and live_wanted(setting):
             from rich.console import Console
             from rich.live import Live
@@ -162,6 +231,24 @@ class Status:
             self.live = Live(Text(""), console=console, auto_refresh=False, transient=True)
             self.live.start()
             self._draw()
+        if not self.off and tick_s is not None:  # the clock between the worker's events (tick_s=None: tests tick)
+            self._ticker = threading.Thread(target=self._run_ticks, args=(tick_s,), name="jitexp-status", daemon=True)
+            self._ticker.start()
+
+    def _run_ticks(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            self.tick(time.monotonic())
+
+    def tick(self, now: float) -> None:
+        """The clock moved: the live line redrawn (its seconds), or a plain quiet line where one is due."""
+        with self._lock:
+            if self.off or self._stop.is_set():
+                return
+            if self.live is not None:
+                self._draw()
+            elif self.quiet.due(now):
+                self._plain(quiet_text(self.standing, self.quiet, now))
+                self.quiet.shown(now)
 
     def _draw(self) -> None:
         if self.live is not None:
@@ -169,23 +256,33 @@ class Status:
 
     def phase(self, name: str) -> None:
         """The running process entered phase `name` (its pipe said so)."""
-        self.standing.phase = name
-        self._draw()
+        with self._lock:
+            self.standing.phase = name
+            self.quiet.enter(name, time.monotonic())
+            self._draw()
 
     def started(self, index: int) -> None:
-        self.standing.running, self.standing.phase = index, "start"
-        self._draw()
+        with self._lock:
+            self.standing.running, self.standing.phase = index, "start"
+            self.quiet.begin(time.monotonic())
+            self._draw()
 
     def finished(self, result: ProcessResult) -> None:
         """A process ended: counted, the estimate updated; a plain line where there is no live one."""
-        self.standing.results.append(result)
-        self.standing.running = len(self.standing.results)
-        if self.off or result.config_error is not None:  # a mistake is the job's one line, nothing before it
-            return
-        if self.live is not None:
-            self._draw()
-            return
-        line = process_text(self.standing, result, time.monotonic())
+        with self._lock:
+            self.standing.results.append(result)
+            self.standing.running = len(self.standing.results)
+            now = time.monotonic()
+            self.quiet.begin(now)  # shown: the next process's quiet line counts from here (started() resets it too)
+            if self.off or result.config_error is not None:  # a mistake is the job's one line, nothing before it
+                return
+            if self.live is not None:
+                self._draw()
+                return
+            self._plain(process_text(self.standing, result, now))
+
+    def _plain(self, line: str) -> None:
+        """A plain line: on stderr and in the job's log file (jitexp.log)."""
         print(f"jitexp: {line}", file=sys.stderr, flush=True)
         record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, (), None)
         for handler in logging.getLogger().handlers:
@@ -193,6 +290,11 @@ class Status:
                 handler.handle(record)
 
     def close(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+        self._stop.set()
+        if self._ticker is not None and self._ticker is not threading.current_thread():
+            self._ticker.join(5.0)
+            self._ticker = None
+        with self._lock:
+            if self.live is not None:
+                self.live.stop()
+                self.live = None

@@ -18,7 +18,17 @@ from jitexp.store.schema import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, KNOWN_NUMERI
 
 def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Rows as a DataFrame with the given columns, by default every results.csv column in schema order."""
-    frame = pd.DataFrame(list(rows))
+    rows = list(rows)
+    frame = pd.DataFrame(rows)
+    # integers beside a missing cell, which pandas made floats (2**63 - 1 lost its last digits, and an integer column
+    # could not be made Int64 below): an integer column's or a param's, rebuilt from the rows
+    for col in frame.columns:
+        if frame[col].dtype == np.float64 and (col in INT_COLUMNS or str(col).startswith("param_")):
+            cells = [row.get(col) for row in rows]
+            if _all_ints(cells):
+                frame[col] = pd.array(
+                    [int(c) if isinstance(c, (int, np.integer)) else None for c in cells], dtype="Int64"
+                )
     if columns is not None:
         frame = frame.reindex(columns=list(columns))
     else:
@@ -269,6 +279,19 @@ def _text(cell: object) -> str | None:
     if cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell)):
         return None
     return str(cell)
+
+
+def _all_ints(cells: list) -> bool:
+    """Every cell an integer (not a boolean) that fits int64, or missing; at least one an integer."""
+    found = False
+    for cell in cells:
+        if isinstance(cell, (int, np.integer)) and not isinstance(cell, (bool, np.bool_)):
+            if not -(2**63) <= int(cell) < 2**63:
+                return False
+            found = True
+        elif _text(cell) is not None:
+            return False
+    return found
 
 
 def _ints(text: list[str | None]) -> pd.api.extensions.ExtensionArray:

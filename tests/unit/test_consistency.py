@@ -44,6 +44,24 @@ def close(printed: float, value: float) -> bool:
     return math.isclose(printed, float(value), rel_tol=6e-3)
 
 
+# a verdict as the line and the block word it: `jit 1.28x faster than eager (95% CI 1.22x-1.32x)`
+VERDICT = re.compile(
+    r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)"
+)
+
+
+def verdict_figures(m: re.Match) -> tuple[str, dict]:
+    """A VERDICT match as (mode, its ratio, direction, baseline, significance and CI)."""
+    mode, ratio, way, base, ns, lo, hi = m.groups()
+    return mode, {
+        "ratio": float(ratio),
+        "way": way,
+        "baseline": base,
+        "significant": not ns,
+        "ci": (float(lo), float(hi)),
+    }
+
+
 def line_figures(line: str) -> dict:
     """Every figure the answer line prints, parsed back: per mode its median and ±, per paired mode its speedup,
     CI, verdict, compile and pay-off."""
@@ -52,20 +70,13 @@ def line_figures(line: str) -> dict:
     for mode, value, unit, pct in re.findall(rf"(\w+) {TIME} \(95% CI ±([\d.]+)%", answer.split(" -> ")[0]):
         out["modes"][mode] = {"median_s": float(value) * UNITS[unit], "pm": float(pct) / 100}
     verdicts = answer.split(" -> ", 1)[1] if " -> " in answer else ""
-    phrase = re.compile(
-        r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)"
-    )
-    found = list(phrase.finditer(verdicts))
+    found = list(VERDICT.finditer(verdicts))
     for m, after in zip(found, [*found[1:], None]):
-        mode, ratio, way, base, ns, lo, hi = m.groups()
+        mode, figures = verdict_figures(m)
         rest = verdicts[m.end() : after.start() if after else None].removesuffix("; ")
         compiled = re.search(rf", compile {TIME}", rest)
         out["paired"][mode] = {
-            "ratio": float(ratio),
-            "way": way,
-            "baseline": base,
-            "significant": not ns,
-            "ci": (float(lo), float(hi)),
+            **figures,
             "compile_s": float(compiled[1]) * UNITS[compiled[2]] if compiled else None,
             # the pay-off follows the compile figure, and may hold a comma itself ("ahead for ..., then eager wins")
             "payoff": rest[compiled.end() :].removeprefix(", ") if compiled else rest.rsplit(", ", 1)[-1],
@@ -154,18 +165,8 @@ def block_figures(block: str) -> dict:
             mode, value, unit, ci, n = median.groups()
             out["modes"][mode] = {"median_s": float(value) * UNITS[unit], "ci": interval_seconds(ci), "n": int(n)}
         elif label == "verdict":
-            m = re.search(
-                r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)",
-                line,
-            )
-            mode, ratio, way, base, ns, lo, hi = m.groups()
-            out["paired"][mode] = {
-                "ratio": float(ratio),
-                "way": way,
-                "baseline": base,
-                "significant": not ns,
-                "ci": (float(lo), float(hi)),
-            }
+            mode, figures = verdict_figures(VERDICT.search(line))
+            out["paired"][mode] = figures
         elif label == "compile":
             m = re.search(rf"(\w+) {TIME}, (.*)$", line)
             out["compile"][m[1]] = {"compile_s": float(m[2]) * UNITS[m[3]], "payoff": m[4]}

@@ -104,6 +104,24 @@ def _median_lines(rows: Sequence[Mapping]) -> list[Line]:
     return lines
 
 
+def _verdict(row: Mapping, ci: bool = True) -> str:
+    """A paired row's verdict against its baseline (`speedup_phrase`), with its CI or (ci=False) without it."""
+    phrase = speedup_phrase(
+        row_label(row),
+        row["baseline_mode"],
+        row["speedup"],
+        row["speedup_ci_low"] if ci else None,
+        row["speedup_ci_high"] if ci else None,
+        row["verdict"],
+    )
+    return phrase if ci else phrase.replace(" (95% CI -)", "")
+
+
+def _payoff(row: Mapping) -> str:
+    """When a paired row's mode pays off against its baseline (`payoff_text`)."""
+    return payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"])
+
+
 def _paired(row: Mapping) -> bool:
     return row.get("status") == "ok" and not is_missing(row.get("speedup"))
 
@@ -123,15 +141,7 @@ def block_lines(rows: Sequence[Mapping], folder: str | None = None) -> list[Line
         if cell_text(row.get("ab_baseline")):
             lines.append(Line("change", ab_phrase(row), _verdict_style(row.get("ab_steady_verdict"))))
     for row in paired:
-        phrase = speedup_phrase(
-            row_label(row),
-            row["baseline_mode"],
-            row["speedup"],
-            row["speedup_ci_low"],
-            row["speedup_ci_high"],
-            row["verdict"],
-        )
-        lines.append(Line("verdict", phrase, _verdict_style(row["verdict"])))
+        lines.append(Line("verdict", _verdict(row), _verdict_style(row["verdict"])))
     for row in ok:
         if row["mode"] in (EAGER, NUMPY, row.get("baseline_mode", EAGER)) or is_missing(row.get("speedup_vs_numpy")):
             continue
@@ -154,7 +164,7 @@ def block_lines(rows: Sequence[Mapping], folder: str | None = None) -> list[Line
     for row in paired:
         if row["mode"] == NUMPY or row["verdict"] in NOT_WORK_VERDICTS:
             continue  # NumPy compiles nothing; a time that is no work pays nothing off
-        payoff = payoff_text(row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"])
+        payoff = _payoff(row)
         spent = compile_text(row)
         lines.append(Line("compile", f"{row_label(row)} {spent}, {payoff}" if spent else f"{row_label(row)} {payoff}"))
     for row in ok:
@@ -250,18 +260,9 @@ def _sweep_facts(rows: Sequence[Mapping], payoff: bool, ci: bool) -> list[str]:
     ]
     paired = [r for r in rows if _paired(r)]
     for row in paired:
-        phrase = speedup_phrase(
-            row_label(row),
-            row["baseline_mode"],
-            row["speedup"],
-            row["speedup_ci_low"] if ci else None,
-            row["speedup_ci_high"] if ci else None,
-            row["verdict"],
-        ).replace(" (95% CI -)", "")
+        phrase = _verdict(row, ci)
         if payoff and row["mode"] != NUMPY and row["verdict"] not in NOT_WORK_VERDICTS:
-            phrase += ", " + payoff_text(
-                row["verdict"], row["break_even_calls"], row["ahead_until_calls"], row["baseline_mode"]
-            )
+            phrase += ", " + _payoff(row)
         facts.append(phrase)
     facts += [ab_phrase(r) for r in rows if cell_text(r.get("ab_baseline"))]
     if not paired:

@@ -8,7 +8,8 @@
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site PYTHONUNBUFFERED=1; bash benchmarks/fit_tpu.sh mlp
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site PYTHONUNBUFFERED=1; bash benchmarks/fit_tpu.sh matmul
 # (one search a call: each may take up to ~5 minutes, a call at most 10; `all` runs both, for a longer limit;
-# `test` runs tests/e2e/test_fit_tpu.py, the `tpu`-marked test).
+# `test` runs tests/e2e/test_fit_tpu.py, the `tpu`-marked test). The searches start where the first session's
+# doubling reached (MLP_START, MATMUL_START; 1024 and 8192 for the whole doubling) to fit one device call.
 #
 # The matmul's inputs are ones (`init: ones`): the values do not change the memory, and a host draws 2 x 49152^2
 # normals in over a minute. The timed job at the largest value leaves out the eager check, the device-time trace and
@@ -33,9 +34,9 @@ case "${1:-all}" in
   mlp|all)
     # width 4096 (two hidden layers), 256 features: params and Adam's state ~215 MB, activations grow with the batch
     search mlp 540 workload=mlp_train_step size=4096 workload.params.features=256 workload.params.batch=1024 \
-      fit.key=workload.params.batch fit.step=1024 ;;&
+      fit.key=workload.params.batch fit.step=1024 fit.start=${MLP_START:-262144} ;;&
   matmul|all)
-    search matmul 540 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 \
+    search matmul 540 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 fit.start=${MATMUL_START:-32768} \
       'workload.args=[{shape:[${size},${size}],dtype:${dtype},init:ones},{shape:[${size},${size}],dtype:${dtype},init:ones}]' ;;
 esac
 if [ "${1:-all}" = "test" ]; then  # the tpu-marked test alone (3 probes up to 32768, ~1-2 minutes)

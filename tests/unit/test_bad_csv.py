@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from jitexp.analysis.speedups import NOT_COMPARABLE, not_work
 from jitexp.store.csvio import BadCsv, EmptyCsv, csv_bytes, read_csv, read_text
 
 ROWS = pd.DataFrame(
@@ -109,7 +110,13 @@ def test_an_old_file_without_the_columns_reads_as_it_is(tmp_path):
     assert list(read_csv(written(tmp_path, old))["median_s"]) == [0.002, 0.001]
 
 
-def test_a_check_in_words_is_not_refused_as_a_number(tmp_path):
-    """check_vs_eager is words (why outputs differ, or cannot be compared), though the schema counts it as numeric."""
+def test_a_check_in_words_reads_back_as_its_words(tmp_path):
+    """check_vs_eager is words (why outputs differ, or cannot be compared): not refused as a number, and read back
+    as written (typed() read it as NaN before, so the 'cannot be compared' caveat never fired from a file)."""
     frame = ROWS.assign(check_vs_eager=["", "cannot compare: the outputs' structures differ"])
-    assert len(read_csv(written(tmp_path, frame))) == 2
+    back = read_csv(written(tmp_path, frame))
+    assert back["check_vs_eager"].tolist()[1] == "cannot compare: the outputs' structures differ"
+    assert not_work(back.iloc[1]) == (
+        NOT_COMPARABLE,
+        "jit's result cannot be compared with eager's (the outputs' structures differ)",
+    )

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitexp.records import JobResult
-from jitexp.store.csvio import NON_NEGATIVE, WORDS, _float_round_trips, _int_round_trips, read_csv, to_frame
+from jitexp.store.csvio import NON_NEGATIVE, _float_round_trips, _int_round_trips, read_csv, to_frame
 from jitexp.store.folders import JobFolder, load_results, write_job
 from jitexp.store.schema import (
     BOOL_COLUMNS,
@@ -95,7 +95,7 @@ PARAM_TEXT = TEXT.filter(lambda t: not _canonical(t))
 # results.csv's columns by type; each example writes a few of each (the rest of the schema is written empty)
 RESULT_TEXT = sorted(c for c in COLUMNS if c in TEXT_COLUMNS and c not in ("mode", "status"))
 RESULT_INTS = sorted(c for c in COLUMNS if c in INT_COLUMNS)
-RESULT_FLOATS = sorted(c for c in COLUMNS if c in KNOWN_NUMERIC and c not in INT_COLUMNS and c not in WORDS)
+RESULT_FLOATS = sorted(c for c in COLUMNS if c in KNOWN_NUMERIC and c not in INT_COLUMNS)
 RESULT_BOOLS = sorted(c for c in COLUMNS if c in BOOL_COLUMNS)
 PROCESS_INTS = sorted(c for c in PROCESS_COLUMNS if c in INT_COLUMNS)
 PROCESS_FLOATS = sorted(c for c in PROCESS_COLUMNS if c in KNOWN_NUMERIC and c not in INT_COLUMNS)

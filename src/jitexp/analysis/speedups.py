@@ -215,7 +215,8 @@ def not_work(row: Mapping[str, Any], against: str = "eager") -> tuple[str, str]:
         rel = _number(row.get(f"max_rel_err_vs_{against}"))
         error = f": relative error {rel:.3g}" if rel is not None else ""
         return DIFFERS, f"{mode} differs from {against}{error}"
-    check = str(row.get(f"check_vs_{against}") or "")
+    check = row.get(f"check_vs_{against}")
+    check = check if isinstance(check, str) else ""  # missing: None, NaN or pd.NA
     if check.startswith("cannot compare"):
         return NOT_COMPARABLE, f"{mode}'s result cannot be compared with {against}'s ({check.partition(': ')[2]})"
     ops, kernels = _number(row.get("eager_ops")), _number(row.get("xla_kernels"))

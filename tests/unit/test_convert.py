@@ -317,6 +317,7 @@ def test_each_variant_is_resolved_as_a_job_of_its_own():
                 "size": 4,
                 "dtype": "float32",
                 "seed": 0,
+                "size_built": True,
             },
         },
         "b": {
@@ -328,6 +329,7 @@ def test_each_variant_is_resolved_as_a_job_of_its_own():
                 "size": 8,
                 "dtype": "float32",
                 "seed": 2,
+                "size_built": True,
             },
         },
     }

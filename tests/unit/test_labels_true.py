@@ -107,6 +107,18 @@ def test_size_that_reaches_an_argument_labels_it(no_arity, args):
     assert row["size"] == 64 and row["inputs"] == "size"
 
 
+def test_a_variants_fixed_args_label_no_size_and_its_own_sized_args_do(no_arity):
+    """Each variant's config says whether size reached its own args (it was made by dataclasses.replace, which lost
+    to_config's reading, so a fixed-shape job's variants were labelled size=1000)."""
+    from jitexp.analysis.rows import identity_row
+    from jitexp.config.variants import variant_configs
+    from jitexp.engine import preflight
+
+    (exp,) = preflight.check([*FIXED, "+variants={a:{},b:{seed:1},c:{workload.args:[{shape:['${size}']}]}}"])
+    rows = {name: identity_row(own, 0, "") for name, own in variant_configs(exp).items()}
+    assert [(rows[n]["size"], rows[n]["inputs"]) for n in "abc"] == [(None, "fixed"), (None, "fixed"), (1000, "size")]
+
+
 @pytest.mark.parametrize(
     "workload, reaches",
     [

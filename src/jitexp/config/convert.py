@@ -17,7 +17,7 @@ from jitexp.config.usage import own_dtype
 from jitexp.config.validate import NEEDS, expected_type, unknown_key, unknown_keys, validate
 from jitexp.config.variants import PROCESS_LEVEL, set_dotted, variant_defaults, variant_overrides
 from jitexp.errors import ConfigError
-from jitexp.labels import SIZE_BUILT, size_reaches
+from jitexp.labels import SIZE_BUILT, size_built, size_reaches
 
 log = logging.getLogger("jitexp")
 
@@ -215,6 +215,7 @@ def resolve_variants(node: DictConfig, exp: ExperimentConfig, overrides: Mapping
                 "size": variant.size,
                 "dtype": variant.dtype,
                 "seed": variant.seed,
+                "size_built": size_built(variant),  # whether ${size} reached its args (issue 57: a variant's label)
             },
         }
     return resolved

@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from jitexp.config.schema import MODES, ExperimentConfig, MeshConfig, ModeConfig, WorkloadConfig
 from jitexp.config.validate import unknown_key
 from jitexp.errors import ConfigError
+from jitexp.labels import SIZE_BUILT, size_built
 
 log = logging.getLogger("jitexp")
 
@@ -169,4 +170,6 @@ def variant_configs(cfg: ExperimentConfig) -> dict[str, ExperimentConfig]:
             seed=r["seed"],
             variants=None,
         )
+        # as to_config says of a job: a variant's fixed args label no size (a config passed on from before: the job's)
+        out[name].__dict__[SIZE_BUILT] = r.get("size_built", size_built(cfg))
     return out

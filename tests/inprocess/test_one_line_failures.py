@@ -124,6 +124,17 @@ def test_cfg_or_info_with_m_is_one_line():
     assert refusal(["-m", "--info", "config", "size=64"]).startswith("--info='config' is invalid; --info shows")
 
 
+def test_an_override_read_as_a_flags_choice_is_one_line():
+    """`-m --info size=64,128`: argparse took the override for --info's choice and printed its usage (issue 57)."""
+    assert refusal(["-m", "--info", "size=64,128"]) == (
+        "--info='size=64,128' is invalid; --info takes one of all, config, defaults, defaults-tree, plugins, "
+        "searchpath (or nothing), and it took the override for its choice: write the choice first (--info all "
+        "size=64); and it shows one job's config while -m runs a sweep: drop -m and give one point of the sweep"
+    )
+    assert refusal(["-c", "size=64"]).startswith("-c='size=64' is invalid; -c takes one of job, hydra, all")
+    assert preflight.check(["--info", "nosuch"]) == []  # a choice that is no override: argparse's own error
+
+
 def test_cfg_job_says_what_the_job_would_refuse_without_importing_the_function(user):
     assert refusal(["--cfg", "job", "size=1k"]) == "size='1k' is invalid; must be an integer"
     assert refusal(["--cfg", "job", "~timing"]).startswith("~timing is invalid;")

@@ -42,6 +42,36 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
         return None
 
 
+CHOICE_FLAGS = {  # Hydra's flags whose value is optional or one of a few: an override after them is read as it
+    "--cfg": ("job", "hydra", "all"),
+    "-c": ("job", "hydra", "all"),
+    "--info": ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath"),
+    "-i": ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath"),
+}
+
+
+def flag_choice_error(argv: Sequence[str]) -> ConfigError | None:
+    """The one line for `--info size=64` or `--cfg size=64`: argparse reads the override as the flag's choice and
+    prints its usage (issue 57); None where no such flag swallowed an override."""
+    for flag, value in zip(argv, argv[1:]):
+        choices = CHOICE_FLAGS.get(flag)
+        if choices is None or value in choices or "=" not in value:
+            continue
+        multirun = "-m" in argv or "--multirun" in argv
+        sweep = (
+            "; and it shows one job's config while -m runs a sweep: drop -m and give one point of the sweep"
+            if multirun
+            else ""
+        )
+        return ConfigError(
+            flag,
+            value,
+            f"{flag} takes one of {', '.join(choices)} (or nothing), and it took the override for its choice: write the "
+            f"choice first ({flag} {choices[0]} {value.split(',')[0]}){sweep}",
+        )
+    return None
+
+
 class _ArgparseExit(Exception):
     pass
 

@@ -30,6 +30,7 @@ from jitexp.engine.compose import (
     CONFIG_NAME,
     MODE_UNREAD,
     compose_config,
+    flag_choice_error,
     hydra_session,
     located,
     override_value,
@@ -85,7 +86,12 @@ def check_command(argv: Sequence[str], *, import_in_child: bool = False) -> Chec
     jax`, 0.5 s on a CPU, seconds beside a TPU) overlaps the composing; it is stopped again when a job turns out
     to run its workers elsewhere or in another environment (a SLURM node, `envs`, hydra.job.env_set)."""
     args = parse_args(argv)
-    if args is None or args.help or args.hydra_help or args.shell_completion:
+    if args is None:  # a malformed flag: Hydra's argparse says so, except a choice that swallowed an override
+        swallowed = flag_choice_error(argv)
+        if swallowed is not None:
+            raise swallowed
+        return Checked([])
+    if args.help or args.hydra_help or args.shell_completion:
         return Checked([])
     overrides = parse_overrides(args.overrides)
     if (args.cfg or args.info) and args.multirun:  # Hydra's own ValueError otherwise

@@ -18,7 +18,7 @@ from jitexp.config import variant_configs
 from jitexp.errors import DEVICE_BUSY, ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.labels import setup_kind
 from jitexp.records import ConfigProblem, ProcessResult, Task
-from jitexp.worker import channel, clock, diskcache, fit, memory, payload, probes, sharding, workload
+from jitexp.worker import channel, clock, diskcache, factors, fit, memory, payload, probes, sharding, workload
 from jitexp.worker.backend import (
     BUSY_HINT,
     DeviceBusy,
@@ -84,6 +84,7 @@ def _measure_process(task: Task) -> ProcessResult:
     result = ProcessResult(task.process)
     variants = variant_configs(cfg) if task.kind == "measure" else {}
     try:
+        factors.switched_off()  # a bad JITEXP_WORKER_OFF name is the job's one-line config error
         by_path = task.payload is None  # else jitexp.measure's payload brings fn, jit_fn and the inputs ("inputs")
         with clock.phase("imports"):
             loaded = (
@@ -111,7 +112,8 @@ def _measure_process(task: Task) -> ProcessResult:
         return result
     result.platform, result.device_kind = device.platform, device.device_kind
     cache = task.cache_dir if task.kind in ("measure", "profile", "cache") else None
-    workload.input_folder = diskcache.inputs_folder(task.cache_dir) if task.kind in ("measure", "profile") else None
+    kept = task.kind in ("measure", "profile") and not factors.off("inputs_folder")
+    workload.input_folder = diskcache.inputs_folder(task.cache_dir) if kept else None
     with jax_settings(
         next(iter(variants.values()), cfg),
         x64=(task.payload is not None and task.payload.x64)
@@ -119,10 +121,11 @@ def _measure_process(task: Task) -> ProcessResult:
         cache_dir=cache,  # the cold calls switch to empty caches of their own (measure._cold_calls)
     ):
         with clock.phase("warm_backend"):
-            if task.cold:  # the one-time start-up a cold call must not pay; elsewhere the warm-up pays it
+            # the one-time start-up a cold call must not pay; elsewhere the warm-up pays it
+            if task.cold and not factors.off("warm_backend"):
                 warm_backend(device)
             result.environment = {**environment(), **pinning(), **premapped(device)}
-        if task.kind == "measure":
+        if task.kind == "measure" and not factors.off("host_probe"):
             with clock.phase("host_probe"):
                 result.noise.host_probe = probes.host_probe()
         rss_before = memory.reset_peak_rss()

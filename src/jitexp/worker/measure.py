@@ -15,7 +15,7 @@ from jitexp import noise
 from jitexp.config import ExperimentConfig
 from jitexp.errors import ConfigError, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
-from jitexp.worker import channel, clock, compiles, diskcache, distributed, misses, sharding, workload
+from jitexp.worker import channel, clock, compiles, diskcache, distributed, factors, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.blas import blas_probe
 from jitexp.worker.channel import enter_phase
@@ -73,7 +73,7 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
-    if task.extras:
+    if task.extras and not factors.off("extras"):
         with workload.on_device(resolve_device(cfg.device)):
             with clock.phase("setup"):
                 fresh = inputs()
@@ -95,10 +95,11 @@ def _sample(
         t,
         shift=task.process,
         sampling=counters.__getitem__,
-        tick=noise.cpu_times,
+        tick=None if factors.off("ticks") else noise.cpu_times,
         agree=distributed.agree if task.cfg.distributed.processes > 1 else None,
         warming=lambda: clock.phase("warmup"),
         sampled=lambda: clock.phase("sampling"),
+        quiet_gc=not factors.off("gc_disable"),
     )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))

@@ -186,6 +186,7 @@ def measure_rounds(
     agree: Callable[[np.ndarray], np.ndarray] | None = None,
     warming: Callable[[], AbstractContextManager] = nullcontext,
     sampled: Callable[[], AbstractContextManager] = nullcontext,
+    quiet_gc: bool = True,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
@@ -199,7 +200,8 @@ def measure_rounds(
     rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
     makes every rank take rank 0's calibration and stop at its round, since each call is a collective; there a
     failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only. `warming()` is
-    entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock).
+    entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock);
+    `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`).
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
@@ -231,7 +233,7 @@ def measure_rounds(
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
     previous = modes[0] if len(modes) == 1 else None
-    with sampled(), gc_disabled():
+    with sampled(), gc_disabled() if quiet_gc else nullcontext():
         start = time.perf_counter()
         if tick:
             ticks.append(tick())

@@ -1,0 +1,258 @@
+"""The user's number (issue 61): a jitexp job's reading against a plain process a user would start, pair by pair.
+
+Each round starts one plain process (`python benchmarks/user_plain.py CASE`: a fresh interpreter, no jitexp import,
+`f(*args).block_until_ready()` in batches of >= 10 ms, the median of 30) and one jitexp job per arm (`python -m
+jitexp ...`, the command line as a user runs it; its results.csv row for jit), one process after another in an
+order rotated each round. Per case and arm: the median of the per-round ratios jitexp/plain, its bootstrap 95% CI
+and the pair count, against the target (CPU: within 1 +- 0.03 with the CI covering 1; TPU: within 1 +- 0.02).
+
+An arm switches candidate factors off: a config override (the driver's status ticker: progress=false; the
+compilation cache; samples shaped like the plain loop's) or a name in JITEXP_WORKER_OFF, which the worker reads
+(jitexp.worker.factors lists them). Arms run in the same rounds, against the same plain process, so an arm's
+ratio over as_is's is that factor's share.
+
+    python benchmarks/user_pairs.py [--cases add_one,chain_1e5,compute_heavy,optax_step] [--arms as_is,...]
+        [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...]
+
+Rows print as each round ends (a crash keeps what came before); the table at the end of each case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+OFF = "JITEXP_WORKER_OFF"
+SCALAR = "workload.args=[{shape:[]}]"
+# The jitexp side of each case: the plain side runs user_plain.CASES[PLAIN.get(case, case)].
+JOBS: dict[str, list[str]] = {
+    "add_one": ["workload=custom", "workload.fn=user_plain.add_one", SCALAR, "mode=jit", "timing=quick"],
+    "chain_1e5": [
+        "workload=custom",
+        "workload.fn=user_plain.chain",
+        "workload.args=[{shape:[100000]}]",
+        "mode=jit",
+        "timing=quick",
+    ],
+    "compute_heavy": ["workload=compute_heavy", "size=1000", "mode=jit", "timing=quick"],
+    "optax_step": [
+        "workload=custom",
+        "workload.fn=user_plain.optax_step",
+        "workload.setup=user_plain.setup_optax",
+        "+workload.carry={0: 0, 1: 1}",
+        "size=64",
+        "mode=jit",
+        "timing=quick",
+    ],
+    "main_job": [],  # `jitexp` as it is: compute_heavy at 1000, eager and jit, timing=default; its jit row
+}
+PLAIN = {"main_job": "compute_heavy"}
+USER_TIMING = [  # samples shaped like the plain loop's: 3 warm-up calls, 30 samples of >= 10 ms
+    "timing.warmup=3",
+    "timing.min_sample_time_s=0.01",
+    "timing.min_samples=30",
+    "timing.max_samples=30",
+    "timing.max_time_s=60",
+    "timing.job_time_s=60",
+]
+ARMS: dict[str, tuple[list[str], list[str]]] = {  # name: (overrides, JITEXP_WORKER_OFF names)
+    "as_is": ([], []),
+    "no_progress": (["progress=false"], []),
+    "no_cache": (["compilation_cache=false"], []),
+    "no_check": (["check=false"], []),
+    "no_extras": ([], ["extras"]),
+    "no_host_probe": ([], ["host_probe"]),
+    "no_warm_backend": ([], ["warm_backend"]),
+    "no_freeze": ([], ["freeze"]),
+    "gc_on": ([], ["gc_disable"]),
+    "no_ticks": ([], ["ticks"]),
+    "no_inputs_folder": ([], ["inputs_folder"]),
+    "user_timing": (USER_TIMING, []),
+}
+ARMS["all_off"] = (
+    sorted({o for o, _ in ARMS.values() for o in o}),
+    sorted({n for _, names in ARMS.values() for n in names}),
+)
+TARGET = {"cpu": 0.03, "tpu": 0.02}
+
+
+def run(cmd: list[str], env: dict[str, str], timeout_s: float) -> tuple[str | None, str]:
+    """(stdout, '') of a process, or (None, its last line of stderr) when it failed."""
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, cwd=HERE.parent)
+    except subprocess.TimeoutExpired:
+        return None, f"no result after {timeout_s:g} s"
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+        return None, f"exit {done.returncode}: {lines[-1] if lines else ''}"
+    return done.stdout, ""
+
+
+def plain_side(case: str, env: dict[str, str], timeout_s: float) -> tuple[float | None, str]:
+    """The plain process's median seconds per call, and the platform it ran on (or the failure)."""
+    for _ in range(6):  # on a TPU the process before may hold the chip for a second or two after it exits
+        out, why = run([sys.executable, str(HERE / "user_plain.py"), PLAIN.get(case, case)], env, timeout_s)
+        if out is not None or not any(w in why.lower() for w in ("in use", "busy", "unavailable")):
+            break
+        time.sleep(2.0)
+    if out is None:
+        return None, why
+    line = json.loads(out.strip().splitlines()[-1])
+    return line["median_s"], line["platform"]
+
+
+def jitexp_side(case: str, arm: str, folder: Path, env: dict[str, str], extra: list[str], timeout_s: float):
+    """The jitexp job's jit median (seconds per call) with the arm's factors off, or None and why."""
+    overrides, names = ARMS[arm]
+    env = {**env, OFF: ",".join(names)} if names else env
+    cmd = [sys.executable, "-m", "jitexp", *JOBS[case], *overrides, *extra, f"hydra.run.dir={folder}"]
+    out, why = run(cmd, env, timeout_s)
+    if out is None:
+        return None, why
+    with open(folder / "results.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["mode"] == "jit"]
+    if not rows or rows[0]["status"] != "ok":
+        return (
+            None,
+            f"jit row: {rows[0]['status'] if rows else 'missing'} {rows[0].get('error_message', '') if rows else ''}",
+        )
+    return float(rows[0]["median_s"]), ""
+
+
+def bootstrap_ci(values: np.ndarray, resamples: int = 10000, seed: int = 0) -> tuple[float, float]:
+    """The percentile bootstrap 95% CI of the median."""
+    if values.size < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    medians = np.median(values[rng.integers(0, values.size, (resamples, values.size))], axis=1)
+    return float(np.percentile(medians, 2.5)), float(np.percentile(medians, 97.5))
+
+
+def table(case: str, platform: str, ratios: dict[str, list[float]], plains: list[float], ours: dict) -> int:
+    """The case's rows (one per arm); returns how many miss the target."""
+    tol = TARGET.get(platform, TARGET["cpu"])
+    missed = 0
+    print(f"\n{case} on {platform}: median of per-pair ratios jitexp/plain, bootstrap 95% CI (target 1 +- {tol})")
+    print(f"{'case':14} {'arm':17} {'pairs':>5} {'jitexp':>10} {'plain':>10} {'ratio':>7} {'95% CI':>15}  ok")
+    for arm, r in ratios.items():
+        x = np.asarray(r)
+        if x.size == 0:
+            print(f"{case:14} {arm:17} {0:5}  (no pair finished)")
+            missed += 1
+            continue
+        med = float(np.median(x))
+        lo, hi = bootstrap_ci(x)
+        ok = abs(med - 1) <= tol and (platform != "cpu" or lo <= 1 <= hi)
+        missed += not ok
+        print(
+            f"{case:14} {arm:17} {x.size:5} {np.median(ours[arm]) * 1e6:8.2f}us {np.median(plains) * 1e6:8.2f}us "
+            f"{med:7.3f} {lo:7.3f}-{hi:<7.3f}  {'yes' if ok else 'NO'}",
+            flush=True,
+        )
+    return missed
+
+
+def tables_from(path: str) -> int:
+    """The tables of the rounds a --csv file holds (a run cut short keeps its rounds there); rows missed."""
+    rounds: dict[str, dict] = {}
+    with open(path, newline="") as f:
+        for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
+            r = rounds.setdefault(case, {"platform": platform, "plain": {}, "ratios": {}, "ours": {}})
+            r["plain"][i] = float(plain_s)
+            if jitexp_s:
+                r["ratios"].setdefault(arm, []).append(float(jitexp_s) / float(plain_s))
+                r["ours"].setdefault(arm, []).append(float(jitexp_s))
+    return sum(table(c, r["platform"], r["ratios"], list(r["plain"].values()), r["ours"]) for c, r in rounds.items())
+
+
+def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path, writer) -> int:
+    """Rounds of one plain process and one jitexp job per arm, until --pairs or --budget-s; the case's table."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env.pop(OFF, None)
+    sides = ["plain", *arms]
+    ratios: dict[str, list[float]] = {a: [] for a in arms}
+    ours: dict[str, list[float]] = {a: [] for a in arms}
+    plains: list[float] = []
+    platform = "?"
+    started = time.monotonic()
+    for i in range(args.pairs):
+        if i >= 2 and time.monotonic() - started > args.budget_s:
+            print(f"{case}: --budget-s={args.budget_s:g} s spent after {i} rounds", flush=True)
+            break
+        k = i % len(sides)
+        order = sides[k:] + sides[:k]
+        if (i // len(sides)) % 2:
+            order.reverse()
+        got: dict[str, float] = {}
+        for side in order:
+            if side == "plain":
+                value, note = plain_side(case, env, args.timeout_s)
+                platform = note if value is not None else platform
+            else:
+                value, note = jitexp_side(case, side, folder / f"{case}-{side}-{i}", env, args.extra, args.timeout_s)
+            if value is None:
+                print(f"{case} round {i} {side}: failed ({note})", flush=True)
+                continue
+            got[side] = value
+        if "plain" not in got:
+            continue
+        plains.append(got["plain"])
+        line = [f"{case} round {i:2}: plain {got['plain'] * 1e6:9.2f}us"]
+        for arm in arms:
+            if arm in got:
+                ratios[arm].append(got[arm] / got["plain"])
+                ours[arm].append(got[arm])
+                line.append(f"{arm} {got[arm] / got['plain']:.3f}")
+            if writer is not None:
+                writer.writerow([case, arm, i, platform, got["plain"], got.get(arm, "")])
+        print("  ".join(line), flush=True)
+    return table(case, platform, ratios, plains, ours)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="add_one,chain_1e5,compute_heavy,optax_step", help=", ".join(JOBS))
+    parser.add_argument("--arms", default="as_is", help=", ".join(ARMS))
+    parser.add_argument("--pairs", type=int, default=24, help="rounds per case (each: one plain, one job per arm)")
+    parser.add_argument("--budget-s", type=float, default=1e9, help="no new round of a case after this long")
+    parser.add_argument("--timeout-s", type=float, default=300.0, help="one process's limit")
+    parser.add_argument("--csv", help="append each round's values here (case, arm, round, platform, plain_s, jitexp_s)")
+    parser.add_argument("--extra", nargs="*", default=[], help="overrides added to every jitexp job")
+    parser.add_argument("--table-from", help="print the tables of a --csv file's rounds (nothing is run)")
+    args = parser.parse_args()
+    if args.table_from:
+        raise SystemExit(tables_from(args.table_from) and 1)
+    cases, arms = args.cases.split(","), args.arms.split(",")
+    for name, known, what in ((cases, JOBS, "--cases"), (arms, ARMS, "--arms")):
+        bad = [n for n in name if n not in known]
+        if bad:
+            raise SystemExit(f"{what}: {','.join(bad)} is not one of {', '.join(known)}")
+    print(f"{os.cpu_count()} CPU(s), affinity {len(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.2f}, ", end="")
+    print(f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}; arms {', '.join(arms)}", flush=True)
+    missed = 0
+    with tempfile.TemporaryDirectory(prefix="user_pairs-") as tmp:
+        out = open(args.csv, "a", newline="") if args.csv else None  # noqa: SIM115
+        writer = csv.writer(out, lineterminator="\n") if out else None
+        try:
+            for case in cases:
+                missed += pairs_of(case, arms, args, Path(tmp), writer)
+                if out:
+                    out.flush()
+        finally:
+            if out:
+                out.close()
+    print(f"\n{missed} row(s) outside the target; load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

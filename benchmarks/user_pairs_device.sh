@@ -1,0 +1,51 @@
+# Issue 61 through the device tool (a quiet machine: the TPU host, 13 cores): benchmarks/user_pairs.py's pairs of a
+# jitexp job and a plain process a user would start. Each mode stays under ~8 minutes (--budget-s per case) and
+# prints each round as it ends; the lines go to $OUT/user_pairs_<mode>.txt and each round's values to
+# $OUT/user_pairs_<mode>.csv as they come, so a mode cut short keeps what it measured.
+#
+#   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site; bash benchmarks/user_pairs_device.sh cpu
+#
+# cpu:   x+1 on a scalar and the chain on 1e5 floats (>= 24 pairs each), compute_heavy at 1000 (as many as fit),
+#        JAX on the CPU pinned to 4 cores (CORES=0-3), both sides alike.
+# arms:  the elimination for x+1 on the CPU: as_is beside each factor switched off, in the same rounds.
+# arms2: the rest of the factors, likewise.
+# tpu:   x+1 and the main job (`jitexp`: compute_heavy at 1000, eager and jit, timing=default) on the chip.
+set -u
+OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
+mode=${1:-cpu}
+CORES=${CORES:-0-3}
+export PYTHONUNBUFFERED=1
+{ date -u; nproc; python3 -c "import jax; print(jax.__version__)"; } 2>&1 | tee "$OUT/user_pairs_$mode.txt"
+case "$mode" in
+  cpu)
+    export JAX_PLATFORMS=cpu
+    t0=$(date +%s)
+    # one call each, so a case that runs long cannot take the others' time: budgets add up to ~470 s
+    taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
+    "${PIN[@]}" timeout 560 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --pairs 30 --budget-s 150 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    "${PIN[@]}" timeout 400 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases chain_1e5 --pairs 30 --budget-s 150 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    left=$(( 470 - ($(date +%s) - t0) )); [ "$left" -lt 40 ] && left=40
+    "${PIN[@]}" timeout $(( left + 60 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases compute_heavy --pairs 40 --budget-s "$left" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
+  arms|arms2)
+    export JAX_PLATFORMS=cpu
+    taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
+    if [ "$mode" = arms ]; then ARMS=as_is,user_timing,no_extras,all_off; else ARMS=as_is,no_freeze,gc_on,no_progress,no_cache; fi
+    "${PIN[@]}" timeout 560 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --arms "$ARMS" --pairs 40 --budget-s 420 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
+  tpu)
+    python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
+    timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --pairs 30 --budget-s 200 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases main_job --pairs 24 --budget-s 200 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|tpu"; exit 2 ;;
+esac
+echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
+python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+date -u | tee -a "$OUT/user_pairs_$mode.txt"

@@ -1,0 +1,37 @@
+"""Parts of a worker's surroundings that can be switched off, for benchmarks/user_pairs.py's elimination arms (issue 61).
+
+`JITEXP_WORKER_OFF=name,name` in the environment of the jitexp process (its forkserver and workers inherit it) turns
+the named parts off; unset, everything runs as always. Not a config key: a measuring aid, not a job's setting.
+"""
+
+from __future__ import annotations
+
+import os
+
+from jitexp.errors import ConfigError
+
+ENV = "JITEXP_WORKER_OFF"
+FACTORS = {
+    "freeze": "gc.freeze() over the forkserver's preloaded imports",
+    "host_probe": "the host probe's reference kernels before the rounds",
+    "warm_backend": "the warm-up compile before the cold calls",
+    "extras": "process 0's extras before the rounds (op counts, op dispatch probe, cost analysis, check)",
+    "inputs_folder": "large inputs kept in and read back from the job's .inputs/ folder",
+    "gc_disable": "the garbage collector off (after a collect) during the rounds",
+    "ticks": "the CPU counters (/proc/stat, schedstat) read around each round",
+}
+
+
+def switched_off() -> frozenset[str]:
+    """The names in JITEXP_WORKER_OFF; a name that is no factor is a ConfigError naming the valid ones."""
+    raw = os.environ.get(ENV, "")
+    names = frozenset(n.strip() for n in raw.split(",") if n.strip())
+    unknown = sorted(names - FACTORS.keys())
+    if unknown:
+        raise ConfigError(ENV, unknown[0], f"one of {', '.join(FACTORS)} (comma-separated)")
+    return names
+
+
+def off(name: str) -> bool:
+    """Whether factor `name` is switched off in this process."""
+    return name in switched_off()

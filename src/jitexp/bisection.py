@@ -28,8 +28,9 @@ import pandas as pd
 from jitexp.analysis.stats import ALPHA, CHANGE_METRICS, THRESHOLD
 from jitexp.errors import ConfigError
 from jitexp.report.history import cli as history_cli
-from jitexp.store.csvio import write_csv
+from jitexp.store.csvio import writable, write_csv
 from jitexp.store.folders import load_results
+from jitexp.store.owned import NotOurs, record, refuse_foreign, written
 
 GOOD_ENV, TEST_ENV = "good", "test"
 EXIT_GOOD, EXIT_BAD, EXIT_SKIP, EXIT_ABORT = 0, 1, 125, 128  # what `git bisect run` reads from a step
@@ -308,7 +309,7 @@ def bisect(
         raise ConfigError("GOOD", good, f"not an ancestor of BAD ({bad}); give GOOD first, then BAD")
     args = args + pairs_overrides(args)
     out = (here / Path(out)).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    claim_out(out, default=out == here / "bisect")
     (out / STEPS_JSONL).unlink(missing_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="jitexp-bisect-"))
     good_tree, test_tree = tmp / "good", tmp / "test"
@@ -385,6 +386,29 @@ def bisect(
     return table, first_bad
 
 
+COMMAND = "jitexp-history bisect"
+OUT_FILES = (BISECT_CSV, STEPS_JSONL)
+RUNS = "runs"  # one run folder a tested commit below it, each emptied before its run
+
+
+def claim_out(out: Path, *, default: bool = False) -> None:
+    """--out made and written to once, holding no bisect.csv, steps.jsonl or runs/ that bisect did not write (it
+    replaces the files and empties runs/<commit>/); its names recorded as bisect's. NotOurs or a ConfigError
+    naming --out, before anything runs. default: the default ./bisect, whose files before the list are bisect's."""
+    try:
+        writable(out)
+    except OSError as exc:
+        raise ConfigError("--out", str(out), f"cannot be written: {exc.strerror or exc}") from None
+    refuse_foreign(out, OUT_FILES, COMMAND, default=default)
+    ours = written(out)
+    if (out / RUNS).is_dir() and RUNS not in (ours or set()) and not (ours is None and default):
+        raise NotOurs(
+            f"{out} holds {RUNS}/, which {COMMAND} did not write and whose folders it would empty; choose another "
+            "--out, or move it away"
+        )
+    record(out, [*OUT_FILES, RUNS])
+
+
 class FirstIsBad(Exception):
     """The answer is known without bisecting."""
 
@@ -426,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         table, first_bad = bisect(
             args.good, args.bad, command, metric=args.metric, threshold=args.threshold, out=args.out
         )
-    except ConfigError as error:
+    except (ConfigError, NotOurs) as error:
         print(f"jitexp-history bisect: error: {error}", file=sys.stderr)
         return 2
     except NotSlower as why:

@@ -295,3 +295,29 @@ def test_deleting_a_key_that_holds_nothing_says_so():
     assert refusal(["workload=apply_n_times", "~nosuch"]) == (
         "~nosuch is invalid; no such key, so nothing to delete; drop ~nosuch"
     )
+
+
+def test_bisect_refuses_a_users_file_in_out_before_anything_runs(tmp_path, monkeypatch, capsys):
+    """jitexp-history bisect --out holding the user's steps.jsonl, in a repository with GOOD and BAD: one line, exit 2,
+    the file kept, no worktree made (issue 57: bisect's --out was neither probed nor owned)."""
+    import subprocess
+
+    from jitexp.bisection import main
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(tmp_path)], check=True)
+    for subject in ("a", "b"):
+        subprocess.run([*git, "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", subject], check=True)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "steps.jsonl").write_text("mine\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["--out", "out", "HEAD~1", "HEAD", "--", "jitexp", "size=8"]) == 2
+    said = capsys.readouterr()
+    assert said.err == (
+        f"jitexp-history bisect: error: {tmp_path / 'out'} holds steps.jsonl, which jitexp-history bisect did not "
+        "write and would replace; choose another --out, or move them away\n"
+    )
+    assert said.out == "" and (tmp_path / "out" / "steps.jsonl").read_text() == "mine\n"
+    assert main(["--out", "out/steps.jsonl/x", "HEAD~1", "HEAD", "--", "jitexp", "size=8"]) == 2
+    assert capsys.readouterr().err.endswith("/out/steps.jsonl/x' is invalid; cannot be written: Not a directory\n")

@@ -150,3 +150,30 @@ def test_bisect_is_jitexp_s_from_python():
     from jitexp import bisection
 
     assert jitexp.bisect is bisection.bisect and "bisect" in jitexp.__all__
+
+
+def test_out_holding_a_users_files_or_below_a_file_is_refused(tmp_path):
+    """bisect replaces bisect.csv and steps.jsonl and empties runs/<commit>/ in --out: a user's files there are
+    refused in one line, and so is an --out that cannot be written (issue 57: not probed before). Through the
+    command: tests/inprocess/test_one_line_failures.py."""
+    from jitexp.bisection import claim_out
+    from jitexp.store.owned import NotOurs
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "bisect.csv").write_text("my,own\n")
+    with pytest.raises(NotOurs, match=r"mine holds bisect.csv, which jitexp-history bisect did not write"):
+        claim_out(mine)
+    (mine / "bisect.csv").unlink()
+    (mine / "runs" / "abc").mkdir(parents=True)
+    with pytest.raises(NotOurs, match=r"mine holds runs/, which jitexp-history bisect did not write"):
+        claim_out(mine)
+    fresh = tmp_path / "fresh"
+    claim_out(fresh)
+    (fresh / "runs").mkdir()
+    (fresh / "bisect.csv").write_text("ours\n")
+    claim_out(fresh)  # its own files from an earlier bisect
+    claim_out(mine / "runs", default=True)  # the default folder before the list: bisect's
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match=r"^--out='.*file/out' is invalid; cannot be written: Not a directory$"):
+        claim_out(tmp_path / "file" / "out")

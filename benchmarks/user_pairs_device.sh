@@ -15,6 +15,8 @@ OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
 mode=${1:-cpu}
 CORES=${CORES:-0-3}
 export PYTHONUNBUFFERED=1
+# SMOKE=1: 2 rounds a case (a check of the script itself, not a measurement)
+[ "${SMOKE:-0}" = 1 ] && P="--pairs 2" || P=""
 { date -u; nproc; python3 -c "import jax; print(jax.__version__)"; } 2>&1 | tee "$OUT/user_pairs_$mode.txt"
 case "$mode" in
   cpu)
@@ -23,26 +25,26 @@ case "$mode" in
     # one call each, so a case that runs long cannot take the others' time: budgets add up to ~470 s
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
     "${PIN[@]}" timeout 560 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --pairs 30 --budget-s 150 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases add_one --pairs 30 --budget-s 150 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     "${PIN[@]}" timeout 400 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases chain_1e5 --pairs 30 --budget-s 150 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases chain_1e5 --pairs 30 --budget-s 150 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     left=$(( 470 - ($(date +%s) - t0) )); [ "$left" -lt 40 ] && left=40
     "${PIN[@]}" timeout $(( left + 60 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases compute_heavy --pairs 40 --budget-s "$left" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases compute_heavy --pairs 40 --budget-s "$left" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   arms|arms2)
     export JAX_PLATFORMS=cpu
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
     if [ "$mode" = arms ]; then ARMS=as_is,user_timing,no_extras,all_off; else ARMS=as_is,no_freeze,gc_on,no_progress,no_cache; fi
     "${PIN[@]}" timeout 560 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --arms "$ARMS" --pairs 40 --budget-s 420 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases add_one --arms "$ARMS" --pairs 40 --budget-s 420 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   tpu)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --pairs 30 --budget-s 200 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases add_one --pairs 30 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases main_job --pairs 24 --budget-s 200 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases main_job --pairs 24 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|tpu"; exit 2 ;;
 esac

@@ -11,9 +11,38 @@ processes (and in this one with isolate="none"); a user's own module imported to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os as _os
+import sys as _sys
 
-from jitexp.errors import ConfigError
+
+def _early_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """The `jitexp` command's Ctrl-C while it loads, before cli.main's guard: its one line and exit 130 (Python's
+    own handler printed a KeyboardInterrupt traceback from jitexp's imports); under cli.main, Python's behaviour."""
+    f = frame
+    while f is not None:
+        if f.f_code.co_name == "main" and f.f_globals.get("__name__") == "jitexp.cli":
+            raise KeyboardInterrupt
+        f = f.f_back
+    _sys.stderr.write(
+        "\njitexp: interrupted (Ctrl-C)\njitexp: stopped before any job started: nothing was measured or written\n"
+    )
+    _sys.stderr.flush()
+    _os._exit(130)
+
+
+# only in the `jitexp` console script's process (its __main__ is that script): a notebook or a library caller keeps
+# its own Ctrl-C. _signal, not signal: the latter imports enum, and this runs first of all of jitexp.
+if _os.path.basename(getattr(_sys.modules.get("__main__"), "__file__", None) or "") == "jitexp":
+    import _signal
+
+    _signal.signal(_signal.SIGINT, _early_ctrl_c)
+
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+from jitexp.errors import ConfigError  # noqa: E402
 
 __version__ = "0.1.0"
 

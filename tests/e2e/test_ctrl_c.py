@@ -154,3 +154,44 @@ def test_ctrl_c_in_a_sweeps_first_job_gathers_nothing_without_a_traceback(slow):
     code, stdout, stderr = run.ctrl_c()
     assert code == 130 and "Traceback" not in stderr + stdout, stderr
     assert "interrupted (Ctrl-C)" in stderr and "3 jobs: 0 rows, 3 never finished: #0" in stdout, stdout
+
+
+AT_IMPORT = """
+import os, runpy, signal, sys
+
+
+AT = sys.argv[2]
+
+
+class CtrlC:  # a Ctrl-C arriving while jitexp loads: SIGINT sent as the named module is looked for
+    def find_spec(self, name, path=None, target=None):
+        if name == AT:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, CtrlC())
+script = sys.argv[1]
+sys.argv = [script, *sys.argv[3:]]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("module", ["jitexp.errors", "jitexp.cli"])
+def test_ctrl_c_while_jitexp_loads_is_one_line(tmp_path, module):
+    """The ~0.1 s before cli.main's guard (jitexp's own imports: the package, jitexp.errors, jitexp.cli) printed a
+    KeyboardInterrupt traceback; the `jitexp` script's process now says the one line and exits 130 there too
+    (issue 57). The interpreter's own start (site, an editable install's finder) stays Python's."""
+    done = subprocess.run(
+        [sys.executable, "-c", AT_IMPORT, command("jitexp"), module, "timing=quick", f"hydra.run.dir={tmp_path}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "jitexp: interrupted (Ctrl-C)",
+        "jitexp: stopped before any job started: nothing was measured or written",
+    ]
+    assert not (tmp_path / "results.csv").exists()

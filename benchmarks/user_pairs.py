@@ -74,6 +74,7 @@ ARMS: dict[str, tuple[list[str], list[str]]] = {  # name: (overrides, JITEXP_WOR
     "no_host_probe": ([], ["host_probe"]),
     "no_warm_backend": ([], ["warm_backend"]),
     "no_freeze": ([], ["freeze"]),
+    "no_preload": ([], ["preload"]),
     "gc_on": ([], ["gc_disable"]),
     "no_ticks": ([], ["ticks"]),
     "no_inputs_folder": ([], ["inputs_folder"]),

@@ -75,11 +75,13 @@ FROZEN = "jitexp.worker.frozen"  # preloaded last: gc.freeze() over the server's
 
 
 def context(preload: list[str]) -> Any:
-    """The forkserver context, configured once (the first caller's preload list wins)."""
+    """The forkserver context, configured once (the first caller's preload list wins). JITEXP_WORKER_OFF=preload
+    (issue 61's elimination arms, worker.factors) preloads nothing: each worker imports JAX itself after the fork."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload([*preload, FROZEN])
+        bare = "preload" in os.environ.get("JITEXP_WORKER_OFF", "").replace(" ", "").split(",")
+        _context.set_forkserver_preload([FROZEN] if bare else [*preload, FROZEN])
     return _context
 
 

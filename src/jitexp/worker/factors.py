@@ -12,6 +12,7 @@ from jitexp.errors import ConfigError
 
 ENV = "JITEXP_WORKER_OFF"
 FACTORS = {
+    "preload": "the forkserver's preload (JAX, the worker): each worker imports them itself after the fork",
     "freeze": "gc.freeze() over the forkserver's preloaded imports",
     "host_probe": "the host probe's reference kernels before the rounds",
     "warm_backend": "the warm-up compile before the cold calls",

@@ -209,3 +209,32 @@ def test_a_timed_job_out_of_memory_is_a_row_and_the_answer_is_the_largest_that_a
     lines = fit_lines("size", out.rows, 1 << 20, 1.0)
     assert lines[0].startswith("largest                size=5632: ")
     assert lines[1].startswith("smallest that did not  size=5888: out of memory in timed job (execute)")
+
+
+def test_when_every_timed_job_runs_out_of_memory_the_answer_says_the_largest_was_not_timed(monkeypatch):
+    """TPU v5e, MLP step: four timed jobs in a row ran out of memory just under where the probes passed; the block of
+    the last failed job was printed under 'largest ... and it ran'. Now no job is kept and a line says so."""
+    from jitexp.engine import fit as engine_fit
+    from jitexp.records import JobResult
+
+    def probe(cfg, key, value):
+        return {"key": key, "value": value, "fits": value <= 6000, "reason": FITS if value <= 6000 else OOM}
+
+    timed = []
+
+    def run(cfg, **_):
+        timed.append(cfg.size)
+        row = {"status": "error", "error_phase": "execute", "error_type": "ValueError"}
+        return JobResult([{**row, "error_message": "RESOURCE_EXHAUSTED: RuntimeProgramAllocationFailure"}])
+
+    monkeypatch.setattr(engine_fit, "probe", probe)
+    monkeypatch.setattr(engine_fit, "run", run)
+    cfg = job_config([], size=1024, fit=FitConfig(key="size", max=1 << 20, step=256))
+    out = engine_fit.search(lambda value: job_config([], size=value, fit=cfg.fit), cfg)
+    assert len(timed) == engine_fit.TIMED_TRIES and out.job is None and out.untimed
+    assert out.largest is not None and out.largest < min(timed)
+    lines = out.lines()
+    assert lines[1] == (
+        f"timed job              not run at size={out.largest}: the {engine_fit.TIMED_TRIES} timed jobs above it ran"
+        " out of memory"
+    )

@@ -126,8 +126,9 @@ def reason_text(row: dict[str, Any]) -> str:
     return f"{'crashed' if reason == CRASH else 'failed'} in {row.get('error_phase')} ({what})"
 
 
-def fit_lines(key: str, rows: list[dict[str, Any]], maximum: int, wall_s: float) -> list[str]:
-    """The printed answer: the largest that fit, the smallest that did not, estimate against allocator, the search."""
+def fit_lines(key: str, rows: list[dict[str, Any]], maximum: int, wall_s: float, *, untimed: int = 0) -> list[str]:
+    """The printed answer: the largest that fit, the smallest that did not, estimate against allocator, the search;
+    `untimed` > 0: that many timed jobs ran out of memory, and the largest's was not run."""
     fitting = standing(rows)
     failing = [r for r in rows if not r.get("fits")]
     best = max(fitting, key=lambda r: r["value"]) if fitting else None
@@ -139,6 +140,10 @@ def fit_lines(key: str, rows: list[dict[str, Any]], maximum: int, wall_s: float)
         out.append(("largest", f"none: {key}={min(r['value'] for r in rows)} already did not fit" if rows else "none"))
     else:
         out.append(("largest", f"{key}={best['value']}: {reason_text(best)}"))
+        if untimed:
+            out.append(
+                ("timed job", f"not run at {key}={best['value']}: the {untimed} timed jobs above it ran out of memory")
+            )
     if worst is None:
         out.append(("smallest that did not", f"none up to fit.max={maximum}"))
     else:

@@ -74,6 +74,7 @@ class FitResult:
     rows: list[dict[str, Any]] = field(default_factory=list)
     job: JobResult | None = None
     wall_s: float = 0.0
+    untimed: bool = False  # fit.time, and each of TIMED_TRIES timed jobs ran out of memory: the largest is not timed
 
     @property
     def largest(self) -> int | None:
@@ -90,7 +91,7 @@ class FitResult:
 
     def lines(self) -> list[str]:
         """The printed answer: largest, smallest that did not, estimate vs allocator, the search."""
-        return fit_lines(self.key, self.rows, self.maximum, self.wall_s)
+        return fit_lines(self.key, self.rows, self.maximum, self.wall_s, untimed=TIMED_TRIES if self.untimed else 0)
 
     def save(self, folder: str | Path) -> Path:
         """fit.csv, and the timed job's files, in `folder`."""
@@ -156,10 +157,14 @@ def search(
         # the cold call's own buffers): out of memory there, the value does not fit, and the search goes on below
         steps.refute(best)
         _add(out, short, folder, say)
-    return out  # its job: the last timed job, which ran out of memory at a value its rows now call too large
+    # every timed job ran out of memory: the largest value standing was never timed, and the last job's block
+    # (a value its rows now call too large) is not the answer's
+    out.job = None
+    out.untimed = True
+    return out
 
 
-TIMED_TRIES = 4  # timed jobs at most: each failure sends the search below (TPU v5e: 1 was enough, docs/benchmarks.md)
+TIMED_TRIES = 4  # timed jobs at most: each failure sends the search below (TPU v5e: the probe of two calls needed 4)
 
 
 def _add(out: FitResult, row: dict[str, Any], folder: str | Path | None, say: Callable[[str], None] | None) -> None:

@@ -33,10 +33,10 @@ python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1
 case "${1:-all}" in
   mlp|all)
     # width 4096 (two hidden layers), 256 features: params and Adam's state ~215 MB, activations grow with the batch
-    search mlp 540 workload=mlp_train_step size=4096 workload.params.features=256 workload.params.batch=1024 \
-      fit.key=workload.params.batch fit.step=1024 fit.start=${MLP_START:-262144} ;;&
+    search mlp ${MLP_LIMIT:-540} workload=mlp_train_step size=4096 workload.params.features=256 workload.params.batch=1024 \
+      fit.key=workload.params.batch fit.step=1024 fit.start=${MLP_START:-262144} fit.max=${MLP_MAX:-1048576} ;;&
   matmul|all)
-    search matmul 540 workload=matmul dtype=bfloat16 size=8192 fit.step=2048 fit.start=${MATMUL_START:-32768} \
+    search matmul ${MATMUL_LIMIT:-540} workload=matmul dtype=bfloat16 size=8192 fit.step=2048 fit.start=${MATMUL_START:-32768} fit.max=${MATMUL_MAX:-1048576} \
       'workload.args=[{shape:[${size},${size}],dtype:${dtype},init:ones},{shape:[${size},${size}],dtype:${dtype},init:ones}]' ;;
 esac
 if [ "${1:-all}" = "test" ]; then  # the tpu-marked test alone (3 probes up to 32768, ~1-2 minutes)

@@ -5,7 +5,7 @@ Needs the models extra (`pip install ".[models]"`). Three tables:
    jit per step, jit with the carried state donated (mlp_train_step), the speedup with its CI,
    compile time, break-even steps. Informational (no target).
 2. accuracy: the carried jit mlp_train_step measured by jitexp (two runs) against a hand-written
-   loop in 8 fresh processes (`params, opt_state, loss = step(params, opt_state, batch, lr)`,
+   loop in 8 fresh processes (`params, opt_state, loss = step(params, opt_state, batch, lr, remat)`,
    blocked each step, batches of >= 10 ms, median of 30), interleaved jitexp, 4 loops, jitexp, 4
    loops. Target: jitexp's median within +-5% of the loops' median (benchmarks/accuracy.py's rule).
 3. harness overhead on a carried step of a tiny model, in one process: jitexp's own timed path
@@ -37,9 +37,9 @@ import jax
 import numpy as np
 sys.path.insert(0, {here!r})
 from models import hand_step
-step, (params, opt_state, batch, lr) = hand_step({size})
+step, (params, opt_state, batch, lr, remat) = hand_step({size})
 def once(params, opt_state):
-    params, opt_state, loss = step(params, opt_state, batch, lr)
+    params, opt_state, loss = step(params, opt_state, batch, lr, remat)
     jax.block_until_ready((params, opt_state, loss))
     return params, opt_state
 params, opt_state = once(params, opt_state)
@@ -151,19 +151,19 @@ def overhead(samples: int) -> bool:
         "mlp_train_step",
         fn,
         tuple(jax.tree.map(copy_leaf, args)),
-        (3,),
+        (3, 4),
         carry={0: 0, 1: 1},
     )
     call = make_call(w, "jit")
     out = call()
     loop = loop_for(call, out, block_for(out))
-    params, opt_state, batch, lr = args
+    params, opt_state, batch, lr, remat = args
 
     def hand(number: int) -> float:
         nonlocal params, opt_state
         start = time.perf_counter_ns()
         for _ in range(number):
-            params, opt_state, loss = step(params, opt_state, batch, lr)
+            params, opt_state, loss = step(params, opt_state, batch, lr, remat)
             jax.block_until_ready((params, opt_state, loss))
         return (time.perf_counter_ns() - start) / 1e9 / number
 

@@ -110,7 +110,7 @@ def test_yaml_names_importable_code_and_setup_takes_its_params(name):
 
 def test_setups_return_the_documented_structure():
     p = spec("mlp_train_step")["params"]  # the YAML's own params, so later tests reuse the compiled random ops
-    params, opt_state, batch, lr = build("mlp_train_step")
+    params, opt_state, batch, lr, remat = build("mlp_train_step")
     widths = [p["features"], *[SIZE] * p["depth"], p["classes"]]
     assert [{k: v.shape for k, v in layer.items()} for layer in params] == [
         {"w": (n_in, n_out), "b": (n_out,)} for n_in, n_out in zip(widths, widths[1:])
@@ -122,7 +122,7 @@ def test_setups_return_the_documented_structure():
         (p["batch"],),
         jnp.int32,
     )
-    assert lr == p["learning_rate"] and isinstance(lr, float)
+    assert lr == p["learning_rate"] and isinstance(lr, float) and remat == p["remat"] == "none"
 
     p = spec("eqx_mlp_grad")["params"]
     model, x, y = build("eqx_mlp_grad")
@@ -232,6 +232,24 @@ def test_donating_the_carried_arguments_works_and_consumes_them(name):
             assert all(leaf.is_deleted() for leaf in jax.tree.leaves(before))
             for o, a in spec(name)["carry"].items():
                 args[a] = out[o]
+
+
+def test_a_remat_policy_changes_the_program_jax_hands_xla_not_the_step():
+    # mlp_train_step's remat param (searched by conf/experiment/tune_mlp.yaml): the same loss and new params under
+    # every policy; full recomputes the hidden layers' matmuls in the backward pass, so its program has more dots
+    steps, dots = {}, {}
+    for remat in models.REMAT_POLICIES:
+        args = build("mlp_train_step", remat=remat)
+        assert args[4] == remat
+        steps[remat] = jitted("mlp_train_step")(*args)
+        dots[remat] = jitted("mlp_train_step").lower(*args).as_text().count("dot_general")
+    for remat, (params, _, loss) in steps.items():
+        np.testing.assert_allclose(float(loss), float(steps["none"][2]), rtol=1e-5)
+        for got, want in zip(jax.tree.leaves(params), jax.tree.leaves(steps["none"][0])):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-6, err_msg=remat)
+    assert dots["full"] > dots["none"]
+    with pytest.raises(ValueError, match="remat='some' is not one of none, full, dots_saveable"):
+        build("mlp_train_step", remat="some")
 
 
 # --- the jit wrappers -------------------------------------------------------------------------------------

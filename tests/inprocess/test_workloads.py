@@ -146,6 +146,20 @@ def test_the_three_loops_compute_one_recurrence_and_differ_in_statics():
     assert len(jax.make_jaxpr(library.fori_loop)(w, x, 2).eqns) == len(jax.make_jaxpr(library.fori_loop)(w, x, 8).eqns)
 
 
+def test_rnn_scan_unroll_reaches_the_scan_and_changes_the_program_not_the_result():
+    # the knobs a tuning study searches (docs/howto/tune.md): batch shapes the inputs, unroll the scan
+    outputs = []
+    for unroll in (1, 4):
+        cfg, fn, args, host = inputs("rnn_scan", f"workload.params.unroll={unroll}", "workload.params.batch=3")
+        assert args[3].shape == (128, 3, 8) and args[4] == unroll and cfg.static_argnums == (4,)
+        [eqn] = [e for e in jax.make_jaxpr(fn, static_argnums=4)(*args).eqns if e.primitive.name == "scan"]
+        assert eqn.params["unroll"] == unroll
+        outputs.append(np.asarray(jax.jit(fn, static_argnums=4)(*args)))
+    assert outputs[0].shape == (3, 8)
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(outputs[0], 0)  # a state that moved: tanh of real inputs, not the zeros it starts from
+
+
 def test_mlp_depth_width_and_activation_shape_the_network():
     cfg, fn, args, host = inputs(
         "mlp", "workload.params.depth=3", "workload.params.width=16", "workload.params.activation=relu"

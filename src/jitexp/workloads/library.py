@@ -160,6 +160,24 @@ def scan(w: Array, x: Array, steps: int) -> Array:
     return lax.scan(_scan_body, (x, w, x), None, length=steps)[0][0]
 
 
+# --- a recurrent layer over a sequence, for tuning ---------------------------------------------
+
+
+def _rnn_body(carry: tuple[Array, Array, Array, Array], x_t: Array) -> tuple[tuple[Array, Array, Array, Array], None]:
+    h, w_x, w_h, b = carry
+    return (jnp.tanh(x_t @ w_x + h @ w_h + b), w_x, w_h, b), None
+
+
+def rnn_scan(w_x: Array, w_h: Array, b: Array, xs: Array, unroll: int) -> Array:
+    """An Elman RNN over a sequence xs (steps x batch x features) with lax.scan: the final hidden state.
+
+    Shows settings a tuner searches: scan's static `unroll` (loop iterations merged into one body) and the
+    batch (examples per call); the weights ride in the carry, so the body is one module-level function.
+    """
+    h0 = jnp.zeros((xs.shape[1], w_h.shape[0]), xs.dtype)
+    return lax.scan(_rnn_body, (h0, w_x, w_h, b), xs, unroll=unroll)[0][0]
+
+
 # --- vmap against a Python loop over the batch ------------------------------------------------
 
 

@@ -57,31 +57,53 @@ def adam(learning_rate: float) -> optax.GradientTransformation:
     return optax.adam(learning_rate)
 
 
-def mlp_apply(params: Params, x: Array) -> Array:
+# remat policies of mlp_train_step's hidden layers: what the backward pass keeps from the forward (jax.checkpoint)
+REMAT_POLICIES: dict[str, Any] = {
+    "none": None,  # no jax.checkpoint: every activation kept
+    "full": jax.checkpoint_policies.nothing_saveable,  # keep a layer's input only, recompute the rest
+    "dots_saveable": jax.checkpoint_policies.dots_saveable,  # keep the matmul outputs, recompute bias and ReLU
+}
+
+
+def _hidden(h: Array, layer: dict[str, Array]) -> Array:
+    return jax.nn.relu(h @ layer["w"] + layer["b"])
+
+
+def remat_layer(remat: str) -> Any:
+    """The hidden layer's function under the named remat policy (REMAT_POLICIES); ValueError names the choices."""
+    if remat not in REMAT_POLICIES:
+        raise ValueError(f"remat={remat!r} is not one of {', '.join(REMAT_POLICIES)}")
+    policy = REMAT_POLICIES[remat]
+    return _hidden if remat == "none" else jax.checkpoint(_hidden, policy=policy)
+
+
+def mlp_apply(params: Params, x: Array, remat: str = "none") -> Array:
     """Logits of a ReLU MLP whose layers are {"w", "b"} dicts (no activation after the last layer)."""
+    hidden = remat_layer(remat)
     h = x
     for layer in params[:-1]:
-        h = jax.nn.relu(h @ layer["w"] + layer["b"])
+        h = hidden(h, layer)
     return h @ params[-1]["w"] + params[-1]["b"]
 
 
-def mlp_loss(params: Params, batch: dict[str, Array]) -> Array:
+def mlp_loss(params: Params, batch: dict[str, Array], remat: str = "none") -> Array:
     """Mean softmax cross-entropy of the MLP's logits against the batch's integer labels."""
-    logits = mlp_apply(params, batch["x"])
+    logits = mlp_apply(params, batch["x"], remat)
     return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
 
 
 def mlp_train_step(
-    params: Params, opt_state: optax.OptState, batch: dict[str, Array], learning_rate: float
+    params: Params, opt_state: optax.OptState, batch: dict[str, Array], learning_rate: float, remat: str = "none"
 ) -> tuple[Params, optax.OptState, Array]:
     """One Adam step on an MLP: (params, opt_state, batch) -> (new params, new opt_state, loss).
 
     Shows a training step as users write it: params and optimizer state are arguments (traced,
     not baked into the program as constants) and come back as outputs 0 and 1 to be carried;
-    the learning rate is a static Python float that picks the cached optax.adam.
+    the learning rate is a static Python float that picks the cached optax.adam, and remat a
+    static name of the hidden layers' jax.checkpoint policy (REMAT_POLICIES).
     """
     tx = adam(learning_rate)
-    loss, grads = jax.value_and_grad(mlp_loss)(params, batch)
+    loss, grads = jax.value_and_grad(mlp_loss)(params, batch, remat)
     updates, opt_state = tx.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, loss
 
@@ -95,13 +117,22 @@ def init_mlp(rng: np.random.Generator, sizes: list[int], dtype: str) -> Params:
 
 
 def setup_mlp_train_step(
-    size: int, dtype: str, seed: int, batch: int, features: int, depth: int, classes: int, learning_rate: float
-) -> tuple[Params, optax.OptState, dict[str, Array], float]:
-    """(params, adam state, {"x", "y"}, learning_rate): `depth` hidden layers of width `size`."""
+    size: int,
+    dtype: str,
+    seed: int,
+    batch: int,
+    features: int,
+    depth: int,
+    classes: int,
+    learning_rate: float,
+    remat: str = "none",
+) -> tuple[Params, optax.OptState, dict[str, Array], float, str]:
+    """(params, adam state, {"x", "y"}, learning_rate, remat): `depth` hidden layers of width `size`."""
+    remat_layer(remat)  # a remat outside REMAT_POLICIES fails here, in setup, naming the choices
     rng = np.random.default_rng(seed)
     params = init_mlp(rng, [features, *[size] * depth, classes], dtype)
     x, y = _classification_batch(rng, batch, features, classes, dtype)
-    return params, adam(float(learning_rate)).init(params), {"x": x, "y": y}, float(learning_rate)
+    return params, adam(float(learning_rate)).init(params), {"x": x, "y": y}, float(learning_rate), remat
 
 
 # --- eqx_mlp_grad: an equinox.nn.MLP's loss and gradient ----------------------------------------------
@@ -260,6 +291,8 @@ def setup_rng_dropout(size: int, dtype: str, seed: int, batch: int, rate: float)
 
 __all__ = [
     "adam",
+    "REMAT_POLICIES",
+    "remat_layer",
     "mlp_apply",
     "mlp_loss",
     "mlp_train_step",

@@ -157,6 +157,15 @@ def recurrence(w: Any, x: Any, steps: Any) -> np.ndarray:
     return h
 
 
+def rnn(w_x: Any, w_h: Any, b: Any, xs: Any, unroll: Any) -> np.ndarray:
+    """Twin of library.rnn_scan: h <- tanh(x_t W_x + h W_h + b) over the steps (unroll changes nothing here)."""
+    w_x, w_h, b, xs = host(w_x), host(w_h), host(b), host(xs)
+    h = np.zeros((xs.shape[1], w_h.shape[0]), xs.dtype)
+    for x_t in xs:
+        h = np.tanh(x_t @ w_x + h @ w_h + b)
+    return h
+
+
 def batched_matvec(a: Any, x: Any) -> np.ndarray:
     """Twin of library.vmap_matvec and loop_matvec: one einsum over the batch."""
     return np.einsum("bij,bj->bi", host(a), host(x))

@@ -187,6 +187,11 @@ def test_deleting_a_group_or_a_schema_key_is_refused():
         "~seed is invalid; seed is a key of jitexp's schema, so deleting it runs the schema's default 0 unsaid; "
         "write seed=0 to mean that"
     )
+    # mode's default is a list of options, which Hydra cannot delete: 'config is invalid; Could not delete' before
+    assert refusal(["workload=add_one", "~mode"]) == (
+        "~mode is invalid; every job selects a mode and it cannot be deleted; choose with mode=OPTION (valid choices: "
+        "aot, eager, jit, numpy)"
+    )
 
 
 def test_compose_refuses_hydra_keys_and_sweeps():

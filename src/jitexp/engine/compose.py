@@ -424,6 +424,16 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         return ConfigError(
             f"~{key}", None, f"{key} holds nothing to delete (it is unset here); drop ~{key}, or set {key}=VALUE"
         )
+    undeletable = re.match(r"Could not delete '([^']+)'\. No match in the defaults list", message)
+    if undeletable:  # ~GROUP of a group whose default Hydra cannot drop (mode's list of options)
+        group = undeletable.group(1)
+        options = ", ".join(_group_options(hydra, group)) or "its options"
+        return ConfigError(
+            f"~{group}",
+            None,
+            f"every job selects a {group} and it cannot be deleted; choose with {group}=OPTION "
+            f"(valid choices: {options})",
+        )
     interpolated = next(
         (o for o in parsed if "${" in o.input_line.partition("=")[2] and _group_options(hydra, o.key_or_group)), None
     )

@@ -25,8 +25,9 @@ __all__ = ["main"]
 _running: dict[str, Any] = {}
 
 
-def _job(cfg: DictConfig) -> None:
-    """One job, as Hydra runs it (main wraps it in @hydra.main)."""
+def _job(cfg: DictConfig) -> Any:
+    """One job, as Hydra runs it (main wraps it in @hydra.main); under hydra/sweeper=tune it returns the trial's
+    outcome to the sweeper (engine.tune.TrialReturn), else None."""
     import pandas as pd
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -49,10 +50,11 @@ def _job(cfg: DictConfig) -> None:
     overrides = job_overrides(cast(list, OmegaConf.to_container(hc.overrides.task, resolve=False)))
     out_dir = Path(hc.runtime.output_dir)
     digest = config_hash(cfg)
+    tuning = multirun and _tuning(hc)
     if cfg.get("resume") and is_complete(out_dir, digest, job_num, overrides):
         progress = _progress(Path(hc.sweep.dir), job_num) if multirun else ""
         log.info(f"{progress}job #{job_num} ({overrides}) already complete for this config: skipped")
-        return
+        return _tune_return(out_dir, cfg) if tuning else None
     clear_job(out_dir)  # files of an earlier run in this folder never mix with this one's
     _running.clear()
     _running.update(where=f"{display_path(out_dir)}/")
@@ -101,6 +103,10 @@ def _job(cfg: DictConfig) -> None:
     _running["kept"] = f"the job's rows are written: {display_path(out_dir)}/{RESULTS_CSV}"
     if multirun:
         _answer(sweep_line(result.rows, _progress(Path(hc.sweep.dir), job_num)), job_summary(result.rows))
+        if tuning:
+            from jitexp.engine.tune import job_return
+
+            return job_return(result.rows, cfg.tune)
     else:
         where = display_path(out_dir)
         print_block(block_lines(result.rows, where))
@@ -117,6 +123,22 @@ def _job(cfg: DictConfig) -> None:
         # with fail_on_error, a time that is no speedup fails the job too (its line said why first)
         if failed or (cfg.get("fail_on_error") and failing_rows(pd.DataFrame(result.rows))):
             sys.exit(1)
+
+
+def _tuning(hc: Any) -> bool:
+    """Whether the sweep is hydra/sweeper=tune's (its jobs return their outcome)."""
+    from jitexp.engine.tune_space import is_tune
+
+    return is_tune(hc.sweeper)
+
+
+def _tune_return(out_dir: Path, cfg: DictConfig) -> Any:
+    """A tune trial whose job was complete already (resume=true): its outcome read back from its rows."""
+    from jitexp.engine.tune import job_return
+    from jitexp.store.folders import JobFolder
+
+    frame = JobFolder(out_dir).results
+    return job_return(frame.to_dict("records"), cfg.tune)
 
 
 def _answer(shown: str, logged: str) -> None:
@@ -189,8 +211,9 @@ def _main() -> None:
     if os.getcwd() not in sys.path[:1]:
         sys.path.insert(0, os.getcwd())
     from jitexp.engine.compose import replacing
+    from jitexp.engine.tune_space import quoted_params
 
-    argv = sys.argv[1:] = replacing(sys.argv[1:])  # Hydra reads sys.argv itself
+    argv = sys.argv[1:] = quoted_params(replacing(sys.argv[1:]))  # Hydra reads sys.argv itself
     if "--version" in argv:
         from jitexp.helptext import version_text
 
@@ -223,6 +246,7 @@ def _main() -> None:
 
     if checked.output is not None:
         _own_folder(checked.output)
+    _register_sweeper()
     job = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_job)
     try:
         with known_mode(checked.hydra_mode):
@@ -238,6 +262,16 @@ def _main() -> None:
         state = ended["state"]
         if state.missing or (ended.get("fail_on_error") and ended.get("n_errors")):
             sys.exit(1)
+
+
+def _register_sweeper() -> None:
+    """hydra/sweeper=tune's class, registered by hand: Hydra finds plugins by listing the hydra_plugins namespace,
+    which an editable install's import hook does not list."""
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.jitexp_tune.tune_sweeper import TuneSweeper
+
+    Plugins.instance().register(TuneSweeper)
 
 
 def _own_folder(output: Any) -> None:

@@ -86,6 +86,13 @@ REFUSED: dict[str, list[str]] = {
     "fit.step": [*A, "fit.step=8"],
     "fit.memory_bytes": [*A, "fit.memory_bytes=1000"],
     "fit.time": [*A, "fit.time=false"],
+    # hydra/sweeper=tune's keys, set in a run that is no tune sweep
+    "tune.objective": [*A, "tune.objective=first_call"],
+    "tune.trials": [*A, "tune.trials=5"],
+    "tune.baseline": [*A, "tune.baseline=[size=8]"],
+    "tune.seed": [*A, "tune.seed=3"],
+    "tune.confirm_processes": [*A, "tune.confirm_processes=0"],
+    "tune.examples": [*A, "tune.examples=8"],
 }
 
 # every job uses them: no value of theirs is one a job ignores (a wrong one is refused as a plain config mistake)
@@ -116,6 +123,7 @@ ALWAYS: dict[str, str] = {
     "progress": "the job's sign of life on stderr",
     "fit": "the node of the fit keys, decided one by one",
     "fit.key": "null: an ordinary job; a key: the search (one the job cannot search is refused)",
+    "tune": "the node of the tune keys, decided one by one",
 }
 
 # legitimately ignored in some jobs: the reason, and docs/decisions.md says how the row shows it

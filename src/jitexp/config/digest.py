@@ -8,7 +8,7 @@ import json
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
-STEERING = ("resume", "fail_on_error", "overwrite")  # keys that steer a run but change no measurement
+STEERING = ("resume", "fail_on_error", "overwrite", "tune")  # keys that steer a run but change no measurement
 
 
 def config_hash(cfg: DictConfig) -> str | None:

@@ -168,6 +168,20 @@ class FitConfig:
 
 
 @dataclass
+class TuneConfig:
+    """hydra/sweeper=tune: what a trial's job returns to the search, how many trials, and the winner's confirmation."""
+
+    # steady | first_call | compile | time_for_calls=N | device_memory; a list of two: a Pareto front
+    objective: Any = "steady"
+    trials: int = 20
+    baseline: Any = None  # null: the config as given; {dotted key: value} or [key=value, ...]: those keys changed
+    seed: Optional[int] = 0  # the sampler's seed (null: a fresh one each study)
+    confirm_processes: int = 6  # the best against the baseline, paired in this many fresh processes (0: none)
+    # examples one call holds (e.g. ${workload.params.batch}): times are then per example; null: per call
+    examples: Optional[int] = None
+
+
+@dataclass
 class ExperimentConfig:
     """One job: a workload in a mode at a size/dtype on a device, timed by a policy."""
 
@@ -178,6 +192,7 @@ class ExperimentConfig:
     distributed: DistributedConfig = field(default_factory=DistributedConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
     fit: FitConfig = field(default_factory=FitConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)
     size: int = 1000
     dtype: str = "float32"
     seed: int = 0

@@ -24,6 +24,7 @@ from jitexp.config.schema import (
     PLATFORMS,
     ExperimentConfig,
 )
+from jitexp.config.tune import validate_tune
 from jitexp.errors import ConfigError
 
 log = logging.getLogger("jitexp")
@@ -106,6 +107,7 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     _choice("isolate", cfg.isolate, ISOLATES)
     _validate_envs(cfg)
     validate_fit(cfg)
+    validate_tune(cfg)
     if cfg.profile and (cfg.envs or cfg.variants):
         raise ConfigError("profile", True, "profiles one version of a job: run it in a job without envs or variants")
     if cfg.compilation_cache_dir is not None:

@@ -42,6 +42,8 @@ from jitexp.engine.compose import (
 )
 from jitexp.engine.processes import WORKER, Child, start_server, stop_server
 from jitexp.engine.slurm_tasks import check_srun
+from jitexp.engine.tune_space import EXTRA, is_tune, read_space
+from jitexp.engine.tune_space import value_text as tune_value
 from jitexp.errors import ConfigError
 
 
@@ -177,10 +179,13 @@ def _jobs(
             job = _validated(hydra, base, parsed, arity)
             point = " ".join(o.input_line for o in parsed if not o.is_hydra_override())
             _check_resume(output, base, [config_hash(base)], [point], sweep=False)
+            _check_tune_unused([job])
             return [job], base.hydra.mode, output
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
     output = _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
+    if is_tune(base.hydra.sweeper):
+        return [_tune_baseline(hydra, base, task, parsed, arity)], base.hydra.mode, output
     batches = sweep_jobs(base.hydra.sweeper, task, hydra.config_loader)
     if batches is None:
         if arity is not None:
@@ -199,8 +204,52 @@ def _jobs(
         jobs.append(_validated(hydra, cfg, job_parsed, arity))
         digests.append(config_hash(cfg))
     _check_repeats(jobs, batches, parsed)
+    _check_tune_unused(jobs)
     _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
     return jobs, base.hydra.mode, output
+
+
+def _tune_baseline(
+    hydra: Any, base: DictConfig, task: list[str], parsed: list[Any], arity: _Arity | None
+) -> ExperimentConfig:
+    """hydra/sweeper=tune: Optuna is there, the search space reads, and the job at the space's first point is valid
+    (each trial's own values are checked by its job: a mistake there is a failed trial with its reason)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        import optuna  # noqa: F401  (the sweeper imports it next, in this process)
+    except ImportError:
+        raise ConfigError("hydra/sweeper", "tune", f"needs Optuna, in jitexp's tune extra: {EXTRA}") from None
+    parser = OverridesParser.create(config_loader=hydra.config_loader)
+    params = base.hydra.sweeper.get("params")
+    space = read_space(cast(dict, OmegaConf.to_container(params, resolve=False)) if params else {}, task, parser)
+    choices = OmegaConf.select(base, "hydra.runtime.choices", default={}) or {}
+    point = [
+        ("+" if d.add or (OmegaConf.select(base, d.key, default=_ABSENT) is _ABSENT and d.key not in choices) else "")
+        + f"{d.key}={tune_value(d.first())}"
+        for d in space.dimensions
+    ]
+    hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
+    texts = hydra_overrides + list(space.fixed) + point
+    job_parsed = parse_with(parser, texts)
+    cfg = compose_config(hydra, texts, job_parsed, run_mode="RUN")
+    return _validated(hydra, cfg, job_parsed, arity)
+
+
+def _check_tune_unused(jobs: list[ExperimentConfig]) -> None:
+    """A tune.* key set in a run that is no tune sweep would be ignored: refused, naming the sweeper."""
+    import dataclasses
+
+    from jitexp.config.schema import TuneConfig
+
+    defaults = TuneConfig()
+    for job in jobs:
+        for f in dataclasses.fields(TuneConfig):
+            value = getattr(job.tune, f.name)
+            if value != getattr(defaults, f.name):
+                raise ConfigError(
+                    f"tune.{f.name}", value, "is used only by the tune sweeper: jitexp -m hydra/sweeper=tune ..."
+                )
 
 
 def _check_selects(hydra: Any, parsed: list[Any]) -> None:

@@ -1,0 +1,1 @@
+"""jitexp's tune sweeper, found by Hydra in its hydra_plugins namespace (hydra/sweeper=tune)."""

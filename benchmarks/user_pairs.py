@@ -84,6 +84,9 @@ ARMS["all_off"] = (
     sorted({o for o, _ in ARMS.values() for o in o}),
     sorted({n for _, names in ARMS.values() for n in names}),
 )
+# the rounds as they were before issue 61's fix: bookkeeping right before each sample, the collect right before the
+# first (JITEXP_WORKER_OFF=settle,early_collect); as_is against it is the fix's effect
+ARMS["before_fix"] = ([], ["settle", "early_collect"])
 TARGET = {"cpu": 0.03, "tpu": 0.02}
 
 

@@ -7,9 +7,10 @@
 #
 # cpu:   x+1 on a scalar and the chain on 1e5 floats (>= 24 pairs each), compute_heavy at 1000 (as many as fit),
 #        JAX on the CPU pinned to 4 cores (CORES=0-3), both sides alike.
-# arms:  the elimination for x+1 on the CPU: as_is beside each factor switched off, in the same rounds.
+# arms:  the elimination for x+1 on the CPU: as_is beside each factor switched off, in the same rounds, and
+#        before_fix (the rounds as before issue 61's fix: JITEXP_WORKER_OFF=settle,early_collect).
 # arms2: the rest of the factors, likewise.
-# tpu:   x+1 and the main job (`jitexp`: compute_heavy at 1000, eager and jit, timing=default) on the chip.
+# tpu:   x+1 (as_is and before_fix) and the main job (`jitexp`: compute_heavy at 1000, eager and jit, timing=default) on the chip.
 set -u
 OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
 mode=${1:-cpu}
@@ -35,14 +36,14 @@ case "$mode" in
   arms|arms2)
     export JAX_PLATFORMS=cpu
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
-    if [ "$mode" = arms ]; then ARMS=as_is,user_timing,no_extras,all_off; else ARMS=as_is,no_freeze,gc_on,no_progress,no_cache; fi
+    if [ "$mode" = arms ]; then ARMS=as_is,before_fix,user_timing,no_extras,all_off; else ARMS=as_is,no_preload,no_freeze,gc_on,no_progress,no_cache; fi
     "${PIN[@]}" timeout 560 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms "$ARMS" --pairs 40 --budget-s 420 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   tpu)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --pairs 30 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases add_one --arms as_is,before_fix --pairs 30 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;

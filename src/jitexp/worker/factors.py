@@ -19,6 +19,8 @@ FACTORS = {
     "extras": "process 0's extras before the rounds (op counts, op dispatch probe, cost analysis, check)",
     "inputs_folder": "large inputs kept in and read back from the job's .inputs/ folder",
     "gc_disable": "the garbage collector off (after a collect) during the rounds",
+    "early_collect": "that collect before the warm-up (off: right before the first round, as before issue 61)",
+    "settle": "untimed calls before a sample that follows the same mode's (off: none, as before issue 61)",
     "ticks": "the CPU counters (/proc/stat, schedstat) read around each round",
 }
 

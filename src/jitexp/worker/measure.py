@@ -100,6 +100,8 @@ def _sample(
         warming=lambda: clock.phase("warmup"),
         sampled=lambda: clock.phase("sampling"),
         quiet_gc=not factors.off("gc_disable"),
+        settle=not factors.off("settle"),
+        collect_first=not factors.off("early_collect"),
     )
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))

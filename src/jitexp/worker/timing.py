@@ -42,10 +42,12 @@ class Rounds:
 
 
 @contextmanager
-def gc_disabled() -> Iterator[None]:
-    """Keep the garbage collector from pausing inside timed regions."""
+def gc_disabled(collect: bool = True) -> Iterator[None]:
+    """Keep the garbage collector from pausing inside timed regions (after a collection, unless `collect` is False:
+    the caller collected earlier)."""
     was_enabled = gc.isenabled()
-    gc.collect()
+    if collect:
+        gc.collect()
     gc.disable()
     try:
         yield
@@ -55,6 +57,11 @@ def gc_disabled() -> Iterator[None]:
 
 
 Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call, the last output)
+
+# Before each sample that follows only the rounds' own bookkeeping (the CPU counters, the stopping rule), this share
+# of its calls runs untimed: that work between samples cools the caches a call uses, and a user's loop has none of it
+# (issue 61: x + 1 in timing=quick read ~6% above back-to-back samples without it; 2 calls of 114 were enough).
+SETTLE = 0.1
 
 # Before each sample that follows another mode's, at least this share of a sample's calls runs untimed (and as
 # long as the longest other mode takes in a round: `rewarm_numbers`), so the sample starts from its own steady state.
@@ -104,6 +111,12 @@ def calibrate(
 def rewarm_calls(number: int) -> int:
     """The fewest untimed calls before a sample that follows another mode's sample."""
     return max(1, int(number * REWARM))
+
+
+def settle_calls(number: int) -> int:
+    """The untimed calls before a sample that follows the same mode's: `SETTLE` of its calls, none for a sample of
+    fewer than 10 (each call is long beside the caches' refill, and one more would add 10% or more to the rounds)."""
+    return int(number * SETTLE)
 
 
 def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
@@ -187,6 +200,8 @@ def measure_rounds(
     warming: Callable[[], AbstractContextManager] = nullcontext,
     sampled: Callable[[], AbstractContextManager] = nullcontext,
     quiet_gc: bool = True,
+    settle: bool = True,
+    collect_first: bool = True,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
 
@@ -201,13 +216,17 @@ def measure_rounds(
     makes every rank take rank 0's calibration and stop at its round, since each call is a collective; there a
     failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only. `warming()` is
     entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock);
-    `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`).
+    `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`); with `collect_first` its collection
+    runs before the warm-up, not between calibration and the first round. With `settle`, a sample that follows the
+    same mode's is preceded by `settle_calls` untimed calls (the bookkeeping between samples cools the caches).
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
     calibrated: dict[str, Calibrated] = {}
     last: dict[str, Any] = {}
     with warming():
+        if quiet_gc and collect_first:
+            gc.collect()  # here, so that the warm-up and calibration, not the first samples, run after it
         for mode in modes:
             try:
                 if policy.warmup:
@@ -233,7 +252,7 @@ def measure_rounds(
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
     previous = modes[0] if len(modes) == 1 else None
-    with sampled(), gc_disabled() if quiet_gc else nullcontext():
+    with sampled(), gc_disabled(collect=not collect_first) if quiet_gc else nullcontext():
         start = time.perf_counter()
         if tick:
             ticks.append(tick())
@@ -244,6 +263,8 @@ def measure_rounds(
                         if mode != previous:
                             loops[mode](rewarm[mode])
                             previous = mode
+                        elif settle and settle_calls(number[mode]):
+                            loops[mode](settle_calls(number[mode]))
                         per_call, last[mode] = loops[mode](number[mode])
                 except Exception as exc:
                     if interrupted(exc):

@@ -78,6 +78,17 @@ def _number(value: Any) -> float | None:
     return found if math.isfinite(found) else None
 
 
+def _bound(value: Any) -> float | None:
+    """A number, infinity included (a paired interval too wide to bound is (0, inf)); None when missing."""
+    found = _number(value)
+    if found is None and not is_missing(value):
+        try:
+            found = float(value) if math.isinf(float(value)) else None
+        except (TypeError, ValueError):
+            return None
+    return found
+
+
 def estimate(row: Mapping[str, Any], objective: Objective, examples: float | None = None) -> Estimate | None:
     """The objective's estimate from a job's row (None when the row lacks it); times divided by examples."""
     steady = [_number(row.get(k)) for k in ("median_s", "ci95_low_s", "ci95_high_s")]
@@ -258,7 +269,7 @@ def confirmed_ratio(
     scale = (best_ex / base_ex) if (base_ex and best_ex and objective.is_time) else 1.0
     prefix = PAIRED.get(objective.name)
     if prefix is not None:
-        ratio, low, high = (_number(best_row.get(f"{prefix}_{k}")) for k in ("ratio", "ratio_ci_low", "ratio_ci_high"))
+        ratio, low, high = (_bound(best_row.get(f"{prefix}_{k}")) for k in ("ratio", "ratio_ci_low", "ratio_ci_high"))
         if ratio and low is not None and high is not None and ratio > 0:
             faster_low = scale / high if high > 0 and math.isfinite(high) else 0.0
             faster_high = scale / low if low > 0 else math.inf

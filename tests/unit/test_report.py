@@ -137,29 +137,14 @@ def test_format_sweep_summary_lists_rows_then_speedup():
 
 # ---- files -----------------------------------------------------------------------------
 
-EXPECTED_PNGS = [
-    "time_square_float32.png",
-    "time_cond_float32.png",
-    "time_loop_float32.png",
-    "speedup_square_float32.png",
-    "speedup_loop_float32.png",
-    "coldstart_square_float32.png",
-    "coldstart_loop_float32.png",
-    "scaling_square_float32.png",
-    "compile_square_float32.png",
-]
 
-
-def test_make_report_writes_tables_summary_and_plots(tmp_path):
+def test_make_report_writes_tables_and_summary(tmp_path):
+    """The report's tables and summary (its pictures: tests/inprocess/test_report_figures.py)."""
     sweep = write_sweep(tmp_path / "sweep", sweep_rows())
-    out = build.make_report(sweep)
+    out = build.make_report(sweep, plots=False)
     assert out == sweep / "report"
-    for name in ["summary.md", "speedup.csv", "scaling.csv", "scaling_points.csv", "errors.csv", *EXPECTED_PNGS]:
+    for name in ["summary.md", "speedup.csv", "scaling.csv", "scaling_points.csv", "errors.csv"]:
         assert (out / name).stat().st_size > 0, name
-    assert sorted(p.name for p in out.glob("*.png")) == sorted(EXPECTED_PNGS)
-    for png in out.glob("*.png"):
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
     speedup = pd.read_csv(out / "speedup.csv")
     assert len(speedup) == 5
     assert speedup["break_even_calls"].notna().all()
@@ -172,7 +157,6 @@ def test_make_report_writes_tables_summary_and_plots(tmp_path):
         "testhost",
         "0.10.2",
         "| load_avg_end | 0.75 |",
-        "(time_square_float32.png)",
         "| square |",
     ]:
         assert text in summary, text
@@ -186,28 +170,8 @@ def test_make_report_without_plots_and_with_custom_out(tmp_path):
     assert "![" not in (out / "summary.md").read_text()
 
 
-def test_rerun_removes_plots_that_no_longer_apply(tmp_path):
-    sweep = write_sweep(tmp_path / "sweep", [ok("w", "eager", 8, 0.004, 0.01), ok("w", "jit", 8, 0.001, 0.05)])
-    out = build.make_report(sweep, plots=False)  # the folder of an earlier report; its plots are the files below
-    (out / ".jitexp-written").unlink()  # written by a jitexp before store.owned's list: the default folder is its own
-    stale = out / "time_gone_float32.png"
-    stale.write_bytes(b"old")
-    legacy = out / "bars_w_float32_8.png"  # the name earlier versions wrote
-    legacy.write_bytes(b"old")
-    keep = out / "notes.txt"
-    keep.write_text("mine")
-    (out / "attribution.csv").write_text("stale")
-    build.make_report(sweep)
-    assert not stale.exists() and not legacy.exists() and keep.exists()
-    assert not (out / "attribution.csv").exists()  # these rows have no attribution columns
-    assert sorted(p.name for p in out.glob("*.png")) == [
-        "coldstart_w_float32.png",
-        "speedup_w_float32.png",
-        "time_w_float32.png",
-    ]
-
-
 def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
+    """The tables (the pictures of these rows: tests/inprocess/test_report_figures.py)."""
     rows = [
         error("bad", "eager", 4),
         error("bad", "jit", 4),
@@ -215,9 +179,7 @@ def test_all_error_workload_and_nan_values_do_not_crash(tmp_path):
         ok("partial", "jit", 4, 0.0005, float("nan")),
         ok("partial", "eager", 8, float("nan"), 0.01),
     ]
-    out = build.make_report(write_sweep(tmp_path / "s", rows))
-    names = sorted(p.name for p in out.glob("*.png"))
-    assert names == ["speedup_partial_float32.png", "time_partial_float32.png"]
+    out = build.make_report(write_sweep(tmp_path / "s", rows), plots=False)
     speedup = pd.read_csv(out / "speedup.csv")
     assert math.isnan(speedup["break_even_calls"].item())
     assert len(pd.read_csv(out / "errors.csv")) == 2
@@ -444,20 +406,13 @@ def test_memory_and_cache_tables():
 
 
 def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
+    """Tables, summary and terminal (with the pictures: tests/inprocess/test_report_figures.py)."""
     run = tmp_path / "run"
     write_csv(pd.DataFrame(why_rows()), run / RESULTS_CSV)
-    assert build.main([str(run)]) == 0
+    assert build.main([str(run), "--no-plots"]) == 0
     printed = capsys.readouterr().out
     out = run / "report"
-    for name in (
-        "attribution.csv",
-        "memory.csv",
-        "cache.csv",
-        "summary.md",
-        "time_chain_float32.png",
-        "speedup_chain_float32.png",
-        "coldstart_chain_float32.png",
-    ):
+    for name in ("attribution.csv", "memory.csv", "cache.csv", "summary.md"):
         assert (out / name).exists(), name
     assert not (out / "sequence.csv").exists()
     attribution = pd.read_csv(out / "attribution.csv")
@@ -469,21 +424,11 @@ def test_report_writes_why_memory_cache_and_prints_them(tmp_path, capsys):
         "eager moves 3.81 MiB",
         "## Memory",
         "## Persistent compilation cache",
-        "(coldstart_chain_float32.png)",
         "(attribution.csv)",
     ):
         assert text in summary, text
     assert "fusion-bound" in printed and "3.81 MiB" in printed and "persistent compilation cache" in printed
-    # the terminal lists every file written (roofline.png: the jit and aot rows have flops and bytes_accessed)
-    assert "wrote 13 files in" in printed
-    assert "roofline: roofline.png" in printed
-    for name in (
-        "attribution.csv",
-        "time_chain_float32.png",
-        "coldstart_chain_float32.png",
-        "summary.md",
-        "index.html",
-    ):
+    for name in ("attribution.csv", "summary.md", "index.html"):
         assert name in printed, name
 
 
@@ -614,7 +559,8 @@ def calls_rows(job: int, static: bool) -> list[dict]:
     return cold + seq
 
 
-def test_sequence_table_and_calls_figure(tmp_path, capsys):
+def test_sequence_table(tmp_path, capsys):
+    """The retrace probe's table (its figure, calls_<workload>.png: tests/inprocess/test_report_figures.py)."""
     sweep = tmp_path / "sweep"
     rows = [
         error("loop", "jit", 50, param_n=2, static_argnums="[]"),
@@ -625,7 +571,7 @@ def test_sequence_table_and_calls_figure(tmp_path, capsys):
 
     for job, static in ((0, False), (1, True)):
         write_csv(pd.DataFrame(calls_rows(job, static)).reindex(columns=CALL_COLUMNS), sweep / str(job) / "calls.csv")
-    assert build.main([str(sweep)]) == 0
+    assert build.main([str(sweep), "--no-plots"]) == 0
     printed = capsys.readouterr().out
     out = sweep / "report"
     sequence = pd.read_csv(out / "sequence.csv")
@@ -635,7 +581,6 @@ def test_sequence_table_and_calls_figure(tmp_path, capsys):
     assert list(static["compiled"]) == [True, True, False]
     assert "different value of static argument n" in static["miss_reason"].iloc[1]
     assert list(sequence.loc[sequence["job_num"] == 0, "label"]) == ["n=2 (traced)", "n=3 (traced)", "n=2 (traced)"]
-    assert (out / "calls_loop.png").exists()
     assert "retrace probe" in printed and "n=3 (static)" in printed
     assert "## Retrace probe" in (out / "summary.md").read_text()
 
@@ -794,26 +739,9 @@ def test_display_path_is_relative_under_the_cwd(tmp_path):
     assert formatting.display_path("/elsewhere/run", cwd=tmp_path) == "/elsewhere/run"
 
 
-def test_old_calls_csv_without_probe_columns_still_reports(tmp_path):
-    run = tmp_path / "run"
-    write_csv(
-        pd.DataFrame([ok("w", "eager", 8, 0.004, 0.01, job_num=0), ok("w", "jit", 8, 0.001, 0.05, job_num=0)]),
-        run / RESULTS_CSV,
-    )
-    old = pd.DataFrame(
-        [
-            dict(job_num=0, workload="w", mode="jit", size=8, call=c, call_s=s, compiles=k)
-            for c, s, k in ((1, 0.05, 1), (2, 0.001, 0), (3, 0.001, 0))
-        ]
-    )
-    write_csv(old, run / "calls.csv")
-    out = build.make_report(run)
-    assert (out / "calls_w.png").exists()  # the first calls from cold, as older jobs wrote them
-    assert not (out / "sequence.csv").exists()
-
-
 def test_minimal_old_csv_reports_everything_it_can(tmp_path):
-    """A results.csv from before most columns existed: no status, CI, dtype, compile parts or attribution."""
+    """A results.csv from before most columns existed: no status, CI, dtype, compile parts or attribution (its
+    pictures: tests/inprocess/test_report_figures.py)."""
     run = tmp_path / "run"
     pd.DataFrame(
         {
@@ -824,10 +752,10 @@ def test_minimal_old_csv_reports_everything_it_can(tmp_path):
             "first_call_s": [0.01, 0.05, 0.02, 0.06],
         }
     ).to_csv(run.mkdir() or run / RESULTS_CSV, index=False)
-    assert build.main([str(run), "-q"]) == 0
+    assert build.main([str(run), "-q", "--no-plots"]) == 0
     out = run / "report"
     names = {p.name for p in out.iterdir()}
-    assert {"time_w.png", "speedup_w.png", "coldstart_w.png", "scaling_w.png"} <= names
+    assert {"summary.md", "speedup.csv", "scaling.csv"} <= names
     assert not names & {"attribution.csv", "memory.csv", "cache.csv", "sequence.csv"}
     assert "## Why" not in (out / "summary.md").read_text()
 

@@ -9,6 +9,9 @@
     path, its median) next to plain-loop process i (forked from the same forkserver, batches of
     >= 10 ms, median of 30), alternating which goes first. The paired ratio (Hodges-Lehmann, its CI
     inverting the Wilcoxon test: `stats.paired_change`). Target: within 1 +- 0.02 with the CI covering 1.
+    Both sides come from jitexp's forkserver, so what a worker's surroundings do (the preload, gc.freeze) reaches
+    both: (b) tells the worker's code from the plain loop's. benchmarks/user_pairs.py pairs a job with a process a
+    user starts (a fresh interpreter, no jitexp import), which is the user's number (docs/decisions.md, issue 61).
 
 Steal and run-queue wait of the whole run are printed (targets hold on a quiet machine: steal < 2%).
 

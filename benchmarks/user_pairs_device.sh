@@ -4,6 +4,8 @@
 # $OUT/user_pairs_<mode>.csv as they come, so a mode cut short keeps what it measured.
 #
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site; bash benchmarks/user_pairs_device.sh cpu
+# with carry [".whl-tpu"], the wheels built (bash ../shared/tpu/wheels.sh) after issue 61's commits: the jobs run the
+# installed jitexp, and the script stops at once if it lacks the worker's switches.
 #
 # cpu:   x+1 on a scalar and the chain on 1e5 floats (>= 24 pairs each), compute_heavy at 1000 (as many as fit),
 #        JAX on the CPU pinned to 4 cores (CORES=0-3), both sides alike.
@@ -19,6 +21,14 @@ export PYTHONUNBUFFERED=1
 # SMOKE=1: 2 rounds a case (a check of the script itself, not a measurement)
 [ "${SMOKE:-0}" = 1 ] && P="--pairs 2" || P=""
 { date -u; nproc; python3 -c "import jax; print(jax.__version__)"; } 2>&1 | tee "$OUT/user_pairs_$mode.txt"
+# The jobs run the installed jitexp (the carried wheel): it must hold this checkout's worker (JITEXP_WORKER_OFF's
+# names); an older wheel would measure old code under the new arms' names. Rebuild: bash ../shared/tpu/wheels.sh
+if ! python3 -c "from jitexp.worker import factors; assert 'settle' in factors.FACTORS; print('jitexp from', factors.__file__)" \
+    2>&1 | tee -a "$OUT/user_pairs_$mode.txt" | grep -q "jitexp from"; then
+  echo "the installed jitexp predates benchmarks/user_pairs.py's worker switches: rebuild .whl-tpu (bash ../shared/tpu/wheels.sh)" \
+    | tee -a "$OUT/user_pairs_$mode.txt"
+  exit 3
+fi
 case "$mode" in
   cpu)
     export JAX_PLATFORMS=cpu

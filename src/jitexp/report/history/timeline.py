@@ -143,19 +143,35 @@ def _run_rows(folder: Path) -> pd.DataFrame:
             }
         )
         base["code_dirty"] = base["code_dirty"].map({"True": True, "False": False})
-        spread = _process_spread(job.path / PROCESSES_CSV, rows)
-        procs = _process_summary(job.path / PROCESSES_CSV, rows)
-        for metric, (column, ci) in METRICS.items():
-            value = _number(rows, column)
-            if ci:
-                low, high = _number(rows, ci[0]), _number(rows, ci[1])
-            else:
-                low, high = spread.get((column, "low"), _none(rows)), spread.get((column, "high"), _none(rows))
-            frame = base.assign(metric=metric, value=value, ci_low=low, ci_high=high)
-            summary = procs.get(PROCESS_COLUMNS.get(metric, ""))
-            frame = frame.assign(**{c: (summary[c] if summary is not None else _none(rows)) for c in PROCESS_SUMMARY})
-            out.append(frame[value.notna()])
+        out.append(_metric_rows(base, rows, job.path / PROCESSES_CSV))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def _metric_rows(base: pd.DataFrame, rows: pd.DataFrame, processes: Path) -> pd.DataFrame:
+    """One job's tidy rows: `base` (a row per results.csv row) once per metric the row has a value of, with the
+    value, its CI and its processes' summary; metric by metric (METRICS' order), rows in order within each."""
+    spread = _process_spread(processes, rows)
+    procs = _process_summary(processes, rows)
+    missing = np.full(len(rows), np.nan)
+    taken: list[np.ndarray] = []
+    columns: dict[str, list] = {c: [] for c in ("metric", "value", "ci_low", "ci_high", *PROCESS_SUMMARY)}
+    for metric, (column, ci) in METRICS.items():
+        value = _number(rows, column).to_numpy()
+        if ci:
+            low, high = _number(rows, ci[0]).to_numpy(), _number(rows, ci[1]).to_numpy()
+        else:
+            low = spread[(column, "low")].to_numpy() if (column, "low") in spread else missing
+            high = spread[(column, "high")].to_numpy() if (column, "high") in spread else missing
+        summary = procs.get(PROCESS_COLUMNS.get(metric, ""))
+        keep = np.flatnonzero(~np.isnan(value))
+        taken.append(keep)
+        columns["metric"].append(np.full(len(keep), metric, dtype=object))
+        for name, values in (("value", value), ("ci_low", low), ("ci_high", high)):
+            columns[name].append(values[keep])
+        for name in PROCESS_SUMMARY:
+            columns[name].append((summary[name].to_numpy(float) if summary is not None else missing)[keep])
+    frame = base.take(np.concatenate(taken)).reset_index(drop=True)
+    return frame.assign(**{name: np.concatenate(parts) for name, parts in columns.items()})
 
 
 def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:

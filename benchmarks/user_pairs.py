@@ -111,8 +111,11 @@ def plain_side(case: str, env: dict[str, str], timeout_s: float) -> tuple[float 
         time.sleep(2.0)
     if out is None:
         return None, why
-    line = json.loads(out.strip().splitlines()[-1])
-    return line["median_s"], line["platform"]
+    try:
+        line = json.loads(out.strip().splitlines()[-1])
+        return float(line["median_s"]), str(line["platform"])
+    except (ValueError, KeyError, IndexError):
+        return None, f"no result line in its output: {out.strip()[-200:]!r}"
 
 
 def jitexp_side(case: str, arm: str, folder: Path, env: dict[str, str], extra: list[str], timeout_s: float):
@@ -123,13 +126,14 @@ def jitexp_side(case: str, arm: str, folder: Path, env: dict[str, str], extra: l
     out, why = run(cmd, env, timeout_s)
     if out is None:
         return None, why
-    with open(folder / "results.csv", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["mode"] == "jit"]
-    if not rows or rows[0]["status"] != "ok":
-        return (
-            None,
-            f"jit row: {rows[0]['status'] if rows else 'missing'} {rows[0].get('error_message', '') if rows else ''}",
-        )
+    try:
+        with open(folder / "results.csv", newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r.get("mode") == "jit"]
+    except OSError as exc:
+        return None, f"no results.csv ({exc})"
+    if not rows or rows[0].get("status") != "ok" or not rows[0].get("median_s"):
+        row = rows[0] if rows else {}
+        return None, f"jit row: {row.get('status', 'missing')} {row.get('error_message', '')}"
     return float(rows[0]["median_s"]), ""
 
 

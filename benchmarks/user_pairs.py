@@ -176,7 +176,7 @@ def tables_from(path: str) -> int:
     with open(path, newline="") as f:
         for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
             r = rounds.setdefault(case, {"platform": platform, "plain": {}, "ratios": {}, "ours": {}})
-            r["plain"][i] = float(plain_s)
+            r["plain"][i, plain_s] = float(plain_s)  # a round's plain process once, whatever its arms
             if jitexp_s:
                 r["ratios"].setdefault(arm, []).append(float(jitexp_s) / float(plain_s))
                 r["ours"].setdefault(arm, []).append(float(jitexp_s))

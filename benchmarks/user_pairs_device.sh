@@ -20,6 +20,7 @@ CORES=${CORES:-0-3}
 export PYTHONUNBUFFERED=1
 # SMOKE=1: 2 rounds a case (a check of the script itself, not a measurement)
 [ "${SMOKE:-0}" = 1 ] && P="--pairs 2" || P=""
+rm -f "$OUT/user_pairs_$mode.csv"
 { date -u; nproc; python3 -c "import jax; print(jax.__version__)"; } 2>&1 | tee "$OUT/user_pairs_$mode.txt"
 # The jobs run the installed jitexp (the carried wheel): it must hold this checkout's worker (JITEXP_WORKER_OFF's
 # names); an older wheel would measure old code under the new arms' names. Rebuild: bash ../shared/tpu/wheels.sh

@@ -13,7 +13,7 @@ from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.report.shared.cases import MACHINE, case_columns
 from jitexp.report.shared.memory import MEASURED
-from jitexp.store.folders import RESULTS_CSV, iter_jobs
+from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
 RATIO = "NEW/BASE (95% CI)"  # jitexp-compare's one direction (issue 50): time NEW over BASE, above 1 slower
@@ -84,7 +84,8 @@ def load_side(path: str | Path) -> Side:
         ok = ok.fillna(False).astype(bool)
         frames.append(rows[ok])
         failed.append(rows[~ok])
-        samples, procs = job.samples, job.processes
+        # processes.csv as text: only a few of its columns are read, each turned into numbers here
+        samples, procs = job.samples, job.read(PROCESSES_CSV, text=True)
         if "replaced" in procs.columns:  # processes replaced under steal are on record, not in the figures
             procs = procs[~procs["replaced"].astype(str).str.lower().eq("true")]
         for variant, env, mode in _variant_modes(rows[ok]):

@@ -23,6 +23,7 @@ from jitexp.report.run.profile_view import load_profile, profile_table
 from jitexp.report.run.tables import ab_table, errors_table, scaling_points, scaling_table, speedup_table
 from jitexp.report.run.terminal import format_terminal_report
 from jitexp.report.run.text_parts import headline
+from jitexp.report.shared.tune import trials_view
 from jitexp.store.csvio import BadCsv, write_atomic, write_csv
 from jitexp.store.folders import CALLS_CSV, REPORT_DIR, RESULTS_CSV, SweepState, iter_jobs, load_results_state
 from jitexp.store.owned import record, refuse_foreign
@@ -91,6 +92,7 @@ def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, p
         state=state,
         calls=load_calls(path),
         profile=load_profile(path, out if out is not None else default_out(path)),
+        trials=load_trials(path),
     )
 
 
@@ -111,8 +113,30 @@ def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True, sort=False) if frames else None
 
 
+TRIALS_CSV = "trials.csv"  # a tune sweep's trials (engine.tune), in the sweep folder
+TUNE_TXT = "tune.txt"  # its confirmation's line
+
+
+def load_trials(path: str | os.PathLike) -> pd.DataFrame | None:
+    """A tune sweep's trials.csv (its confirmation line in .attrs["verdict"]), or None when path is no tune sweep."""
+    root = Path(path)
+    root = root.parent if root.is_file() else root
+    if not (root / TRIALS_CSV).is_file():
+        return None
+    try:
+        trials = pd.read_csv(root / TRIALS_CSV)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return None
+    verdict = root / TUNE_TXT
+    trials.attrs["verdict"] = verdict.read_text().strip() if verdict.is_file() else ""
+    return trials
+
+
 def report_tables(
-    df: pd.DataFrame, calls: pd.DataFrame | None = None, profile: pd.DataFrame | None = None
+    df: pd.DataFrame,
+    calls: pd.DataFrame | None = None,
+    profile: pd.DataFrame | None = None,
+    trials: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The report's CSV tables by file stem (the optional ones only when they have rows)."""
     frames = {
@@ -128,11 +152,14 @@ def report_tables(
         "cache": cache_table(df),
         "sequence": sequence_table(calls, df),
         "profile": profile_table(profile),
+        "trials": trials_view(trials) if trials is not None else pd.DataFrame(),
     }
+    if trials is not None:
+        optional["trials"].attrs["verdict"] = trials.attrs.get("verdict", "")
     return {**frames, **{k: v for k, v in optional.items() if not v.empty}}
 
 
-OPTIONAL_TABLES = ("ab", "attribution", "memory", "cache", "sequence", "profile")
+OPTIONAL_TABLES = ("ab", "attribution", "memory", "cache", "sequence", "profile", "trials")
 
 
 def write_report(
@@ -145,11 +172,12 @@ def write_report(
     state: SweepState | None = None,
     calls: pd.DataFrame | None = None,
     profile: pd.DataFrame | None = None,
+    trials: pd.DataFrame | None = None,
 ) -> Path:
     """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
-    return _write_report(df, out, plots=plots, source=source, frames=frames, state=state, calls=calls, profile=profile)[
-        0
-    ]
+    return _write_report(
+        df, out, plots=plots, source=source, frames=frames, state=state, calls=calls, profile=profile, trials=trials
+    )[0]
 
 
 def _write_report(
@@ -162,11 +190,12 @@ def _write_report(
     state: SweepState | None = None,
     calls: pd.DataFrame | None = None,
     profile: pd.DataFrame | None = None,
+    trials: pd.DataFrame | None = None,
 ) -> tuple[Path, list[Path]]:
     """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs). A file of those names
     (or a PNG an earlier report's would be removed) that no jitexp command wrote there is refused (store.owned)."""
     out = Path(out)
-    frames = report_tables(df, calls, profile) if frames is None else frames
+    frames = report_tables(df, calls, profile, trials) if frames is None else frames
     old_plots = [p.name for p in _old_plots(out)]
     tables = [f"{stem}.csv" for stem in (*frames, *OPTIONAL_TABLES)]
     default = source is not None and out.absolute() == default_out(source).absolute()
@@ -180,8 +209,9 @@ def _write_report(
     images: list[Path] = []
     if plots:
         from jitexp.report.plots import make_plots
+        from jitexp.report.plots.tune import tune_charts
 
-        images = make_plots(df, frames["speedup"], out, calls=calls)
+        images = make_plots(df, frames["speedup"], out, calls=calls) + tune_charts(trials, out)
     text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
     _write_text(out / "summary.md", text)
     title = f"jitexp report: {Path(source).name}" if source is not None else "jitexp report"
@@ -257,9 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         df, state = load(path)
         out = Path(args.out) if args.out else default_out(path)
         calls = load_calls(path)
-        frames = report_tables(df, calls, load_profile(path, out))
+        trials = load_trials(path)
+        frames = report_tables(df, calls, load_profile(path, out), trials)
         _, written = _write_report(
-            df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls
+            df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls, trials=trials
         )
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)

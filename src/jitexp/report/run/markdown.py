@@ -12,7 +12,15 @@ import pandas as pd
 from jitexp.analysis.formatting.tables import markdown_table
 from jitexp.report.run.caveats import caveat_summary
 from jitexp.report.run.profile_view import profile_markdown
-from jitexp.report.run.text_parts import AB_NOTE, SPEEDUP_MEANING, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.run.text_parts import (
+    AB_NOTE,
+    SPEEDUP_MEANING,
+    TRIALS_NOTE,
+    WHY_NOTE,
+    errors_view,
+    headline,
+    scaling_view,
+)
 from jitexp.report.run.views import (
     ATTRIBUTION_VIEW,
     CACHE_VIEW,
@@ -37,6 +45,7 @@ PLOT_KINDS = {
     "devices": "Scaling over devices",
     "roofline": "Roofline: achieved FLOP/s against arithmetic intensity, under the measured ceilings",
     "calls": "Per-call latency: first calls and the retrace probe",
+    "tune": "Tuning: the objective by trial, against each searched key, and the Pareto front",
 }
 SPEEDUP_NOTE = (
     f"{SPEEDUP_MEANING}. paired: both modes measured together in the same "
@@ -67,6 +76,22 @@ def summary_markdown(
             "| job | overrides |",
             "|---:|---|",
             *[f"| {num} | `{ov}` |" for num, ov in state.missing],
+            "",
+        ]
+    if "trials" in frames:
+        lines += [
+            "## Tuning trials",
+            "",
+            TRIALS_NOTE + ".",
+            "",
+            markdown_table(frames["trials"]),
+            "",
+            *(
+                [f"Confirmation: {frames['trials'].attrs['verdict']}", ""]
+                if frames["trials"].attrs.get("verdict")
+                else []
+            ),
+            "Full table: [trials.csv](trials.csv)",
             "",
         ]
     lines += ["## Results", "", markdown_table(rows_table(df)), ""]

@@ -10,7 +10,7 @@ import pandas as pd
 from jitexp.analysis.formatting.tables import text_table
 from jitexp.report.run.caveats import caveat_summary
 from jitexp.report.run.tables import speedup_table
-from jitexp.report.run.text_parts import AB_NOTE, WHY_NOTE, errors_view, headline, scaling_view
+from jitexp.report.run.text_parts import AB_NOTE, TRIALS_NOTE, WHY_NOTE, errors_view, headline, scaling_view
 from jitexp.report.run.views import (
     ATTRIBUTION_TERMINAL,
     CACHE_VIEW,
@@ -53,6 +53,10 @@ def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], st
     """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
     parts = [format_sweep_summary(df, state)]
+    if "trials" in frames:
+        parts += ["", textwrap.fill(TRIALS_NOTE, width), text_table(frames["trials"])]
+        if frames["trials"].attrs.get("verdict"):
+            parts += [f"confirmation: {frames['trials'].attrs['verdict']}"]
     if "ab" in frames:
         parts += ["", textwrap.fill(AB_NOTE, width), text_table(ab_view(frames["ab"]))]
     if "attribution" in frames:

@@ -21,6 +21,10 @@ PLUS_MINUS_MEANING = (
     "±N%: half the width of the median's 95% CI (ci95_low_s to ci95_high_s) as a share of the median; the CI "
     "itself can be asymmetric"
 )
+TRIALS_NOTE = (
+    "A tune sweep's trials (hydra/sweeper=tune): each searched key, the objective with its 95% CI; tied: the interval "
+    "overlaps the best's; a failed trial says why"
+)
 AB_NOTE = (
     "variants (or envs) against the first (jobs with `variants` or `envs`): the change in time, in words, "
     "paired per process for variants (every variant ran in the same processes' rounds) and per process pair for "

@@ -7,13 +7,15 @@
 # with carry [".whl-tpu"], the wheels built (bash ../shared/tpu/wheels.sh) after issue 61's commits: the jobs run the
 # installed jitexp, and the script stops at once if it lacks the worker's switches.
 #
-# cpu:   x+1 on a scalar and the chain on 1e5 floats (>= 24 pairs each), compute_heavy at 1000 (as many as fit),
-#        JAX on the CPU pinned to 4 cores (CORES=0-3), both sides alike.
+# In order of what they settle (each is one device call of ~8 minutes):
+# cpu:   x+1 on a scalar (with before_fix beside it: the rounds before issue 61's fix) and the chain on 1e5 floats
+#        (>= 24 pairs each), compute_heavy at 1000 (as many as fit), JAX on the CPU pinned to 4 cores (CORES=0-3).
+# tpu:   x+1 on the chip (~200 s), then the main job (`jitexp`: compute_heavy at 1000, eager and jit,
+#        timing=default; its jit row) for as many pairs as the rest allows.
 # arms:  the elimination for x+1 on the CPU: as_is beside each factor switched off, in the same rounds, and
 #        before_fix (the rounds as before issue 61's fix: JITEXP_WORKER_OFF=settle,early_collect).
 # arms2: the rest of the factors, likewise.
-# tpu:   x+1 on the chip (as_is and before_fix).
-# tpu_main: the main job (`jitexp`: compute_heavy at 1000, eager and jit, timing=default) on the chip, its jit row.
+# tpu_main: more pairs of the main job on the chip.
 set -u
 OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
 mode=${1:-cpu}
@@ -35,12 +37,13 @@ case "$mode" in
   cpu)
     export JAX_PLATFORMS=cpu
     t0=$(date +%s)
-    # one call each, so a case that runs long cannot take the others' time: budgets add up to ~420 s (the install takes some of the call's 600 s)
+    # one call each, so a case that runs long cannot take the others' time: budgets add up to ~420 s (the install
+    # takes some of the call's 600 s); x+1 with before_fix beside it: the fix's effect in the same rounds
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
-    "${PIN[@]}" timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --pairs 30 --budget-s 130 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
-    "${PIN[@]}" timeout 400 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases chain_1e5 --pairs 30 --budget-s 130 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    "${PIN[@]}" timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --arms as_is,before_fix --pairs 30 --budget-s 170 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    "${PIN[@]}" timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases chain_1e5 --pairs 30 --budget-s 120 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     left=$(( 420 - ($(date +%s) - t0) )); [ "$left" -lt 40 ] && left=40
     "${PIN[@]}" timeout $(( left + 60 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases compute_heavy --pairs 40 --budget-s "$left" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
@@ -54,8 +57,12 @@ case "$mode" in
     ;;
   tpu)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
-    timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --arms as_is,before_fix --pairs 30 --budget-s 400 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    t0=$(date +%s)
+    timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --pairs 30 --budget-s 200 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    left=$(( 400 - ($(date +%s) - t0) )); [ "$left" -lt 40 ] && left=40
+    timeout $(( left + 120 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases main_job --pairs 24 --budget-s "$left" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   tpu_main)  # a main job is 6-12 processes that each open the chip: as many pairs as ~7 minutes allow
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -111,6 +111,33 @@ def test_a_sweep_that_selects_nothing_is_refused():
     )
 
 
+def test_an_interval_sweep_is_refused():
+    """The basic sweeper raised HydraException on interval() once the sweep started (a traceback, found by
+    benchmarks/hunt57.py)."""
+    assert refusal(["-m", "workload=add_one", "size=interval(1,2)"]) == (
+        "size='interval(1,2)' is invalid; interval() is a range of real numbers for a sweeper that samples; jitexp's "
+        "sweep runs each listed value: write a list (a,b), range(start,stop,step) or choice(a,b)"
+    )
+
+
+def test_a_folder_key_the_run_would_ignore_or_a_job_subdir_not_by_number_is_refused():
+    """hydra.run.dir with -m and hydra.sweep.dir without it were ignored without a word; hydra.sweep.subdir=x had
+    each job replace the last one's rows, and =${size} left the gathered results.csv empty ('2 never finished')."""
+    assert refusal(["-m", "workload=add_one", "size=8,16", "hydra.run.dir=R"]) == (
+        "hydra.run.dir='R' is invalid; names a single run's folder, and -m runs a sweep, which would ignore it: write "
+        "hydra.sweep.dir=R"
+    )
+    assert refusal(["workload=add_one", "hydra.sweep.dir=S"]).startswith(
+        "hydra.sweep.dir='S' is invalid; names a sweep's folder, and this is a single run (no -m)"
+    )
+    for subdir in ("x", "${size}"):
+        assert refusal(["-m", "workload=add_one", "size=8,16", f"hydra.sweep.subdir={subdir}"]).startswith(
+            f"hydra.sweep.subdir='{subdir}' is invalid; a sweep's job folders are its job numbers"
+        )
+    jobs = preflight.check(["-m", "workload=add_one", "size=8,16", "hydra.sweep.subdir=${hydra.job.num}"])
+    assert len(jobs) == 2
+
+
 def test_a_glob_that_selects_options_is_expanded():
     jobs = preflight.check(["-m", "workload=glob(add_on*)", "timing=quick"])
     assert [job.workload.fn for job in jobs] == ["jitexp.workloads.add_one"]

@@ -135,6 +135,14 @@ def sweep_jobs(sweeper: DictConfig, task: Sequence[str], config_loader: Any = No
 
     params = [f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()]
     parsed = parse_with(OverridesParser.create(config_loader=config_loader), params + list(task))
+    for o in parsed:  # BasicSweeper raises on it when the sweep starts: a HydraException's traceback
+        if o.is_interval_sweep():
+            raise ConfigError(
+                o.key_or_group,
+                o.input_line.partition("=")[2],
+                "interval() is a range of real numbers for a sweeper that samples; jitexp's sweep runs each listed "
+                "value: write a list (a,b), range(start,stop,step) or choice(a,b)",
+            )
     return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 

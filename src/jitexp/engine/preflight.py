@@ -42,8 +42,7 @@ from jitexp.engine.compose import (
 )
 from jitexp.engine.processes import WORKER, Child, start_server, stop_server
 from jitexp.engine.slurm_tasks import check_srun
-from jitexp.engine.tune_space import EXTRA, is_tune, read_space
-from jitexp.engine.tune_space import value_text as tune_value
+from jitexp.engine.tune_space import EXTRA, added, is_tune, override, read_space
 from jitexp.errors import ConfigError
 
 
@@ -175,12 +174,14 @@ def _jobs(
             base = compose_config(hydra, texts, parsed, run_mode="RUN")  # a,b without -m: "add -m"
             multirun = base.hydra.mode == RunMode.MULTIRUN
         if not multirun:
+            _check_folder_keys(parsed, multirun=False)
             output = _check_output_dir("hydra.run.dir", base, "run")
             job = _validated(hydra, base, parsed, arity)
             point = " ".join(o.input_line for o in parsed if not o.is_hydra_override())
             _check_resume(output, base, [config_hash(base)], [point], sweep=False)
             _check_tune_unused([job])
             return [job], base.hydra.mode, output
+    _check_folder_keys(parsed, multirun=True)
     base = compose_config(hydra, texts, parsed, run_mode="MULTIRUN")
     output = _check_output_dir("hydra.sweep.dir", base, "sweep")
     task = [o.input_line for o in parsed if not o.is_hydra_override()]
@@ -224,11 +225,10 @@ def _tune_baseline(
     params = base.hydra.sweeper.get("params")
     space = read_space(cast(dict, OmegaConf.to_container(params, resolve=False)) if params else {}, task, parser)
     choices = OmegaConf.select(base, "hydra.runtime.choices", default={}) or {}
-    point = [
-        ("+" if d.add or (OmegaConf.select(base, d.key, default=_ABSENT) is _ABSENT and d.key not in choices) else "")
-        + f"{d.key}={tune_value(d.first())}"
-        for d in space.dimensions
+    present = [
+        OmegaConf.select(base, d.key, default=_ABSENT) is not _ABSENT or d.key in choices for d in space.dimensions
     ]
+    point = [override(added(d, here), d.first()) for d, here in zip(space.dimensions, present)]
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
     texts = hydra_overrides + list(space.fixed) + point
     job_parsed = parse_with(parser, texts)
@@ -547,6 +547,40 @@ def _option_params(hydra: Any, workload: str | None) -> dict:
         return {}
     params = loaded.config.params
     return {k: params[k] for k in params if not OmegaConf.is_interpolation(params, k)}
+
+
+JOB_SUBDIR = "${hydra.job.num}"  # conf/config.yaml's hydra.sweep.subdir: a sweep's job folders by number
+
+
+def _check_folder_keys(parsed: list[Any], *, multirun: bool) -> None:
+    """A folder key the run would ignore (hydra.run.dir in a sweep, hydra.sweep.* in a single run), and a sweep's
+    job folders named otherwise than by job number (jobs.csv, resume and the gathering read them by number: a fixed
+    subdir had every job replace the last one's rows, `${size}` had the gathered results.csv empty) are refused."""
+    for o in parsed:
+        if o.is_delete() or not o.is_hydra_override():
+            continue
+        value = o.get_value_element_as_str() if o.value() is not None else ""
+        if multirun and o.key_or_group == "hydra.run.dir":
+            raise ConfigError(
+                o.key_or_group,
+                value,
+                "names a single run's folder, and -m runs a sweep, which would ignore it: write "
+                f"hydra.sweep.dir={value or 'FOLDER'}",
+            )
+        if not multirun and o.key_or_group in ("hydra.sweep.dir", "hydra.sweep.subdir"):
+            raise ConfigError(
+                o.key_or_group,
+                value,
+                "names a sweep's folder, and this is a single run (no -m), which would ignore it: write "
+                "hydra.run.dir=FOLDER, or add -m",
+            )
+        if multirun and o.key_or_group == "hydra.sweep.subdir" and o.input_line.partition("=")[2] != JOB_SUBDIR:
+            raise ConfigError(
+                o.key_or_group,
+                o.input_line.partition("=")[2],
+                "a sweep's job folders are its job numbers (jobs.csv, resume=true and the gathered results.csv "
+                "read them so); drop it, and name the sweep's own folder with hydra.sweep.dir",
+            )
 
 
 def _check_output_dir(key: str, cfg: DictConfig, which: str) -> Output | None:

@@ -126,3 +126,25 @@ def test_asking_for_the_sweeper_without_optuna_names_the_extra(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "jitexp: error: hydra/sweeper='tune' is invalid; needs Optuna, in jitexp's tune extra: pip install 'jitexp[tune]'"
     ]
+
+
+@pytest.mark.slurm
+@pytest.mark.serial  # a cluster's jobs time things
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+    reason="needs the slurm extra (hydra-submitit-launcher)",
+)
+def test_a_study_runs_its_trials_through_slurm(tmp_path):
+    proc, out = study(
+        tmp_path,
+        "hydra/launcher=jitexp_slurm",
+        "hydra.launcher.partition=debug",
+        "hydra.sweeper.params.workload.params.k=choice(2,4)",
+        "tune.trials=2",
+        "tune.confirm_processes=0",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    trials = pd.read_csv(out / "trials.csv")
+    assert sorted(trials["param_workload.params.k"]) == [2, 4] and (trials["state"] == "complete").all()
+    assert list(trials[trials["best"]]["param_workload.params.k"]) == [4]
+    assert len(list(out.glob(".submitit/*/*submission.sh"))) == 2  # each trial a SLURM job

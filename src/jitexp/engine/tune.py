@@ -33,7 +33,7 @@ from jitexp.analysis.tune import (
     verdict,
 )
 from jitexp.config.tune import Objective, baseline_overrides, parse_objectives
-from jitexp.engine.tune_space import EXTRA, Dimension, Space, override
+from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, override
 from jitexp.engine.tune_space import value_text as override_text
 from jitexp.errors import ConfigError
 
@@ -105,14 +105,12 @@ class Study:
         self.estimates: dict[int, tuple[Estimate, ...]] = {}
         self.reasons: dict[int, str] = {}
         self.examples: dict[int, float | None] = {}
-        # a key the config lacks (a compiler option) is written +key=value
-        added = [
-            replace(d, add=True)
-            if OmegaConf.select(config, d.key, default=_ABSENT) is _ABSENT and d.key not in _groups(config)
-            else d
+        # a compiler option the config lacks is written +key=value
+        present = [
+            OmegaConf.select(config, d.key, default=_ABSENT) is not _ABSENT or d.key in _groups(config)
             for d in space.dimensions
         ]
-        self.space = replace(space, dimensions=tuple(added))
+        self.space = replace(space, dimensions=tuple(added(d, here) for d, here in zip(space.dimensions, present)))
 
     # ---- the study's record ----
 

@@ -15,6 +15,17 @@ SWEEPER_TARGET = "hydra_plugins.jitexp_tune.tune_sweeper.TuneSweeper"
 EXTRA = "pip install 'jitexp[tune]'"
 
 
+OPEN = ("mode.compiler_options.", "workload.kwargs.")  # mappings whose new entries a trial adds (+key=value)
+
+
+def added(dimension: Dimension, present: bool) -> Dimension:
+    """The dimension written `+key=value` when the config lacks the key and it is an entry of an open mapping (an XLA
+    option); another missing key stays as written, so that a typo is refused by name rather than added."""
+    if present or dimension.add or not dimension.key.startswith(OPEN):
+        return dimension
+    return replace(dimension, add=True)
+
+
 def is_tune(sweeper: Any) -> bool:
     """Whether hydra.sweeper is jitexp's tune sweeper."""
     target = str((sweeper or {}).get("_target_") or "")

@@ -13,6 +13,7 @@ ratio over as_is's is that factor's share.
 
     python benchmarks/user_pairs.py [--cases add_one,chain_1e5,compute_heavy,optax_step] [--arms as_is,...]
         [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...]
+    python benchmarks/user_pairs.py --table-from rounds.csv [--markdown]   # the tables again, from the rounds
 
 Rows print as each round ends (a crash keeps what came before); the table at the end of each case.
 """
@@ -146,14 +147,25 @@ def bootstrap_ci(values: np.ndarray, resamples: int = 10000, seed: int = 0) -> t
     return float(np.percentile(medians, 2.5)), float(np.percentile(medians, 97.5))
 
 
-def table(case: str, platform: str, ratios: dict[str, list[float]], plains: list[float], ours: dict) -> int:
-    """The case's rows (one per arm); returns how many miss the target."""
+def table(case: str, platform: str, arms: list[str], rounds: list[dict[str, float]], markdown: bool = False) -> int:
+    """The case's rows, one per arm, from its rounds ({"plain": s, arm: s, ...}); returns how many miss the target.
+    Beside as_is, an arm's `vs as_is` is the median of its per-round ratio to as_is's: that factor's share."""
     tol = TARGET.get(platform, TARGET["cpu"])
     missed = 0
-    print(f"\n{case} on {platform}: median of per-pair ratios jitexp/plain, bootstrap 95% CI (target 1 +- {tol})")
-    print(f"{'case':14} {'arm':17} {'pairs':>5} {'jitexp':>10} {'plain':>10} {'ratio':>7} {'95% CI':>15}  ok")
-    for arm, r in ratios.items():
-        x = np.asarray(r)
+    plains = [r["plain"] for r in rounds]
+    if markdown:
+        target = f"1 +- {tol}" + (", CI covers 1" if platform == "cpu" else "")
+        print(f"\n| case | arm | pairs | jitexp | plain | ratio | 95% CI | vs as_is (95% CI) | target ({target}) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+    else:
+        print(f"\n{case} on {platform}: median of per-pair ratios jitexp/plain, bootstrap 95% CI (target 1 +- {tol})")
+        print(
+            f"{'case':14} {'arm':17} {'pairs':>5} {'jitexp':>10} {'plain':>10} {'ratio':>7} {'95% CI':>15} "
+            f"{'vs as_is (95% CI)':>24}  ok"
+        )
+    for arm in arms:
+        mine = [r for r in rounds if arm in r]
+        x = np.asarray([r[arm] / r["plain"] for r in mine])
         if x.size == 0:
             print(f"{case:14} {arm:17} {0:5}  (no pair finished)")
             missed += 1
@@ -162,25 +174,36 @@ def table(case: str, platform: str, ratios: dict[str, list[float]], plains: list
         lo, hi = bootstrap_ci(x)
         ok = abs(med - 1) <= tol and (platform != "cpu" or lo <= 1 <= hi)
         missed += not ok
-        print(
-            f"{case:14} {arm:17} {x.size:5} {np.median(ours[arm]) * 1e6:8.2f}us {np.median(plains) * 1e6:8.2f}us "
-            f"{med:7.3f} {lo:7.3f}-{hi:<7.3f}  {'yes' if ok else 'NO'}",
-            flush=True,
-        )
+        both = np.asarray([r[arm] / r["as_is"] for r in mine if "as_is" in r])
+        versus = ""
+        if arm != "as_is" and both.size:
+            vlo, vhi = bootstrap_ci(both)
+            versus = f"{np.median(both):.3f} ({vlo:.3f}-{vhi:.3f})"
+        ours = np.median([r[arm] for r in mine]) * 1e6
+        cells = [case, arm, str(x.size), f"{ours:.2f}us", f"{np.median(plains) * 1e6:.2f}us", f"{med:.3f}"]
+        cells += [f"{lo:.3f}-{hi:.3f}", versus, "yes" if ok else "NO"]
+        if markdown:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print(
+                f"{case:14} {arm:17} {x.size:5} {cells[3]:>10} {cells[4]:>10} {med:7.3f} {cells[6]:>15} "
+                f"{versus:>24}  {cells[8]}",
+                flush=True,
+            )
     return missed
 
 
-def tables_from(path: str) -> int:
+def tables_from(path: str, markdown: bool = False) -> int:
     """The tables of the rounds a --csv file holds (a run cut short keeps its rounds there); rows missed."""
-    rounds: dict[str, dict] = {}
+    cases: dict[str, dict] = {}
     with open(path, newline="") as f:
         for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
-            r = rounds.setdefault(case, {"platform": platform, "plain": {}, "ratios": {}, "ours": {}})
-            r["plain"][i, plain_s] = float(plain_s)  # a round's plain process once, whatever its arms
+            c = cases.setdefault(case, {"platform": platform, "arms": [], "rounds": {}})
+            c["arms"] += [arm] if arm not in c["arms"] else []
+            r = c["rounds"].setdefault((i, plain_s), {"plain": float(plain_s)})  # a round's plain once
             if jitexp_s:
-                r["ratios"].setdefault(arm, []).append(float(jitexp_s) / float(plain_s))
-                r["ours"].setdefault(arm, []).append(float(jitexp_s))
-    return sum(table(c, r["platform"], r["ratios"], list(r["plain"].values()), r["ours"]) for c, r in rounds.items())
+                r[arm] = float(jitexp_s)
+    return sum(table(k, c["platform"], c["arms"], list(c["rounds"].values()), markdown) for k, c in cases.items())
 
 
 def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path, writer) -> int:
@@ -188,9 +211,7 @@ def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path,
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     env.pop(OFF, None)
     sides = ["plain", *arms]
-    ratios: dict[str, list[float]] = {a: [] for a in arms}
-    ours: dict[str, list[float]] = {a: [] for a in arms}
-    plains: list[float] = []
+    rounds: list[dict[str, float]] = []
     platform = "?"
     started = time.monotonic()
     for i in range(args.pairs):
@@ -214,17 +235,15 @@ def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path,
             got[side] = value
         if "plain" not in got:
             continue
-        plains.append(got["plain"])
+        rounds.append(got)
         line = [f"{case} round {i:2}: plain {got['plain'] * 1e6:9.2f}us"]
         for arm in arms:
             if arm in got:
-                ratios[arm].append(got[arm] / got["plain"])
-                ours[arm].append(got[arm])
                 line.append(f"{arm} {got[arm] / got['plain']:.3f}")
             if writer is not None:
                 writer.writerow([case, arm, i, platform, got["plain"], got.get(arm, "")])
         print("  ".join(line), flush=True)
-    return table(case, platform, ratios, plains, ours)
+    return table(case, platform, arms, rounds)
 
 
 def main() -> None:
@@ -237,9 +256,10 @@ def main() -> None:
     parser.add_argument("--csv", help="append each round's values here (case, arm, round, platform, plain_s, jitexp_s)")
     parser.add_argument("--extra", nargs="*", default=[], help="overrides added to every jitexp job")
     parser.add_argument("--table-from", help="print the tables of a --csv file's rounds (nothing is run)")
+    parser.add_argument("--markdown", action="store_true", help="with --table-from: the rows as a Markdown table")
     args = parser.parse_args()
     if args.table_from:
-        raise SystemExit(tables_from(args.table_from) and 1)
+        raise SystemExit(tables_from(args.table_from, args.markdown) and 1)
     cases, arms = args.cases.split(","), args.arms.split(",")
     for name, known, what in ((cases, JOBS, "--cases"), (arms, ARMS, "--arms")):
         bad = [n for n in name if n not in known]

@@ -254,8 +254,10 @@ class Study:
 
     def _launch_jobs(self, jobs: list[list[str]], nums: list[int]) -> list[Any]:
         """Each job through Hydra's launcher, in its own folder (hydra.job.num: its number)."""
+        if nums == list(range(nums[0], nums[0] + len(nums))):  # a batch numbered from its first (side by side)
+            return list(self.launcher.launch(jobs, initial_job_idx=nums[0]))
         out = []
-        for overrides, num in zip(jobs, nums):  # one launch each: a launcher numbers a batch from one index
+        for overrides, num in zip(jobs, nums):
             out.extend(self.launcher.launch([overrides], initial_job_idx=num))
         return out
 
@@ -371,8 +373,7 @@ class Study:
         ]
         given = baseline_overrides(_plain(self.config.tune.get("baseline")))
         extra = [f"{k}={override_text(v)}" for k, v in given.items() if k not in best.params]
-        added = {d.key for d in self.space.dimensions if d.add}
-        missing = [k for k in added if base.get(k) is None]
+        missing = [d.key for d in self.space.dimensions if d.add and base.get(d.key) is None]
         if missing:
             return verdict(
                 f"{label}; no baseline value for {missing[0]}, which the config lacks: set tune.baseline",
@@ -380,7 +381,8 @@ class Study:
                 None,
                 None,
             )
-        extra += [f"+{k}={override_text(base[k])}" for k in added]
+        # the job's own config is the baseline's (tune.examples resolves to its examples); variants set each side
+        extra += [override(d, base[d.key]) for d in self.space.dimensions if base.get(d.key) is not None]
         overrides = [
             *fixed,
             *extra,

@@ -8,7 +8,7 @@
 # installed jitexp, and the script stops at once if it lacks the worker's switches.
 #
 # In order of what they settle (each is one device call of ~8 minutes):
-# cpu:   x+1 on a scalar (with before_fix beside it: the rounds before issue 61's fix) and the chain on 1e5 floats
+# cpu:   benchmarks/settle_ab.py (the rounds' own cost in one process), x+1 on a scalar (with before_fix beside it: the rounds before issue 61's fix) and the chain on 1e5 floats
 #        (>= 24 pairs each), compute_heavy at 1000 (as many as fit), JAX on the CPU pinned to 4 cores (CORES=0-3).
 # tpu:   x+1 on the chip (~200 s), then the main job (`jitexp`: compute_heavy at 1000, eager and jit,
 #        timing=default; its jit row) for as many pairs as the rest allows.
@@ -40,6 +40,8 @@ case "$mode" in
     # one call each, so a case that runs long cannot take the others' time: budgets add up to ~420 s (the install
     # takes some of the call's 600 s); x+1 with before_fix beside it: the fix's effect in the same rounds
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
+    # first, in one process (~15 s): the rounds before the fix, each half of it, both, samples back to back
+    "${PIN[@]}" timeout 90 python3 benchmarks/settle_ab.py --runs 100 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     "${PIN[@]}" timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,before_fix --pairs 30 --budget-s 170 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     "${PIN[@]}" timeout 300 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \

@@ -179,6 +179,8 @@ def _jobs(
             job = _validated(hydra, base, parsed, arity)
             point = " ".join(o.input_line for o in parsed if not o.is_hydra_override())
             _check_resume(output, base, [config_hash(base)], [point], sweep=False)
+            if is_tune(base.hydra.sweeper):
+                raise ConfigError("hydra/sweeper", "tune", "runs a search of many jobs: add -m (--multirun)")
             _check_tune_unused([job])
             return [job], base.hydra.mode, output
     _check_folder_keys(parsed, multirun=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
+import inspect
 import keyword
 import re
 import sys
@@ -123,6 +124,7 @@ def prepare(
     if kwargs is not None and not isinstance(kwargs, Mapping):
         raise ConfigError("kwargs", _short(kwargs), "a mapping of fn's keyword arguments, e.g. kwargs={'lr': 0.1}")
     kwargs = dict(kwargs or {})
+    _check_call(fn, args, kwargs)
     chosen = (modes,) if isinstance(modes, str) else tuple(modes)
     for mode in chosen:
         if mode not in MEASURED_MODES:
@@ -164,6 +166,22 @@ def prepare(
         raise ConfigError(key, error.value, error.expected) from None
     _check_wraps(fn, jit_fn, cfg)
     return cfg, payload
+
+
+def _check_call(fn: Callable, args: Sequence, kwargs: Mapping[str, Any]) -> None:
+    """fn callable with the arguments given, where its signature can be read: said before any worker starts, as the
+    command line's preflight does (measure(f) of a two-argument f ran every mode's workers to a TypeError each)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (a builtin): the call says
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        given = f"{len(args)} argument{'s' if len(args) != 1 else ''}" + (
+            f" and keywords {', '.join(kwargs)}" if kwargs else ""
+        )
+        raise ConfigError("args", given, f"{function_name(fn)}{signature} cannot be called with them ({exc})") from None
 
 
 def _check_wraps(fn: Callable, jit_fn: Callable | str | None, cfg: ExperimentConfig) -> None:

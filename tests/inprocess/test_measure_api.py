@@ -49,12 +49,14 @@ def test_the_cold_call_phases_are_the_compile_events_jax_fired_for_the_function(
     assert parts["execute_s"] > 0 and measured.row("jit")["first_call_compiles"] == 1
 
 
-def test_a_lambda_with_wrong_arguments_is_an_error_row_not_an_exception():
+def test_a_lambda_that_raises_is_an_error_row_not_an_exception():
+    """A call that fails inside the function is the mode's error row; arguments the function cannot take at all are
+    refused before anything runs, as the command line's preflight does (tests/unit/test_measure_args.py)."""
     x = np.ones(4, np.float32)
-    measured = jitexp.measure(lambda a: a + 1, x, x, timing=QUICK, modes="jit", isolate="none")
+    measured = jitexp.measure(lambda a, b: len(a, b), x, x, timing=QUICK, modes="jit", isolate="none")
     row = measured.row("jit")
     assert (row["status"], row["error_phase"], row["error_type"]) == ("error", "trace", "TypeError")
-    assert "takes 1 positional argument but 2 were given" in row["error_message"]
+    assert "len() takes exactly one argument (2 given)" in row["error_message"]
     assert not measured.ok and measured.errors[0].startswith("jit failed in trace: TypeError:")
     with pytest.raises(ValueError, match="jit failed in trace"):
         measured.speedup("jit")

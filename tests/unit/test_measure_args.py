@@ -12,6 +12,10 @@ from jitexp import ConfigError
 QUICK = "quick"
 
 
+def _two(x, n):
+    return x * n
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -32,6 +36,16 @@ QUICK = "quick"
         (lambda: jitexp.measure(abs, 1, isolate="thread"), "isolate='thread' is invalid; valid choices: process, none"),
         (lambda: jitexp.measure(abs, 1, device="gpu:x"), "device='gpu:x' is invalid"),
         (lambda: jitexp.measure(abs, 1, static_argnames=["1x"]), "static_argnames='1x' is invalid"),
+        # the arguments fn cannot take: every mode's workers ran to a TypeError each (benchmarks/hunt57.py)
+        (
+            lambda: jitexp.measure(_two, timing=QUICK),
+            "args='0 arguments' is invalid; _two(x, n) cannot be called with them (missing a required argument: 'x')",
+        ),
+        (
+            lambda: jitexp.measure(_two, 1, 2, kwargs={"m": 3}),
+            "args='2 arguments and keywords m' is invalid; _two(x, n) cannot be called with them (got an unexpected "
+            "keyword argument 'm')",
+        ),
     ],
 )
 def test_mistakes_are_one_line_value_errors_naming_the_choices(call, message):

@@ -33,7 +33,7 @@ from jitexp.analysis.tune import (
     verdict,
 )
 from jitexp.config.tune import Objective, baseline_overrides, parse_objectives
-from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, override
+from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, encode, override
 from jitexp.engine.tune_space import value_text as override_text
 from jitexp.errors import ConfigError
 
@@ -153,7 +153,7 @@ class Study:
                 state = FAILED
             else:
                 state = RUNNING
-            self.records.append(TrialRecord(t.number, dict(t.params), state, attrs.get("job")))
+            self.records.append(TrialRecord(t.number, self._decoded(t.params), state, attrs.get("job")))
             if state == COMPLETE:
                 self.estimates[t.number] = _estimates(attrs, len(self.objectives))
             if state == FAILED:
@@ -203,7 +203,7 @@ class Study:
             batch: list[tuple[Any, int, dict]] = []
             while len(batch) < min(self.n_jobs, self.trials - self.measured()):
                 trial = self.study.ask(distributions)
-                params = {d.key: trial.params[d.key] for d in self.space.dimensions}
+                params = self._decoded(trial.params)
                 earlier = repeat_of(params, self.records) or next(
                     (TrialRecord(0, p, COMPLETE, j) for _, j, p in batch if p == params), None
                 )
@@ -227,7 +227,7 @@ class Study:
 
     def _tell_repeat(self, trial: Any, earlier: TrialRecord) -> None:
         trial.set_user_attr("repeat_of", earlier.number)
-        self.records.append(TrialRecord(trial.number, dict(trial.params), REPEAT, None))
+        self.records.append(TrialRecord(trial.number, self._decoded(trial.params), REPEAT, None))
         if earlier.number in self.estimates:
             self.study.tell(trial, [e.value for e in self.estimates[earlier.number]])
         else:
@@ -283,6 +283,10 @@ class Study:
             flush=True,
         )
         self.write_trials()
+
+    def _decoded(self, params: dict) -> dict:
+        """A trial's params as the searched values (Optuna holds a list's text)."""
+        return {d.key: d.decode(params[d.key]) for d in self.space.dimensions if d.key in params}
 
     def _per_example(self) -> bool:
         return any(v for v in self.examples.values())
@@ -434,7 +438,7 @@ class Study:
             if r.state == REPEAT:
                 continue
             row: dict[str, Any] = {"trial": (r.job or 0) + 1, "job_num": r.job, "state": r.state}
-            row.update({f"param_{k}": _plain(v) for k, v in r.params.items()})
+            row.update({f"param_{k}": encode(_plain(v)) for k, v in r.params.items()})
             for j, o in enumerate(self.objectives):
                 e = self.estimates.get(r.number)
                 row[f"objective_{j}"] = o.label
@@ -468,7 +472,8 @@ def _plain(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return a == b or str(a) == str(b)
+    """The same searched value, however written (`1` and "1", [0, 1] and "[0,1]")."""
+    return a == b or str(encode(a)) == str(encode(b))
 
 
 def _key(params: Any) -> str:
@@ -495,7 +500,7 @@ def _tuned_mode(rows: Sequence[dict]) -> str | None:
 def _distribution(optuna: Any, d: Dimension) -> Any:
     dist = optuna.distributions
     if d.choices is not None:
-        return dist.CategoricalDistribution(list(d.choices))
+        return dist.CategoricalDistribution([encode(v) for v in d.choices])
     if d.step is not None:
         return dist.IntDistribution(int(d.low), int(d.high), log=d.log, step=1 if d.log else d.step)  # type: ignore[arg-type]
     return dist.FloatDistribution(float(d.low), float(d.high), log=d.log)  # type: ignore[arg-type]

@@ -53,6 +53,12 @@ class Dimension:
             return int((self.high - self.low) // self.step) + 1
         return None
 
+    def decode(self, value: Any) -> Any:
+        """A value Optuna gives back as the searched value (a list's text as the list)."""
+        if self.choices is None:
+            return value
+        return next((v for v in self.choices if encode(v) == value), value)
+
     def first(self) -> Any:
         """A representative point (the preflight validates the job there)."""
         if self.choices is not None:
@@ -116,9 +122,7 @@ def _dimension(key: str, add: bool, sweep: Any, text: str) -> Dimension:
     log = "log" in (getattr(sweep, "tags", None) or set())
     if isinstance(sweep, ChoiceSweep):
         values = tuple(sweep.list)
-        if any(isinstance(v, (dict, list)) for v in values):
-            raise ConfigError(key, text.partition("=")[2], "a searched value is a number, a string or a bool")
-        if len(set(map(repr, values))) != len(values):
+        if len({encode(v) for v in values}) != len(values):
             raise ConfigError(key, text.partition("=")[2], "names a value twice; give each choice once")
         return Dimension(key, add, choices=values)
     if isinstance(sweep, RangeSweep):
@@ -144,8 +148,17 @@ def _dimension(key: str, add: bool, sweep: Any, text: str) -> Dimension:
 _BARE = re.compile(r"[A-Za-z_][\w./-]*|-?\d+(\.\d+)?([eE]-?\d+)?")
 
 
+def encode(value: Any) -> Any:
+    """A choice as Optuna's categorical takes it: a list or mapping (`donate_argnums=choice([],[0,1])`) as its text."""
+    return value_text(value) if isinstance(value, (list, dict)) else value
+
+
 def value_text(value: Any) -> str:
     """A value as Hydra's override grammar reads it back unchanged."""
+    if isinstance(value, list):
+        return "[" + ",".join(value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{value_text(v)}" for k, v in value.items()) + "}"
     if value is None:
         return "null"
     if isinstance(value, bool):

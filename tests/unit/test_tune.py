@@ -240,8 +240,8 @@ def test_a_list_is_a_searched_value_through_its_text():
 
     from jitexp.engine.tune_space import encode, override, read_space
 
-    space = read_space({}, ["mode.donate_argnums=choice(null,[],[0,1])"], OverridesParser.create())
+    space = read_space({}, ["mode.donate_argnums=choice([],[0,1])"], OverridesParser.create())
     [d] = space.dimensions
-    assert [encode(v) for v in d.choices or ()] == [None, "[]", "[0,1]"]  # what Optuna's categorical holds
-    assert d.decode("[0,1]") == [0, 1] and d.decode(None) is None
+    assert [encode(v) for v in d.choices or ()] == ["[]", "[0,1]"]  # what Optuna's categorical holds
+    assert d.decode("[0,1]") == [0, 1] and d.decode("[]") == []
     assert override(d, d.decode("[0,1]")) == "mode.donate_argnums=[0,1]"

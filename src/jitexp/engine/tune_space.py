@@ -86,7 +86,10 @@ def read_space(params: Mapping[str, Any] | None, task: Sequence[str], parser: An
             [o] = parser.parse_overrides([text])
         except Exception as exc:
             key, _, value = text.partition("=")
-            raise ConfigError(key, value, f"malformed search space ({str(exc).splitlines()[0]})") from exc
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            raise ConfigError(
+                key, value, f"malformed search space ({lines[-1] if lines else type(exc).__name__})"
+            ) from exc
         key = o.get_key_element().lstrip("+~")
         if o.is_sweep_override():
             found.pop(key, None)

@@ -488,6 +488,13 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--jitexp-excuse-host-drift={excuse!r} is invalid; valid choices: auto, {', '.join(PROBES)}"
         )
     root = Path(option("--jitexp-dir"))
+    if option("--jitexp-save") is not None:  # else each test failed with NotADirectoryError, and the summary said saved
+        unwritable = _unwritable(root if root.is_absolute() else config.rootpath / root)
+        if unwritable is not None:
+            raise pytest.UsageError(
+                f"--jitexp-dir={str(option('--jitexp-dir'))!r} is invalid; {unwritable}, so --jitexp-save cannot store "
+                "its baselines there; name a folder"
+            )
     config.stash[_STATE] = Session(
         root=root if root.is_absolute() else config.rootpath / root,
         save=option("--jitexp-save"),
@@ -501,6 +508,18 @@ def pytest_configure(config: pytest.Config) -> None:
         excuse_host_drift=excuse,
         memory_threshold=memory_threshold,
     )
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why folder cannot be made or written (its nearest existing part is a file, or read-only); None when it can."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, not a folder"
+    if not os.access(probe, os.W_OK):
+        return f"{probe} cannot be written"
+    return None
 
 
 @pytest.fixture

@@ -58,6 +58,14 @@ def test_option_mistakes_are_usage_errors_and_help_lists_the_flags(pytester, mon
         result = pytester.runpytest_inprocess(option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR, option
         result.stderr.fnmatch_lines([f"*{expected}*"])
+    # --jitexp-dir where --jitexp-save cannot store: each test failed with NotADirectoryError and the summary said
+    # "saved" (benchmarks/hunt57.py)
+    (pytester.path / "afile").write_text("")
+    result = pytester.runpytest_inprocess("--jitexp-save=b", "--jitexp-dir=afile")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--jitexp-dir='afile' is invalid; */afile is a file, not a folder, so --jitexp-save*"]
+    )
     help_text = pytester.runpytest_inprocess("--help")
     help_text.stdout.fnmatch_lines(["*--jitexp-allow-changed*", "*--jitexp-excuse-host-drift*"])
 

@@ -33,3 +33,12 @@ def test_a_tune_mistake_is_one_line_naming_the_key(args, key, words):
 
 def test_a_search_in_hydra_sweeper_params_on_the_command_line_passes():
     assert len(preflight.check(quoted_params([*TUNE, "hydra.sweeper.params.workload.params.n=choice(1,2)"]))) == 1
+
+
+def test_a_folder_holding_a_study_is_refused_without_resume_or_overwrite(tmp_path):
+    (tmp_path / "study.journal").write_text("")  # a study that crashed before its first trial's rows
+    args = [*TUNE, "workload.params.n=choice(1,2)", f"hydra.sweep.dir={tmp_path}"]
+    with pytest.raises(ConfigError) as caught:
+        preflight.check(args)
+    assert str(caught.value).startswith("hydra.sweep.dir=") and "resume=true continues it" in str(caught.value)
+    assert len(preflight.check([*args, "resume=true"])) == 1

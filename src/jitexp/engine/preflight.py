@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
@@ -223,6 +224,13 @@ def _tune_baseline(
         import optuna  # noqa: F401  (the sweeper imports it next, in this process)
     except ImportError:
         raise ConfigError("hydra/sweeper", "tune", f"needs Optuna, in jitexp's tune extra: {EXTRA}") from None
+    from jitexp.engine.tune import study_held
+
+    folder = OmegaConf.select(base, "hydra.sweep.dir", throw_on_resolution_failure=False)
+    if folder is not None:
+        held = study_held(Path(str(folder)), resume=bool(base.get("resume")), overwrite=bool(base.get("overwrite")))
+        if held:
+            raise ConfigError("hydra.sweep.dir", str(folder), held)
     parser = OverridesParser.create(config_loader=hydra.config_loader)
     params = base.hydra.sweeper.get("params")
     space = read_space(cast(dict, OmegaConf.to_container(params, resolve=False)) if params else {}, task, parser)

@@ -42,6 +42,7 @@ log = logging.getLogger("jitexp")
 JOURNAL = "study.journal"  # the study's record (Optuna's JournalStorage, a file backend)
 TRIALS_CSV = "trials.csv"  # a row per trial
 CONFIRM_DIR = "confirm"  # the confirmation job's folder
+VERDICT_TXT = "tune.txt"  # the confirmation's line
 STUDY = "jitexp"
 MAX_REPEATS = 25  # proposals in a row of points measured already: the space is exhausted
 
@@ -73,6 +74,13 @@ def job_return(rows: Sequence[dict], tune: Any) -> TrialReturn:
     examples = float(tune.examples) if tune.get("examples") else None
     kept = [{k: r.get(k) for k in KEPT if k in r} for r in rows]
     return TrialReturn(trial_outcome(rows, objectives, examples), kept, examples)
+
+
+def study_held(root: Path, *, resume: bool, overwrite: bool) -> str:
+    """Why a new study may not start in root (one holds its journal already), or "" when it may."""
+    if resume or overwrite or not (root / JOURNAL).exists():
+        return ""
+    return f"holds a tune study already ({JOURNAL}); resume=true continues it, overwrite=true starts again"
 
 
 def require_optuna() -> Any:
@@ -121,14 +129,11 @@ class Study:
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / JOURNAL
         if path.exists() and not self.resume:
-            if self.config.get("overwrite"):
-                path.unlink()
-            else:
-                raise ConfigError(
-                    "hydra.sweep.dir",
-                    str(self.root),
-                    "holds a tune study already; resume=true continues it, overwrite=true starts again",
-                )
+            refusal = study_held(self.root, resume=False, overwrite=bool(self.config.get("overwrite")))
+            if refusal:  # the preflight said it first; a Python caller reaches here
+                raise ConfigError("hydra.sweep.dir", str(self.root), refusal)
+            for name in (JOURNAL, TRIALS_CSV, VERDICT_TXT):  # overwrite=true: an earlier study's files go
+                (self.root / name).unlink(missing_ok=True)
         storage = JournalStorage(JournalFileBackend(str(path)))
         seed = self.config.tune.get("seed")
         startup = max(2, min(10, self.trials // 3))
@@ -518,4 +523,4 @@ def write_trials(root: Path, rows: list[dict]) -> None:
 def write_verdict(root: Path, result: Verdict) -> None:
     from jitexp.store.csvio import write_atomic
 
-    write_atomic(root / "tune.txt", (result.line + "\n").encode())
+    write_atomic(root / VERDICT_TXT, (result.line + "\n").encode())

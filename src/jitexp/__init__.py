@@ -3,7 +3,8 @@
 Python API (mirrors the CLI): `measure(fn, *args, **options) -> Measurement` on a function object,
 `compose(overrides) -> ExperimentConfig`, `run(cfg) -> JobResult`, `load_results(dir) -> DataFrame`,
 `speedup_table(df)`, `make_report(dir)`, `compare(base, new)`, `history(runs)`, `bisect(good, bad, command)`,
-`fit(overrides, key=...) -> FitResult` (the largest value of one key that fits in memory);
+`fit(overrides, key=...) -> FitResult` (the largest value of one key that fits in memory),
+`tune(overrides) -> TuneResult` (a hydra/sweeper=tune study);
 `%load_ext jitexp` for the `%jitexp` IPython magic.
 Importing jitexp does not import JAX, and neither do run() and measure(): JAX runs in their worker
 processes (and in this one with isolate="none"); a user's own module imported to check it may bring it in.
@@ -69,6 +70,8 @@ _LAZY = {
     "bisect": "bisection",
     "fit": "engine.fit",
     "FitResult": "engine.fit",
+    "tune": "engine.tune_api",
+    "TuneResult": "engine.tune_api",
     "measure": "api",
     "Measurement": "api",
     "load_ipython_extension": "ipython",
@@ -96,6 +99,8 @@ __all__ = [
     "bisect",
     "fit",
     "FitResult",
+    "tune",
+    "TuneResult",
     "measure",
     "Measurement",
     "load_ipython_extension",
@@ -108,6 +113,7 @@ if TYPE_CHECKING:
     from jitexp.engine.fit import FitResult, fit
     from jitexp.engine.preflight import compose
     from jitexp.engine.runner import run
+    from jitexp.engine.tune_api import TuneResult, tune
     from jitexp.ipython import load_ipython_extension
     from jitexp.records import Inputs, JobResult
     from jitexp.report.compare.gate import compare

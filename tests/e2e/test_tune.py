@@ -148,3 +148,17 @@ def test_a_study_runs_its_trials_through_slurm(tmp_path):
     assert sorted(trials["param_workload.params.k"]) == [2, 4] and (trials["state"] == "complete").all()
     assert list(trials[trials["best"]]["param_workload.params.k"]) == [4]
     assert len(list(out.glob(".submitit/*/*submission.sh"))) == 2  # each trial a SLURM job
+
+
+def test_jitexp_tune_runs_a_study_from_python(tmp_path, monkeypatch):
+    import jitexp
+
+    (tmp_path / "planted.py").write_text(PLANTED)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = [*WORKLOAD, "workload.params.k=choice(2,4)", "tune.trials=2", "tune.confirm_processes=0"]
+    result = jitexp.tune(args, folder=tmp_path / "study", verbose=False)
+    assert result.returncode == 0 and len(result.trials) == 2
+    assert result.best == {"workload.params.k": 4} and result.verdict == ""
+    with pytest.raises(jitexp.ConfigError):
+        jitexp.tune([*args, "tune.objective=fast"], folder=tmp_path / "other")

@@ -122,7 +122,8 @@ def test_an_interval_sweep_is_refused():
 
 def test_a_folder_key_the_run_would_ignore_or_a_job_subdir_not_by_number_is_refused():
     """hydra.run.dir with -m and hydra.sweep.dir without it were ignored without a word; hydra.sweep.subdir=x had
-    each job replace the last one's rows, and =${size} left the gathered results.csv empty ('2 never finished')."""
+    each job replace the last one's rows (so does size_${size} in a sweep over seeds), and =${size} left the gathered
+    results.csv empty ('2 never finished')."""
     assert refusal(["-m", "workload=add_one", "size=8,16", "hydra.run.dir=R"]) == (
         "hydra.run.dir='R' is invalid; names a single run's folder, and -m runs a sweep, which would ignore it: write "
         "hydra.sweep.dir=R"
@@ -130,12 +131,21 @@ def test_a_folder_key_the_run_would_ignore_or_a_job_subdir_not_by_number_is_refu
     assert refusal(["workload=add_one", "hydra.sweep.dir=S"]).startswith(
         "hydra.sweep.dir='S' is invalid; names a sweep's folder, and this is a single run (no -m)"
     )
-    for subdir in ("x", "${size}"):
-        assert refusal(["-m", "workload=add_one", "size=8,16", f"hydra.sweep.subdir={subdir}"]).startswith(
-            f"hydra.sweep.subdir='{subdir}' is invalid; a sweep's job folders are its job numbers"
-        )
-    jobs = preflight.check(["-m", "workload=add_one", "size=8,16", "hydra.sweep.subdir=${hydra.job.num}"])
-    assert len(jobs) == 2
+    assert refusal(["-m", "workload=add_one", "size=8,16", "hydra.sweep.subdir=x"]) == (
+        "hydra.sweep.subdir='x' is invalid; jobs #0 (workload=add_one size=8) and #1 (workload=add_one size=16) would "
+        "share that folder, and the later would replace the earlier's rows; name it from every swept key, or drop it "
+        "(the job number)"
+    )
+    assert refusal(["-m", "workload=add_one", "seed=0,1", "hydra.sweep.subdir=size_${size}"]).startswith(
+        "hydra.sweep.subdir='size_1000' is invalid; jobs #0 (workload=add_one seed=0) and #1 (workload=add_one seed=1)"
+    )
+    assert refusal(["-m", "workload=add_one", "size=8,16", "hydra.sweep.subdir=${size}"]) == (
+        "hydra.sweep.subdir='8' is invalid; job #0's folder would be named 8, a job number, and the gathered "
+        "results.csv reads job folders by number (it left this one out); give it a prefix (e.g. size_${size}), or "
+        "drop it"
+    )
+    for subdir in ("${hydra.job.num}", "size_${size}"):  # the default, and names of their own (test_faults.py)
+        assert len(preflight.check(["-m", "workload=add_one", "size=8,16", f"hydra.sweep.subdir={subdir}"])) == 2
 
 
 def test_a_glob_that_selects_options_is_expanded():

@@ -201,12 +201,14 @@ def _jobs(
     if not batches:
         _check_selects(hydra, parse_with(parser, task))
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
-    jobs, digests = [], []
-    for job_overrides in batches:
+    jobs, digests, subdirs = [], [], []
+    for num, job_overrides in enumerate(batches):
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
         cfg = compose_config(hydra, hydra_overrides + job_overrides, job_parsed, run_mode="RUN")
         jobs.append(_validated(hydra, cfg, job_parsed, arity))
         digests.append(config_hash(cfg))
+        subdirs.append(_job_subdir(cfg, num))
+    _check_job_subdirs(subdirs, batches)
     _check_repeats(jobs, batches, parsed)
     _check_tune_unused(jobs)
     _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
@@ -559,13 +561,8 @@ def _option_params(hydra: Any, workload: str | None) -> dict:
     return {k: params[k] for k in params if not OmegaConf.is_interpolation(params, k)}
 
 
-JOB_SUBDIR = "${hydra.job.num}"  # conf/config.yaml's hydra.sweep.subdir: a sweep's job folders by number
-
-
 def _check_folder_keys(parsed: list[Any], *, multirun: bool) -> None:
-    """A folder key the run would ignore (hydra.run.dir in a sweep, hydra.sweep.* in a single run), and a sweep's
-    job folders named otherwise than by job number (jobs.csv, resume and the gathering read them by number: a fixed
-    subdir had every job replace the last one's rows, `${size}` had the gathered results.csv empty) are refused."""
+    """A folder key the run would ignore (hydra.run.dir in a sweep, hydra.sweep.* in a single run) is refused."""
     for o in parsed:
         if o.is_delete() or not o.is_hydra_override():
             continue
@@ -584,12 +581,42 @@ def _check_folder_keys(parsed: list[Any], *, multirun: bool) -> None:
                 "names a sweep's folder, and this is a single run (no -m), which would ignore it: write "
                 "hydra.run.dir=FOLDER, or add -m",
             )
-        if multirun and o.key_or_group == "hydra.sweep.subdir" and o.input_line.partition("=")[2] != JOB_SUBDIR:
+
+
+def _job_subdir(cfg: DictConfig, num: int) -> str | None:
+    """Job #num's folder name below the sweep's (hydra.sweep.subdir resolved as Hydra will; None where it cannot be
+    resolved outside a running job)."""
+    node = cfg.copy()
+    try:
+        OmegaConf.update(node, "hydra.job.num", num, force_add=True)
+        return str(OmegaConf.select(node, "hydra.sweep.subdir", throw_on_resolution_failure=True))
+    except OmegaConfBaseException:
+        return None
+
+
+def _check_job_subdirs(subdirs: list[str | None], batches: list[list[str]]) -> None:
+    """Two jobs writing one folder (a fixed hydra.sweep.subdir: the later replaced the earlier's rows) or a job folder
+    named as another job's number (`${size}`: the gathering read 8/ and 16/ as no jobs of a 2-job sweep and left
+    them out) are refused before anything runs."""
+    seen: dict[str, int] = {}
+    for num, name in enumerate(subdirs):
+        if name is None:
+            continue
+        if name in seen:
             raise ConfigError(
-                o.key_or_group,
-                o.input_line.partition("=")[2],
-                "a sweep's job folders are its job numbers (jobs.csv, resume=true and the gathered results.csv "
-                "read them so); drop it, and name the sweep's own folder with hydra.sweep.dir",
+                "hydra.sweep.subdir",
+                name,
+                f"jobs #{seen[name]} ({' '.join(batches[seen[name]])}) and #{num} ({' '.join(batches[num])}) would "
+                "share that folder, and the later would replace the earlier's rows; name it from every swept key, "
+                "or drop it (the job number)",
+            )
+        seen[name] = num
+        if name.isdigit() and int(name) != num:
+            raise ConfigError(
+                "hydra.sweep.subdir",
+                name,
+                f"job #{num}'s folder would be named {name}, a job number, and the gathered results.csv reads job "
+                "folders by number (it left this one out); give it a prefix (e.g. size_${size}), or drop it",
             )
 
 

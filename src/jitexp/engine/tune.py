@@ -158,7 +158,8 @@ class Study:
                 state = FAILED
             else:
                 state = RUNNING
-            self.records.append(TrialRecord(t.number, self._decoded(t.params), state, attrs.get("job")))
+            job = None if state == REPEAT else attrs.get("job")  # a repeat measured nothing: no folder of its own
+            self.records.append(TrialRecord(t.number, self._decoded(t.params), state, job))
             if state == COMPLETE:
                 self.estimates[t.number] = _estimates(attrs, len(self.objectives))
             if state == FAILED:
@@ -179,8 +180,13 @@ class Study:
         try:
             for record in plan.rerun:
                 trial = self.optuna.trial.Trial(self.study, self._trial_id(record.number))
+                earlier = repeat_of(record.params, self.records)
+                if earlier is not None:  # a point measured meanwhile: told its values, its folder left to a new one
+                    self.records = [r for r in self.records if r.number != record.number]
+                    self._tell_repeat(trial, earlier)
+                    continue
                 self._launch([(trial, record.job or 0, dict(record.params))])
-            self._search(plan.next_job)
+            self._search(1 + max((r.job for r in self.records if r.job is not None), default=-1))
             self._final()
         finally:
             self.write_trials()
@@ -242,7 +248,14 @@ class Study:
         from hydra.core.utils import JobStatus
 
         jobs = [self._overrides(params) for _, _, params in batch]
-        for (trial, job, params), ret in zip(batch, self._launch_jobs(jobs, [j for _, j, _ in batch])):
+        try:
+            returns = self._launch_jobs(jobs, [j for _, j, _ in batch])
+        except Exception as exc:  # e.g. submitit's UncompletedJobError: a SLURM job that died on its node
+            why = f"the launcher failed: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:160]}"
+            for trial, job, params in batch:
+                self._tell(trial, job, params, Outcome(reason=why))
+            return
+        for (trial, job, params), ret in zip(batch, returns):
             if ret.status == JobStatus.COMPLETED and isinstance(ret._return_value, TrialReturn):
                 back: TrialReturn = ret._return_value
                 outcome = back.outcome

@@ -47,6 +47,7 @@ def study(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path
     return proc, out
 
 
+@pytest.mark.slow  # ~25 s: four trials and the confirmation's six processes
 def test_a_study_finds_the_planted_optimum_and_records_a_failed_trial(tmp_path):
     proc, out = study(
         tmp_path, "hydra.sweeper.params.workload.params.k=choice(1,2,4,8)", "tune.trials=4", "tune.seed=3"
@@ -70,6 +71,7 @@ def test_a_study_finds_the_planted_optimum_and_records_a_failed_trial(tmp_path):
 
 
 @pytest.mark.serial  # kills the process group
+@pytest.mark.slow  # ~25 s: five trials over two runs
 def test_a_study_killed_after_three_trials_resumes_to_exactly_n(tmp_path):
     (tmp_path / "planted.py").write_text(PLANTED)
     out = tmp_path / "sweep"

@@ -381,10 +381,25 @@ def new_param(error: ConfigError) -> ConfigError:
 
 def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
     """A Hydra/OmegaConf composition error as one ConfigError: key, value, what would be right."""
-    from hydra.errors import MissingConfigException, SearchPathException
-
     if isinstance(exc, ConfigError):
         return exc
+    for explained in (
+        lambda: _missing_config(exc, hydra),
+        lambda: _in_file(exc, hydra) or _not_yaml(exc),
+        lambda: _node_mistake(exc, parsed),
+        lambda: _deletion(str(exc), hydra),
+        lambda: _override_mistake(str(exc), parsed, hydra),
+    ):
+        error = explained()
+        if error is not None:
+            return error
+    return ConfigError("config", None, first_line(exc))
+
+
+def _missing_config(exc: Exception, hydra: Any) -> ConfigError | None:
+    """A group's option or a --config-dir that Hydra cannot find: the group's valid choices, or Hydra's line."""
+    from hydra.errors import MissingConfigException, SearchPathException
+
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, option = str(exc.missing_cfg_file).rpartition("/")
         options = exc.options or (hydra.config_loader.get_group_options(group) if group else [])
@@ -399,9 +414,12 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
         return ConfigError("config", option, first_line(exc))
     if isinstance(exc, SearchPathException):
         return ConfigError("--config-dir", None, first_line(exc))
-    in_file = _in_file(exc, hydra) or _not_yaml(exc)
-    if in_file is not None:
-        return in_file
+    return None
+
+
+def _node_mistake(exc: Exception, parsed: list[Any]) -> ConfigError | None:
+    """OmegaConf's error on one key of the config (the cause of Hydra's): an unknown key, a value of the wrong type,
+    a key of the schema deleted."""
     cause = exc.__cause__
     if isinstance(cause, OmegaConfBaseException) and cause.full_key:
         key = cause.full_key
@@ -423,7 +441,11 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
                 f"~{key}", None, f"{key} is a key of jitexp's schema and cannot be deleted; set {key}={value}"
             )
         return ConfigError(key, value, first_line(cause))
-    message = str(exc)
+    return None
+
+
+def _deletion(message: str, hydra: Any) -> ConfigError | None:
+    """`~KEY` of a key that holds nothing or of no key, `~GROUP` of a group every job selects."""
     nothing = re.match(r"Could not delete from config\. '([^']+)' does not exist", message)
     if nothing:  # `~KEY` of a key that is null unless set, or of no key at all
         key = nothing.group(1)
@@ -442,6 +464,12 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
             f"every job selects a {group} and it cannot be deleted; choose with {group}=OPTION "
             f"(valid choices: {options})",
         )
+    return None
+
+
+def _override_mistake(message: str, parsed: list[Any], hydra: Any) -> ConfigError | None:
+    """An override Hydra refuses as a whole: a group's option that interpolates, a list item of the wrong type, a
+    sweep without -m."""
     interpolated = next(
         (o for o in parsed if "${" in o.input_line.partition("=")[2] and _group_options(hydra, o.key_or_group)), None
     )
@@ -467,7 +495,7 @@ def _explain(exc: Exception, parsed: list[Any], hydra: Any) -> ConfigError:
                 f"a sweep needs -m (--multirun); a list is {key}=[a,b]; "
                 f"a string with commas is quoted: {key}=\"'a,b'\"",
             )
-    return ConfigError("config", None, first_line(exc))
+    return None
 
 
 def _group_options(hydra: Any, key: str) -> list[str]:

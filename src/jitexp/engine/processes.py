@@ -204,66 +204,84 @@ class Running:
     ) -> ProcessResult:
         """The worker's result, or its crash or timeout as a failed result; returns once the process has exited.
         `on_open(platform)` is called when the worker says it has opened its device, `on_phase(name)` at each phase."""
-        task, proc, receive = self.task, self.proc, self.conn
-        phase, result, outcome = "start", None, "crash"
-        received = None
+        got = _Received()
         try:
-            deadline = time.monotonic() + timeout_s
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not receive.poll(remaining):
-                    outcome = "timeout"
-                    break
-                try:
-                    kind, value = receive.recv()
-                except EOFError:  # the worker died before it sent its result
-                    break
-                if kind == "phase":
-                    phase = value
-                    if on_phase is not None:
-                        on_phase(value)
-                elif kind == "step":  # a phase of the worker's clock: for the status line only
-                    if on_phase is not None:
-                        on_phase(value)
-                elif kind == "opened":
-                    if on_phase is not None:
-                        on_phase(f"opened {value}")
-                    if on_open is not None:
-                        on_open(value)
-                elif kind == "interrupt":
-                    raise KeyboardInterrupt
-                else:
-                    result, outcome, received = value, "ok", time.monotonic()
-                    break
+            self._receive(got, timeout_s, on_open, on_phase)
         except BaseException:
-            _kill(proc)
+            _kill(self.proc)
             raise
         finally:
-            self.done = True
-            if outcome != "ok":
-                _kill(proc)
-            proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
-            _kill(proc)
-            proc.join()
-            receive.close()
-            stderr = read_and_remove(task.stderr_path)
-        if result is not None:
-            driver_phases(result, self.launched, received, time.monotonic())
-            if stderr.strip() and task.process == 0 and result.clean:
+            stderr = self._reap(got.outcome)
+        if got.result is not None:
+            driver_phases(got.result, self.launched, got.received, time.monotonic())
+            if stderr.strip() and self.task.process == 0 and got.result.clean:
                 sys.stderr.write(stderr)  # warnings stay visible, once per job; a failure's own log is its row
-            return result
-        if outcome == "timeout":
-            error = Failure(
-                "timeout" if phase == "start" else phase,
+            return got.result
+        return ProcessResult(self.task.process, error=self._failure(got, timeout_s, stderr))
+
+    def _receive(
+        self,
+        got: _Received,
+        timeout_s: float,
+        on_open: Callable[[str], None] | None,
+        on_phase: Callable[[str], None] | None,
+    ) -> None:
+        """The worker's messages into `got` until its result, its end (it died before sending one) or the timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.conn.poll(remaining):
+                got.outcome = "timeout"
+                return
+            try:
+                kind, value = self.conn.recv()
+            except EOFError:  # the worker died before it sent its result
+                return
+            if kind == "interrupt":
+                raise KeyboardInterrupt
+            if kind not in ("phase", "step", "opened"):
+                got.result, got.outcome, got.received = value, "ok", time.monotonic()
+                return
+            if kind == "phase":
+                got.phase = value
+            if on_phase is not None:  # a step is a phase of the worker's clock: for the status line only
+                on_phase(f"opened {value}" if kind == "opened" else value)
+            if kind == "opened" and on_open is not None:
+                on_open(value)
+
+    def _reap(self, outcome: str) -> str:
+        """The worker's end: killed unless it sent its result, joined, its pipe closed; its stderr, read and removed."""
+        self.done = True
+        if outcome != "ok":
+            _kill(self.proc)
+        self.proc.join(10.0)  # a worker that hangs on its way out (client shutdown) is not waited for
+        _kill(self.proc)
+        self.proc.join()
+        self.conn.close()
+        return read_and_remove(self.task.stderr_path)
+
+    def _failure(self, got: _Received, timeout_s: float, stderr: str) -> Failure:
+        """A worker without a result: its timeout, or its crash named by its exit code and last line of stderr."""
+        if got.outcome == "timeout":
+            return Failure(
+                "timeout" if got.phase == "start" else got.phase,
                 "Timeout",
                 f"no result after timing.timeout_s={timeout_s:g} s",
                 "raise timing.timeout_s, or use a smaller size",
             )
-        else:
-            name = exit_name(proc.exitcode)
-            line = last_meaningful_line(stderr) or f"the worker process exited with code {proc.exitcode}"
-            error = Failure(phase if phase != "start" else "crash", name, line, crash_hint(name, line))
-        return ProcessResult(task.process, error=error)
+        name = exit_name(self.proc.exitcode)
+        line = last_meaningful_line(stderr) or f"the worker process exited with code {self.proc.exitcode}"
+        return Failure(got.phase if got.phase != "start" else "crash", name, line, crash_hint(name, line))
+
+
+@dataclass
+class _Received:
+    """What a worker has sent so far: its phase, its result and when it came, and how the wait ended."""
+
+    phase: str = "start"
+    result: ProcessResult | None = None
+    outcome: str = "crash"  # "ok" once the result came, "timeout" when none came in time
+    received: float | None = None
 
 
 def driver_phases(result: ProcessResult, launched: float, received: float | None, exited: float) -> None:

@@ -32,6 +32,10 @@ def ab_view(ab: pd.DataFrame) -> pd.DataFrame:
     return view.reset_index(drop=True)
 
 
+# the results.csv columns every row shows in the report's Results table and the terminal's (after its identity)
+ROW_COLUMNS = ("status", "median_s", "first_call_s", "compile_s")
+
+
 def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every row, compact: identity (varying columns only, the knobs a sweep changes among them; the inputs' shapes
     where the rows' workloads differ, since size means another shape in each), status, key timings, the device's side where measured (`device_columns`), error class, notes."""
@@ -43,7 +47,7 @@ def rows_table(df: pd.DataFrame) -> pd.DataFrame:
     if df["workload"].nunique() > 1 and shapes.notna().any():  # size means a different shape per workload
         table.insert(3, "input_shapes", shapes.fillna("").astype(str).to_numpy())
     table.insert(3 + ("input_shapes" in table.columns), "params", params_labels(df))
-    for col in ("status", "median_s", "first_call_s", "compile_s"):
+    for col in ROW_COLUMNS:
         table[col] = get_column(df, col)
     for col, values in device_columns(df).items():
         table[col] = values

@@ -1,9 +1,10 @@
 """run(config) -> JobResult: plan the worker processes, collect every raw result, hand them to `rows`.
 
-Orchestration only: the statistics and rows are `rows.py`'s, the process handling
-`processes.py`'s, what runs in a worker `worker.py`'s. Callable from Python without Hydra. The
-driver imports no JAX: measurements run in fresh worker processes (`isolate=process`) or, for
-debugging, in this process (`isolate=none`).
+The job's plan: check it fits (check_memory), collect its processes (collect: each step is
+`process_plan.ProcessPlan`'s, where a task runs `launch.py`'s), run its probes (`probes.py`), hand every
+result to `analysis.rows`. The process handling is `processes.py`'s, what runs in a worker `jitexp.worker`'s.
+Callable from Python without Hydra. The driver imports no JAX: measurements run in fresh worker processes
+(`isolate=process`) or, for debugging, in this process (`isolate=none`).
 """
 
 from __future__ import annotations

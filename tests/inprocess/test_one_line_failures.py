@@ -363,3 +363,14 @@ def test_bisect_refuses_a_users_file_in_out_before_anything_runs(tmp_path, monke
     assert said.out == "" and (tmp_path / "out" / "steps.jsonl").read_text() == "mine\n"
     assert main(["--out", "out/steps.jsonl/x", "HEAD~1", "HEAD", "--", "jitexp", "size=8"]) == 2
     assert capsys.readouterr().err.endswith("/out/steps.jsonl/x' is invalid; cannot be written: Not a directory\n")
+
+
+def test_resume_over_a_truncated_results_csv_is_one_line(tmp_path):
+    """resume=true reads the folder's rows to tell which jobs are complete: a results.csv cut short was a BadCsv
+    traceback from the preflight (benchmarks/hunt57.py)."""
+    (tmp_path / "results.csv").write_text('"workload","mode","status"\n"add_one","jit\n')
+    assert refusal(["workload=add_one", f"hydra.run.dir={tmp_path}", "resume=true"]) == (
+        f"hydra.run.dir='{tmp_path}' is invalid; resume=true, but {tmp_path}/results.csv, row 1 (line 2): not a CSV "
+        "jitexp can read (EOF inside string starting at row 1); restore it, or write overwrite=true to replace the "
+        "folder's results"
+    )

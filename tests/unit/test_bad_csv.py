@@ -120,3 +120,60 @@ def test_a_check_in_words_reads_back_as_its_words(tmp_path):
         NOT_COMPARABLE,
         "jit's result cannot be compared with eager's (the outputs' structures differ)",
     )
+
+
+# ---- found by benchmarks/hunt57.py: each was read silently, or ended in a traceback ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda f: f.rename(columns={"mode": "mod"}),
+            ", column mode: no mode column: each row of a results.csv names the mode it measured",
+        ),
+        (
+            lambda f: f.assign(mode=["eager", ""]),
+            ", row 2 (line 3), column mode: empty: each row of a results.csv names the mode it measured",
+        ),
+        (
+            lambda f: f.assign(median_s=["0.002", "inf"]),
+            ", row 2 (line 3), column median_s: inf is not a time; a median_s is a finite number of seconds",
+        ),
+        (
+            lambda f: f.assign(mean_s=["nan", "0.001"]),
+            ", row 1 (line 2), column mean_s: nan is not a time; a mean_s is a finite number of seconds",
+        ),
+    ],
+    ids=["renamed-mode", "empty-mode", "inf-median", "nan-mean"],
+)
+def test_a_missing_mode_or_a_time_that_is_none_is_refused(tmp_path, edit, message):
+    """A renamed mode column (or a binary file) was compare's KeyError 'mode'; an empty mode the report's 'boolean
+    value of NA is ambiguous'; an inf or nan median read as a time."""
+    assert refusal(written(tmp_path, edit(ROWS))) == message
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path):
+    """pandas renamed the second median_s to median_s.1 without a word, and the report read the first."""
+    path = tmp_path / "results.csv"
+    path.write_text("workload,mode,status,median_s,median_s\nw,jit,ok,0.001,0.002\n")
+    assert (
+        refusal(path) == ", column median_s: the header names median_s twice: which is the value is unknown; keep one"
+    )
+
+
+def test_a_results_csv_without_break_even_columns_reports_and_compares_in_one_line(tmp_path, capsys):
+    """A hand-made results.csv with a paired speedup but no break_even_calls was jitexp-report's KeyError; one
+    without processes.csv was compare's 'no case in common ... none alike in workload, mode' against itself."""
+    from jitexp.report.compare import cli as compare_cli
+    from jitexp.report.run.tables import speedup_table
+
+    frame = ROWS.assign(baseline_mode=["", "eager"], speedup_ci_high=["", "2.1"])
+    path = written(tmp_path, frame)
+    table = speedup_table(read_csv(path))
+    assert table["speedup"].tolist() == [2.0] and table["break_even_calls"].isna().all()
+    assert compare_cli.main([str(tmp_path), str(tmp_path), "--no-plot", "--out", str(tmp_path / "c")]) == 1
+    assert capsys.readouterr().err == (
+        "jitexp-compare: nothing to compare: BASE and NEW share 2 case(s), but no per-process times for them "
+        "(processes.csv beside results.csv, as jitexp writes it); compare the run folders jitexp wrote\n"
+    )

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitexp.records import JobResult
-from jitexp.store.csvio import NON_NEGATIVE, _float_round_trips, _int_round_trips, read_csv, to_frame
+from jitexp.store.csvio import NON_NEGATIVE, TIMES, _float_round_trips, _int_round_trips, read_csv, to_frame
 from jitexp.store.folders import JobFolder, load_results, write_job
 from jitexp.store.schema import (
     BOOL_COLUMNS,
@@ -103,14 +103,15 @@ PROCESS_OTHER = sorted(c for c in PROCESS_COLUMNS if c in TEXT_COLUMNS or c in B
 
 
 def _cell(column: str, kind: str, draw) -> object:
-    """One cell of a column of the given kind, within check_results' rules (no negative time), or missing."""
+    """One cell of a column of the given kind, within check_results' rules (no negative time, no infinite one), or
+    missing."""
     if draw(st.integers(0, 4)) == 0:
         return draw(MISSING)
     if kind == "int":
         value = draw(INTS)
         return abs(value) if column in NON_NEGATIVE and value > INT64[0] else value
     if kind == "float":
-        value = draw(st.one_of(FLOATS, st.sampled_from([math.inf, -math.inf])))
+        value = draw(FLOATS if column in TIMES else st.one_of(FLOATS, st.sampled_from([math.inf, -math.inf])))
         return abs(value) if column in NON_NEGATIVE else value
     if kind == "bool":
         return draw(st.booleans())

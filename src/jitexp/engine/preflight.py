@@ -659,9 +659,13 @@ def _check_resume(
     job would replace them (store.folders.resume_conflict says which)."""
     if output is None or output.clocked or output.overwrite or not OmegaConf.select(cfg, "resume", default=False):
         return
+    from jitexp.store.csvio import BadCsv
     from jitexp.store.folders import resume_conflict
 
-    conflict = resume_conflict(output.path, digests, points, sweep=sweep)
+    try:
+        conflict = resume_conflict(output.path, digests, points, sweep=sweep)
+    except BadCsv as bad:  # a results.csv cut short or edited: resume cannot tell which jobs are complete
+        conflict = f"resume=true, but {bad}; restore it, or write overwrite=true to replace the folder's results"
     if conflict:
         raise ConfigError(output.key, output.path, conflict)
 

@@ -99,6 +99,7 @@ class EmptyCsv(BadCsv, pd.errors.EmptyDataError):
 
 
 _LINE = re.compile(r"line (\d+)|row (\d+)")
+_MANGLED = re.compile(r".+\.\d+")  # pandas' name for a repeated header column
 
 
 def read_text(path: str | os.PathLike) -> pd.DataFrame:
@@ -117,6 +118,10 @@ def read_text(path: str | os.PathLike) -> pd.DataFrame:
         raise BadCsv(
             path, f"not a CSV jitexp can read ({reason})", None if line is None else max(line - 1, 1)
         ) from None
+    twice = next((c for c in frame.columns if _MANGLED.fullmatch(str(c)) and str(c).rsplit(".", 1)[0] in frame), None)
+    if twice is not None:  # pandas renamed the second x to x.1 without a word
+        name = str(twice).rsplit(".", 1)[0]
+        raise BadCsv(path, f"the header names {name} twice: which is the value is unknown; keep one", column=name)
     short = _short_record(path, len(frame.columns))
     if short is not None:
         row, fields = short
@@ -168,6 +173,7 @@ COMPANIONS = {
 }
 # times that are never negative (host_overhead_s and execute_s are differences, and may be)
 NON_NEGATIVE = ("median_s", "mean_s", "min_s", "max_s", "first_call_s", "n_samples", "n_processes")
+TIMES = ("median_s", "mean_s", "min_s", "max_s", "first_call_s")  # measured seconds: finite where written
 
 
 def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -188,6 +194,11 @@ def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
                 "(or the file jitexp wrote)",
                 column=column,
             )
+    if "mode" not in text.columns:  # a renamed or binary file: every reader groups rows by mode
+        raise BadCsv(path, "no mode column: each row of a results.csv names the mode it measured", column="mode")
+    for row, mode in enumerate(text["mode"], start=1):
+        if not mode:
+            raise BadCsv(path, "empty: each row of a results.csv names the mode it measured", row, "mode")
     statuses = text["status"] if "status" in text.columns else []
     for row, status in enumerate(statuses, start=1):
         if status and status not in STATUSES:
@@ -204,6 +215,8 @@ def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
                 raise BadCsv(path, f"{cell!r} is not a number", row, column) from None
             if column in NON_NEGATIVE and number < 0:
                 raise BadCsv(path, f"{cell} is negative; a {column} never is", row, column)
+            if column in TIMES and not math.isfinite(number):  # jitexp leaves a time it has not empty
+                raise BadCsv(path, f"{cell} is not a time; a {column} is a finite number of seconds", row, column)
     repeated = text.duplicated()
     if repeated.any():
         row = int(np.flatnonzero(repeated.to_numpy())[0])

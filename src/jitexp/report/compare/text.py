@@ -111,6 +111,12 @@ def wrapped(lines: Sequence[str], indent: str = "") -> list[str]:
 def no_case_in_common(base: Side, new: Side, keys: Sequence[str]) -> str:
     """The one line for two runs that share no case."""
     count = lambda side: len(case_groups(side.every_row, list(keys)))  # noqa: E731
+    shared = set(case_groups(base.every_row, list(keys))) & set(case_groups(new.every_row, list(keys)))
+    if shared:  # alike, but nothing to compare: a results.csv without its processes.csv (hand-made, or copied alone)
+        return (
+            f"nothing to compare: BASE and NEW share {len(shared)} case(s), but no per-process times for them "
+            "(processes.csv beside results.csv, as jitexp writes it); compare the run folders jitexp wrote"
+        )
     return (
         f"no case in common: BASE has {count(base)} case(s), NEW {count(new)}, none alike in "
         f"{', '.join(keys) or 'any identity column'} (--ignore COLUMNS matches on fewer, e.g. --ignore mode)"

@@ -122,7 +122,9 @@ def _paired_record(rows: pd.DataFrame, case: pd.DataFrame) -> dict:
     not_work = [v for v in get_column(rows, "verdict").map(cell_text) if v in NOT_WORK_VERDICTS]
     verdict_ = not_work[0] if not_work else verdict(lo.min(), hi.max())  # a time that is not the work: no verdict
     if len(rows) == 1:
-        calls, ahead = float(rows["break_even_calls"].iloc[0]), float(rows["ahead_until_calls"].iloc[0])
+        # a file without the columns (hand-made, or older): NaN, as get_column reads a missing column
+        calls = float(get_column(rows, "break_even_calls").iloc[0])
+        ahead = float(get_column(rows, "ahead_until_calls").iloc[0])
     else:
         calls, ahead = break_even(base["first_call_s"], base["median_s"], comp["first_call_s"], comp["median_s"])
     calls, ahead = settled_break_even(verdict_, calls, ahead)

@@ -307,6 +307,12 @@ def test_seed_and_an_infinite_time_are_named_before_the_workers():
     assert refusal(["workload=add_one", "seed=-1"]) == (
         "seed=-1 is invalid; must be >= 0 (numpy's and JAX's generators take a non-negative seed)"
     )
+    # a seed past int64: JAX's key raised OverflowError in a keyed workload, results.csv read it back as a float
+    # (benchmarks/hunt57.py)
+    assert refusal(["workload=add_one", "seed=18446744073709551616"]) == (
+        "seed=18446744073709551616 is invalid; must be < 2**63 (a 64-bit integer, as results.csv and JAX's keys "
+        "hold it)"
+    )
     assert refusal(["workload=add_one", "timing.job_time_s=inf"]) == (
         "timing.job_time_s=inf is invalid; must be a finite number > 0"
     )

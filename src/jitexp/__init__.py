@@ -15,25 +15,33 @@ from __future__ import annotations
 import os as _os
 import sys as _sys
 
+# the console scripts, and the module whose main() handles a KeyboardInterrupt itself
+_GUARDED = {"jitexp": "jitexp.cli", "jitexp-history": "jitexp.bisection"}
+_COMMANDS = ("jitexp", "jitexp-report", "jitexp-compare", "jitexp-history")
+_PROG = _os.path.basename(getattr(_sys.modules.get("__main__"), "__file__", None) or "")
+
 
 def _early_ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """The `jitexp` command's Ctrl-C while it loads, before cli.main's guard: its one line and exit 130 (Python's
-    own handler printed a KeyboardInterrupt traceback from jitexp's imports); under cli.main, Python's behaviour."""
+    """A jitexp command's Ctrl-C: one line and exit 130 (Python's own handler printed a KeyboardInterrupt traceback).
+    Under a main() that says what it kept itself (jitexp's, jitexp-history bisect's), Python's KeyboardInterrupt."""
     f = frame
     while f is not None:
-        if f.f_code.co_name == "main" and f.f_globals.get("__name__") == "jitexp.cli":
+        if f.f_code.co_name == "main" and f.f_globals.get("__name__") == _GUARDED.get(_PROG):
             raise KeyboardInterrupt
         f = f.f_back
-    _sys.stderr.write(
-        "\njitexp: interrupted (Ctrl-C)\njitexp: stopped before any job started: nothing was measured or written\n"
-    )
-    _sys.stderr.flush()
-    _os._exit(130)
+    if _PROG == "jitexp":  # before cli.main's guard: nothing ran yet
+        _sys.stderr.write(
+            "\njitexp: interrupted (Ctrl-C)\njitexp: stopped before any job started: nothing was measured or written\n"
+        )
+        _sys.stderr.flush()
+        _os._exit(130)
+    _sys.stderr.write(f"\n{_PROG}: interrupted (Ctrl-C); the folder it writes may hold only part of its files\n")
+    raise SystemExit(130)  # not os._exit: an atomic write's temporary file is removed on the way out
 
 
-# only in the `jitexp` console script's process (its __main__ is that script): a notebook or a library caller keeps
-# its own Ctrl-C. _signal, not signal: the latter imports enum, and this runs first of all of jitexp.
-if _os.path.basename(getattr(_sys.modules.get("__main__"), "__file__", None) or "") == "jitexp":
+# only in a jitexp console script's process (its __main__ is that script): a notebook or a library caller keeps its
+# own Ctrl-C. _signal, not signal: the latter imports enum, and this runs first of all of jitexp.
+if _PROG in _COMMANDS:
     import _signal
 
     _signal.signal(_signal.SIGINT, _early_ctrl_c)

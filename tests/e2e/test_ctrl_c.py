@@ -195,3 +195,23 @@ def test_ctrl_c_while_jitexp_loads_is_one_line(tmp_path, module):
         "jitexp: stopped before any job started: nothing was measured or written",
     ]
     assert not (tmp_path / "results.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("program", "module"),
+    [("jitexp-report", "jitexp.report.run.tables"), ("jitexp-compare", "jitexp.report.compare.gate")],
+)
+def test_ctrl_c_in_a_report_command_is_one_line(tmp_path, program, module):
+    """jitexp-report, -compare and -history printed a KeyboardInterrupt traceback on Ctrl-C (benchmarks/hunt57.py):
+    now one line and exit 130, here while they load what reads the run."""
+    done = subprocess.run(
+        [sys.executable, "-c", AT_IMPORT, command(program), module, str(tmp_path), str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"{program}: interrupted (Ctrl-C); the folder it writes may hold only part of its files"
+    ]

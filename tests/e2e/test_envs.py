@@ -21,7 +21,7 @@ import pytest
 from helpers import command, make_env, read, run_cli, shared_env
 from jitexp import ConfigError, compose
 from jitexp.engine import envserver, preflight
-from jitexp.engine.runner import WORKER
+from jitexp.engine.processes import WORKER
 from jitexp.records import ProcessResult, Task
 
 CRASHES = """

@@ -21,6 +21,7 @@ from jitexp.engine.launch import launcher, run_task
 from jitexp.engine.mode_processes import merged_pairs
 from jitexp.engine.probes import disk_cache_probe, profile_probe, retrace_probe, timed
 from jitexp.engine.process_plan import COLD_ON_A_CPU, ProcessPlan, cold_here, per_variant_budgets
+from jitexp.engine.processes import WORKER
 from jitexp.engine.progress import Status, Sweep
 from jitexp.engine.slurm_tasks import check_srun
 from jitexp.errors import ConfigError, Interrupted
@@ -30,6 +31,7 @@ from jitexp.records import INTERRUPTED, JobRaw, JobResult, Payload, ProcessResul
 
 __all__ = [  # what callers import from here (the steps live in launch, probes and process_plan)
     "COLD_ON_A_CPU",
+    "WORKER",
     "check_memory",
     "cold_here",
     "collect",

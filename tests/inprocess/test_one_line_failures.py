@@ -307,6 +307,10 @@ def test_seed_and_an_infinite_time_are_named_before_the_workers():
     assert refusal(["workload=add_one", "seed=-1"]) == (
         "seed=-1 is invalid; must be >= 0 (numpy's and JAX's generators take a non-negative seed)"
     )
+    assert refusal(["workload=add_one", "resume=true", "overwrite=true"]) == (
+        "overwrite=True is invalid; resume=true keeps the folder's complete jobs and overwrite=true removes them: give "
+        "one of the two"
+    )
     # a seed past int64: JAX's key raised OverflowError in a keyed workload, results.csv read it back as a float
     # (benchmarks/hunt57.py)
     assert refusal(["workload=add_one", "seed=18446744073709551616"]) == (

@@ -55,6 +55,12 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     _require_positive("calls", cfg.calls, allow_zero=True)
     if cfg.seed < 0:  # numpy's generators refuse it in every worker ("expected non-negative integer")
         raise ConfigError("seed", cfg.seed, "must be >= 0 (numpy's and JAX's generators take a non-negative seed)")
+    if cfg.resume and cfg.overwrite:  # overwrite removed the rows resume was to keep, without a word
+        raise ConfigError(
+            "overwrite",
+            True,
+            "resume=true keeps the folder's complete jobs and overwrite=true removes them: give one of the two",
+        )
     if cfg.seed >= 2**63:  # read back as a float from results.csv (its last digits lost), and past what JAX's keys take
         raise ConfigError("seed", cfg.seed, "must be < 2**63 (a 64-bit integer, as results.csv and JAX's keys hold it)")
     t = cfg.timing

@@ -130,7 +130,7 @@ def test_a_check_in_words_reads_back_as_its_words(tmp_path):
     [
         (
             lambda f: f.rename(columns={"mode": "mod"}),
-            ", column mode: no mode column: each row of a results.csv names the mode it measured",
+            ", column mode: no mode column beside status: each row of a results.csv names the mode it measured",
         ),
         (
             lambda f: f.assign(mode=["eager", ""]),

@@ -143,6 +143,10 @@ class Study:
             study_name=STUDY, storage=storage, sampler=sampler, directions=directions, load_if_exists=True
         )
         self._read_record()
+        if self.records and seed is not None:  # resumed: the same seed would propose the measured points again
+            self.study.sampler = self.optuna.samplers.TPESampler(
+                seed=seed + len(self.records), n_startup_trials=startup
+            )
         return self.study
 
     def _read_record(self) -> None:

@@ -201,6 +201,18 @@ def _jobs(
     if not batches:
         _check_selects(hydra, parse_with(parser, task))
     hydra_overrides = [o.input_line for o in parsed if o.is_hydra_override()]
+    jobs, digests = _sweep_points(hydra, parser, hydra_overrides, batches, arity)
+    _check_repeats(jobs, batches, parsed)
+    _check_tune_unused(jobs)
+    _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
+    return jobs, base.hydra.mode, output
+
+
+def _sweep_points(
+    hydra: Any, parser: Any, hydra_overrides: list[str], batches: list[list[str]], arity: _Arity | None
+) -> tuple[list[ExperimentConfig], list[str | None]]:
+    """Each sweep point composed and validated as its job will be, with its config_hash; their job folders checked
+    (_check_job_subdirs)."""
     jobs, digests, subdirs = [], [], []
     for num, job_overrides in enumerate(batches):
         job_parsed = parse_with(parser, hydra_overrides + job_overrides)
@@ -209,10 +221,7 @@ def _jobs(
         digests.append(config_hash(cfg))
         subdirs.append(_job_subdir(cfg, num))
     _check_job_subdirs(subdirs, batches)
-    _check_repeats(jobs, batches, parsed)
-    _check_tune_unused(jobs)
-    _check_resume(output, base, digests, [" ".join(b) for b in batches], sweep=True)
-    return jobs, base.hydra.mode, output
+    return jobs, digests
 
 
 def _tune_baseline(

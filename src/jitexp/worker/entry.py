@@ -34,6 +34,7 @@ from jitexp.worker.channel import enter_phase
 from jitexp.worker.compiles import CACHE_HITS, CACHE_MISSES, CompileCounter
 from jitexp.worker.inputs import (
     Functions,
+    Handed,
     check_setup_memory,
     import_functions,
     input_builder,
@@ -147,7 +148,7 @@ def _measure_process(task: Task) -> ProcessResult:
                         if task.kind == "fit" and fit.over_before_inputs(cfg, f, device, result):
                             return result  # experiment=fit: over the limit on the shapes alone, nothing built
                     inputs = input_builder(cfg, f, device, result)
-                    w = inputs()
+                    handed = Handed(inputs())  # the kind takes it: nothing here holds the inputs past their use
             except ConfigError as error:
                 result.config_error = ConfigProblem(error.key, error.value, error.expected)
                 return result
@@ -159,7 +160,7 @@ def _measure_process(task: Task) -> ProcessResult:
             # The steady state runs outside any device context (the inputs carry the device); the probes inside.
             timed = task.kind in ("measure", "profile")  # the steady loop as measured: no device context around it
             with workload.on_device(device) if not timed else contextlib.nullcontext():
-                sampled = KINDS[task.kind](task, w, result.modes, inputs if f.setup is not None else lambda job=cfg: w)
+                sampled = KINDS[task.kind](task, handed, result.modes, inputs)
         if sampled is not None:
             result.noise = dataclasses.replace(sampled, host_probe=result.noise.host_probe)
         with clock.phase("memory"):

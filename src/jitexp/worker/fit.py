@@ -1,7 +1,7 @@
 """experiment=fit's probe (task kind "fit"): compile the job at one value, read XLA's memory analysis, and only when
-that estimate is within the limit call it three times, the first two outputs alive during the third, as the timed job
-holds them (the cold call's output, the loop's last, the next); what happened goes back as one record (the driver's
-fit.csv row).
+that estimate is within the limit call it twice, each output dropped before the next call, as the timed job's calls
+hold what a user's loop holds (its arguments, and the output being made: docs/decisions.md, "Issue 59: what the timed
+job holds"); what happened goes back as one record (the driver's fit.csv row).
 
 The estimate is what XLA allocates for the program: arguments + outputs + temporaries - aliased (donated) bytes, or
 XLA's `peak_memory_in_bytes` where that is larger. On the CPU (jax 0.10.2) the peak leaves the temporaries out: an MLP
@@ -28,15 +28,15 @@ from jitexp.records import ModeResult, ProcessResult, Task
 from jitexp.worker import clock, workload
 from jitexp.worker.backend import resolve_device
 from jitexp.worker.channel import enter_phase
-from jitexp.worker.inputs import Functions, Inputs
+from jitexp.worker.inputs import Functions, Handed, Inputs
 
 MEMORY_FIELDS = ("argument", "output", "temp", "alias", "generated_code")
 
 
-def fit_probe(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
-    """Compile, compare XLA's estimate with the limit, and within it call three times with the earlier outputs alive,
-    as the timed job holds them (once for a donating program): out[mode].calls[0] says which."""
-    cfg = task.cfg
+def fit_probe(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> None:
+    """Compile, compare XLA's estimate with the limit, and within it call twice, each output dropped before the next
+    call as the timed job drops it (once for a donating program): out[mode].calls[0] says which."""
+    cfg, w = task.cfg, handed.take()
     mode = _mode(cfg)
     record: dict[str, Any] = {}
     call = workload.call_of(w)
@@ -62,16 +62,12 @@ def fit_probe(task: Task, w: workload.Workload, out: dict[str, ModeResult], inpu
             enter_phase("execute")
             args, kwargs = w.aot_inputs()
             started = time.perf_counter()
-            alive = [jax.block_until_ready(compiled(*args, **kwargs))]
+            jax.block_until_ready(compiled(*args, **kwargs))  # dropped at once, as the timed loop drops it
             record["call_s"] = time.perf_counter() - started
             if not record.get("alias_size_bytes"):
-                # the timed job keeps the cold call's output (the check's reference) while its loop holds the last
-                # output as the next call runs: three outputs at once (TPU v5e: a probe of two passed 0.7% above
-                # where the timed MLP step ran out of memory, docs/benchmarks.md). A donating program reuses its
-                # donated inputs instead (and has none left to call on)
-                for _ in range(2):
-                    alive.append(jax.block_until_ready(compiled(*args, **kwargs)))
-            del alive
+                # a steady call of the timed loop: its arguments alive (a carried state's are the previous call's
+                # outputs, the originals gone) and its own output. A donating program consumed its arguments instead
+                jax.block_until_ready(compiled(*args, **kwargs))
     except Exception as exc:
         out[mode] = ModeResult(failure_of("execute", exc, call), calls=[record])
         return

@@ -44,39 +44,71 @@ def import_functions(cfg: ExperimentConfig, variant: str = "") -> Functions:
         raise ConfigError(f"variants.{variant}.{error.key}", error.value, error.expected) from None
 
 
-def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult, name: str = "") -> Inputs:
-    """A function giving each caller its own inputs for a config (setup_s of the first build is the process's, and
-    the shapes of the first build of the config itself are the variant `name`'s input_shapes).
+def input_builder(cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult, name: str = "") -> Builder:
+    """A Builder giving each caller its inputs for a config (setup_s of the first build is the process's, and the
+    shapes of the first build of the config itself are the variant `name`'s input_shapes)."""
+    return Builder(cfg, f, device, result, name)
 
-    The job's own config is built once per process: later calls get a copy of every array of a copy held
-    back from that build (a slow setup, such as a flax init, no longer runs once per mode). Inputs with
-    leaves that are not arrays or immutable values (a stateful object) are built afresh each time, as
-    are other configs (a sequence's variants).
+
+class Builder:
+    """Each caller's inputs for one config (the Inputs a job's kinds take).
+
+    The job's own config is built once per process, and while `shares` later calls get that same workload: its
+    leaves are arrays and immutable values, so a mode that donates takes `donor` copies of what it donates. Inputs
+    with leaves that are not (a stateful object) are built afresh each time, as are other configs (a sequence's
+    variants). `release()` lets the first build go once no caller needs it (the timed rounds then hold only what
+    each mode's calls hold, as a user's loop does).
     """
-    held: list[workload.Workload] = []
-    mesh = sharding.make_mesh(cfg, device)
 
-    def inputs(job: ExperimentConfig = cfg) -> workload.Workload:
+    def __init__(self, cfg: ExperimentConfig, f: Functions, device: Any, result: ProcessResult, name: str) -> None:
+        self.cfg, self.f, self.device, self.result, self.name = cfg, f, device, result, name
+        self.mesh = sharding.make_mesh(cfg, device)
+        self.held: workload.Workload | None = None
+
+    @property
+    def shares(self) -> bool:
+        """Whether the next call for the job's config returns the workload already built (not a build of its own)."""
+        return self.held is not None
+
+    def release(self) -> None:
+        """Forget the workload held for later callers (a later call builds afresh)."""
+        self.held = None
+
+    def __call__(self, job: ExperimentConfig | None = None) -> workload.Workload:
+        job = self.cfg if job is None else job
+        if self.held is not None and job is self.cfg:
+            return self.held
+        f, device, result, mesh = self.f, self.device, self.result, self.mesh
         with phase("inputs"), workload.on_device(device):
-            if held and job is cfg:
-                return workload.copied(held[0])
             args, kwargs, seconds = workload.build_inputs(job, workload.placement(device), f.setup)
             if mesh is not None:
                 args, kwargs = sharding.shard_inputs(job, mesh, args, kwargs)
             built = _workload(job, f, args, kwargs)
-            if job is cfg:
-                result.input_shapes.setdefault(name, shapes_label(f.fn, args, kwargs))
+            if job is self.cfg:
+                result.input_shapes.setdefault(self.name, shapes_label(f.fn, args, kwargs))
                 leaves = jax.tree_util.tree_leaves((args, kwargs))
-                result.input_dtypes.setdefault(name, args_dtype([str(v.dtype) for v in leaves if is_array(v)]))
-                result.prejitted.setdefault(name, prejitted(f.fn))
+                result.input_dtypes.setdefault(self.name, args_dtype([str(v.dtype) for v in leaves if is_array(v)]))
+                result.prejitted.setdefault(self.name, prejitted(f.fn))
             if mesh is not None and job.workload.out_shardings is not None:
                 built = dataclasses.replace(built, out_shardings=sharding.out_shardings(job, mesh, args, kwargs))
-            if job is cfg and f.setup is not None and workload.copyable(built):
-                held.append(workload.copied(built))
+            if job is self.cfg and workload.copyable(built):
+                self.held = built
         result.setup_s = result.setup_s if result.setup_s is not None else seconds
         return built
 
-    return inputs
+
+class Handed:
+    """The workload a process built first, handed to its task's kind: `take()` gives it up, so that the taker holds
+    the only reference and it goes when the taker lets it (a carried state's originals go after the first call)."""
+
+    def __init__(self, w: workload.Workload) -> None:
+        self.w: workload.Workload | None = w
+
+    def take(self) -> workload.Workload:
+        w, self.w = self.w, None
+        if w is None:
+            raise RuntimeError("the workload was taken already")
+        return w
 
 
 def _workload(job: ExperimentConfig, f: Functions, args: tuple, kwargs: dict) -> workload.Workload:
@@ -100,7 +132,7 @@ def _workload(job: ExperimentConfig, f: Functions, args: tuple, kwargs: dict) ->
 
 def check_setup_memory(setup: Any, cfg: ExperimentConfig, modes: int) -> None:
     """Refuse a setup whose arrays cannot fit in available memory: one set per mode, one for the check, and the
-    copy input_builder holds back to give each of them its own."""
+    first build the modes' donated copies are taken from."""
     per_set = workload.setup_bytes(setup, cfg)
     if per_set is not None:
         what = f"workload.setup's arrays ({modes} mode(s), a check and the copy they are copied from)"
@@ -127,7 +159,7 @@ def raised_at(exc: BaseException, what: str) -> str:
     return f"{what} raised at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
 
 
-Inputs = Callable[..., workload.Workload]  # builds a workload's inputs afresh (workload.setup), or returns the same
+Inputs = Builder  # a job's inputs for its modes (measure_variants, the kinds)
 
 
 def donor(w: workload.Workload) -> workload.Workload:

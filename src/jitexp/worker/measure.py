@@ -13,7 +13,7 @@ import numpy as np
 
 from jitexp import noise
 from jitexp.config import ExperimentConfig
-from jitexp.errors import ConfigError, PhaseError, failure_of, phase
+from jitexp.errors import ConfigError, Failure, PhaseError, failure_of, phase
 from jitexp.records import Cold, ConfigProblem, ModeResult, Noise, ProcessResult, Task
 from jitexp.worker import channel, clock, compiles, diskcache, distributed, factors, misses, sharding, workload
 from jitexp.worker.backend import resolve_device
@@ -22,16 +22,25 @@ from jitexp.worker.channel import enter_phase
 from jitexp.worker.checks import extras
 from jitexp.worker.compiles import CompileCounter
 from jitexp.worker.fit import fit_probe
-from jitexp.worker.inputs import Functions, Inputs, check_setup_memory, donor, input_builder, raised_at, variant_cfg
+from jitexp.worker.inputs import (
+    Functions,
+    Handed,
+    Inputs,
+    check_setup_memory,
+    donor,
+    input_builder,
+    raised_at,
+    variant_cfg,
+)
 from jitexp.worker.modes import Carry, ColdCall, cold_call
 from jitexp.worker.profiling import device_time, profile_calls
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
-def _measure_modes(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> Noise:
+def _measure_modes(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> Noise:
     """Each mode's cold first call (and process 0's extras), then every mode sampled in interleaved rounds."""
     before = noise.cpu_times()
-    cold = _cold_calls(task, w, out, inputs)
+    cold = _cold_calls(task, handed.take(), out, inputs)  # the inputs as built go with it: each mode holds its own
     return _sample(task, cold, out, noise.shares(before, noise.cpu_times()))
 
 
@@ -39,9 +48,15 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
     """Each mode's first call, then the extras. A process that measures cold calls (task.cold) clears JAX's caches
     before each mode but the first (a fresh process needs none) and compiles it into an empty persistent cache of its
     own (worker.diskcache); any other process takes its programs from the job's cache and clears nothing, so no
-    program it has is compiled again."""
+    program it has is compiled again.
+
+    The inputs as built are shared by the modes (donor copies what a mode donates) until the last call that needs
+    them: the last mode's cold call takes them as they are, or the extras; then they, and the cold calls' outputs the
+    extras read, are let go, so that the timed rounds hold what a user's loop holds (docs/decisions.md, "Issue 59:
+    what the timed job holds")."""
     cfg = task.cfg
     order = rotation(list(task.modes or cfg.mode.names), task.process)
+    extra = task.extras and not factors.off("extras")
     cold = {}
     for position, mode in enumerate(order):
         try:
@@ -50,16 +65,19 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc)
             continue
+        shared = inputs.shares and (position < len(order) - 1 or extra)  # a later call takes the same inputs
+        if not shared:
+            inputs.release()
         measured = task.cold and mode != "numpy"
         enter_phase("execute" if mode in ("eager", "numpy") else "trace")
         compiles.on_event = enter_phase if channel.conn is not None else None  # trace -> lower -> compile -> execute
         try:
-            shared = cfg.workload.setup is None  # built once and shared: donation must not consume the originals
             with clock.phase("first_call"):
                 if measured and (position > 0 or not task.fresh):
                     jax.clear_caches()  # each mode's first call pays its own compiles
                 with diskcache.own_empty(task.cache_dir) if measured else nullcontext():
-                    c = cold_call(donor(own) if shared and mode in ("jit", "aot") else own, mode, max(task.calls, 1))
+                    mine = donor(own) if shared and mode in ("jit", "aot") else own  # donation consumes what it takes
+                    c = cold_call(mine, mode, max(task.calls, 1), keep_output=extra)
         except PhaseError as exc:
             out[mode] = distributed.dropped(cfg, exc, workload.call_of(own))
             continue
@@ -73,11 +91,14 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
         )
         if isinstance(c.call, Carry):
             out[mode].extras.donation = c.call.describe()
-    if task.extras and not factors.off("extras"):
+    if extra:
         with workload.on_device(resolve_device(cfg.device)):
             with clock.phase("setup"):
                 fresh = inputs()
             extras(cfg, fresh, cold, out)
+    inputs.release()
+    for c in cold.values():
+        c.output = None  # the extras' alone: not held through the rounds
     return cold
 
 
@@ -103,6 +124,7 @@ def _sample(
         settle=not factors.off("settle"),
         collect_first=not factors.off("early_collect"),
     )
+    rounds.last_output.clear()  # the last samples' outputs: not held while the probes below call again
     for mode, error in rounds.errors.items():
         out[mode] = ModeResult(failure_of("execute", error))
     for mode, samples in rounds.samples_s.items():
@@ -178,26 +200,15 @@ def measure_variants(
     keys: dict[str, tuple[str, str]] = {}
     before = noise.cpu_times()
     for position, name in enumerate(rotation(list(variants), task.process)):
-        job, f = variants[name], loaded[name]
+        own = dataclasses.replace(task, cfg=variants[name], fresh=task.fresh and position == 0)
         mine = result.variants.setdefault(name, {})
-        inputs = input_builder(job, f, device, result, name)
-        try:
-            enter_phase("inputs")
-            if f.setup is not None and task.process == 0:  # every variant's arrays live at once
-                check_setup_memory(f.setup, job, len(modes) * len(variants))
-            w = inputs()
-        except ConfigError as error:
-            result.config_error = ConfigProblem(f"variants.{name}.{error.key}", error.value, error.expected)
+        built = _variant_inputs(task, variants[name], loaded[name], device, result, name, len(variants))
+        if built is None:
             return None
-        except PhaseError as exc:
-            failed = failure_of(exc.phase, exc.cause)
-            if f.setup is not None:
-                failed.hint = failed.hint or raised_at(exc.cause, "workload.setup")
-            mine.update({mode: ModeResult(failed) for mode in modes})
+        if isinstance(built, Failure):
+            mine.update({mode: ModeResult(built) for mode in modes})
             continue
-        own = dataclasses.replace(task, cfg=job, fresh=task.fresh and position == 0)
-        same: Inputs = lambda job=job, w=w: w  # noqa: E731  (specs: one set of inputs, shared by the modes)
-        for mode, c in _cold_calls(own, w, mine, inputs if f.setup is not None else same).items():
+        for mode, c in _cold_calls(own, built[0].take(), mine, built[1]).items():
             key = f"{name}:{mode}"  # unique: mode names hold no colon
             cold[key], keys[key] = c, (name, mode)
     cold_share = noise.shares(before, noise.cpu_times())
@@ -208,17 +219,38 @@ def measure_variants(
     return sampled
 
 
+def _variant_inputs(
+    task: Task, job: ExperimentConfig, f: Functions, device: Any, result: ProcessResult, name: str, variants: int
+) -> tuple[Handed, Inputs] | Failure | None:
+    """A variant's inputs as built and its Builder; the failure of its modes where building failed; None (and
+    result.config_error) for a config mistake."""
+    inputs = input_builder(job, f, device, result, name)
+    try:
+        enter_phase("inputs")
+        if f.setup is not None and task.process == 0:  # every variant's arrays live at once
+            check_setup_memory(f.setup, job, len(task.modes or task.cfg.mode.names) * variants)
+        return Handed(inputs()), inputs
+    except ConfigError as error:
+        result.config_error = ConfigProblem(f"variants.{name}.{error.key}", error.value, error.expected)
+        return None
+    except PhaseError as exc:
+        failed = failure_of(exc.phase, exc.cause)
+        if f.setup is not None:
+            failed.hint = failed.hint or raised_at(exc.cause, "workload.setup")
+        return failed
+
+
 def _cold_record(c: ColdCall) -> Cold:
     return Cold(c.first_call_s, c.trace_s, c.lower_s, c.compile_s, c.execute_s, c.compiles)
 
 
-def sequence_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+def sequence_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """The retrace probe: one prepared callable of the mode called with each variant in order.
 
     Per call: latency, whether it compiled (compile events), trace and compile seconds, and
     the reason JAX gives for a tracing-cache miss (jax_explain_cache_misses).
     """
-    cfg = task.cfg
+    cfg, w = task.cfg, handed.take()
     (mode,) = task.modes
     if not task.fresh:
         jax.clear_caches()  # in-process (isolate=none): the measurement compiled these already
@@ -290,14 +322,15 @@ def _show(values: tuple) -> str:
     return ", ".join(map(repr, values))
 
 
-def cache_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+def cache_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """Each compiled mode's cold first call with the persistent compilation cache on, and its disk-cache hits."""
+    w = handed.take()
     for position, mode in enumerate(task.modes):
         if position > 0 or not task.fresh:
             jax.clear_caches()
         try:
             with CompileCounter() as counter:
-                c = cold_call(donor(w if position == 0 else inputs()), mode)
+                c = cold_call(donor(w if position == 0 else inputs()), mode, keep_output=False)
         except PhaseError as exc:
             out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(w)))
             continue

@@ -37,7 +37,7 @@ class ColdCall:
     call: Call
     block: Block
     loop: Loop  # the timed loop of the steady state: loop_for(call, output, block)
-    output: Any  # the first call's
+    output: Any  # the first call's, kept for the checks (None where not asked: cold_call's keep_output)
     first_call_s: float
     trace_s: float
     lower_s: float
@@ -329,8 +329,9 @@ def _ready(value: Any) -> Any:
     return value
 
 
-def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
-    """The first call from cold (building the callable included), then calls 2..n timed one by one."""
+def cold_call(w: Workload, mode: str, n: int = 1, keep_output: bool = True) -> ColdCall:
+    """The first call from cold (building the callable included), then calls 2..n timed one by one. With
+    `keep_output` the first call's output is kept (its own copy where the next call donates it); else none is."""
     with CompileCounter() as counter:
         start = time.perf_counter_ns()
         try:
@@ -351,7 +352,9 @@ def cold_call(w: Workload, mode: str, n: int = 1) -> ColdCall:
     loop = loop_for(call, out, block)
     phases = counter.phases()
     records = [CallRecord(1, first_s, counter.count)]
-    first = jax.tree.map(copy_leaf, out) if isinstance(call, Carry) else out  # the next call consumes it
+    donates = isinstance(call, Carry) and bool(call.donated)  # the next call consumes it
+    first = (jax.tree.map(copy_leaf, out) if donates else out) if keep_output else None
+    del out
     with phase("execute"):  # calls 2..n: a failure here is the mode's error row too
         for i in range(2, n + 1):
             with CompileCounter() as later:

@@ -16,7 +16,7 @@ from jitexp.analysis.profile import LOOP_MARK, device_busy, profile_rows
 from jitexp.errors import PhaseError, failure_of, first_line
 from jitexp.records import ModeResult, Profile, Task
 from jitexp.worker import distributed, workload
-from jitexp.worker.inputs import Inputs, donor
+from jitexp.worker.inputs import Handed, Inputs, donor
 from jitexp.worker.modes import cold_call
 from jitexp.worker.timing import Loop
 
@@ -25,15 +25,16 @@ MIN_CALLS, MAX_CALLS = 10, 10_000
 KEPT = (".trace.json.gz", ".xplane.pb")  # Perfetto / chrome://tracing reads the first, TensorBoard's XProf the second
 
 
-def profile_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], inputs: Inputs) -> None:
+def profile_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> None:
     """Each mode's cold call and PROFILE_SECONDS of warm-up, then about PROFILE_SECONDS of its steady loop (the timed region's own
     calls) inside jax.profiler.trace, Python tracing off; the trace's rows and files in out[mode].profile."""
+    w = handed.take()
     for position, mode in enumerate(task.modes):
         own = w if position == 0 else inputs()
         if position > 0 or not task.fresh:
             jax.clear_caches()
         try:
-            c = cold_call(donor(own) if task.cfg.workload.setup is None else own, mode)
+            c = cold_call(donor(own) if inputs.shares else own, mode, keep_output=False)
             seconds, _ = c.loop(MIN_CALLS)
             calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
             c.loop(calls)  # warm: caches, the allocator, thread pools, the carried state, as the timed rounds are

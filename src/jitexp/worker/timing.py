@@ -95,7 +95,7 @@ def calibrate(
     jax.distributed job) every try's verdict and next count are rank 0's, so every rank makes the same calls."""
     number, per_call = 1, 0.0
     for _ in range(8):
-        per_call, _ = loop(number)
+        per_call = loop(number)[0]  # the output is not kept while the next try runs
         done = per_call * number >= target_s or number >= max_number
         wanted = target_s / max(per_call, 1e-9)
         following = number if done else min(max_number, max(number * 2, int(math.ceil(wanted * 1.1))))
@@ -230,7 +230,7 @@ def measure_rounds(
         for mode in modes:
             try:
                 if policy.warmup:
-                    last[mode] = loops[mode](policy.warmup)[1]
+                    loops[mode](policy.warmup)
                 calibrated[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
             except Exception as exc:  # the mode fails; the others are still measured
                 if interrupted(exc):
@@ -258,6 +258,7 @@ def measure_rounds(
             ticks.append(tick())
         while rounds < policy.max_samples and live:
             for mode in round_order(live, rounds + shift):
+                last.pop(mode, None)  # its previous sample's output: a user's loop holds none before a call
                 try:
                     with sampling(mode) if sampling else nullcontext():
                         if mode != previous:
@@ -308,4 +309,5 @@ def dispatch_times(call: Call, block: Block, probes: int) -> np.ndarray:
             out = call()
             times[i] = (time.perf_counter_ns() - start) / 1e9
             block(out)
+            del out  # before the next call, as a user's loop drops it
     return times

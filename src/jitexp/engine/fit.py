@@ -153,8 +153,9 @@ def search(
         short = timed_oom(out.job, fit.key, best)
         if short is None:
             return out
-        # the job's loop holds more than one call (the last output stays alive while the next call runs, warm-up,
-        # the cold call's own buffers): out of memory there, the value does not fit, and the search goes on below
+        # the timed job's calls hold what the probe's do (docs/decisions.md, "Issue 59: what the timed job holds"),
+        # but not all it does (process 0's extras, the check's eager call, the allocator's state after many calls):
+        # out of memory there, the value does not fit, and the search goes on below
         steps.refute(best)
         _add(out, short, folder, say)
     # every timed job ran out of memory: the largest value standing was never timed, and the last job's block

@@ -509,7 +509,7 @@ def cases() -> list[Case]:
             "two runs at once, default folder",
             [
                 f"({jx(Q)} & {jx(Q)} & wait)",
-                "python -c \"import glob,sys; n=len(glob.glob('outputs/run/*/*/results.csv')); sys.exit(n != 2)\"",
+                "python -c \"import glob,sys; n=len(glob.glob('outputs/run/*/results.csv')); sys.exit(n != 2)\"",
             ],
             "run",
         )
@@ -544,7 +544,7 @@ def cases() -> list[Case]:
         (
             "measure size= labels given inputs",
             "r = jitexp.measure(mine.f, np.ones(4), size=8, timing='quick'); "
-            "assert r.rows[0]['size'] == 8, r.rows[0]['size']",
+            "assert r.row('jit')['size'] == 8, r.row('jit')['size']",
             "run",
             (),
         ),

@@ -177,3 +177,15 @@ def test_a_results_csv_without_break_even_columns_reports_and_compares_in_one_li
         "jitexp-compare: nothing to compare: BASE and NEW share 2 case(s), but no per-process times for them "
         "(processes.csv beside results.csv, as jitexp writes it); compare the run folders jitexp wrote\n"
     )
+
+
+def test_compare_of_a_file_without_modes_is_one_line(tmp_path, capsys):
+    """Another tool's results.csv (no mode column: the report reads it) or a binary file was compare's KeyError."""
+    from jitexp.report.compare import cli as compare_cli
+
+    (tmp_path / "results.csv").write_text("workload,size\nw,8\n")
+    assert compare_cli.main([str(tmp_path), str(tmp_path), "--no-plot", "--out", str(tmp_path / "c")]) == 2
+    assert capsys.readouterr().err == (
+        f"jitexp-compare: error: {tmp_path / 'results.csv'}, column mode: no mode column: jitexp-compare compares "
+        "each mode's times\n"
+    )

@@ -13,6 +13,7 @@ from jitexp.analysis.stats import CHANGE_METRICS
 from jitexp.noise import PROBE_COLUMNS
 from jitexp.report.shared.cases import MACHINE, case_columns
 from jitexp.report.shared.memory import MEASURED
+from jitexp.store.csvio import BadCsv
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 from jitexp.store.schema import JIT_KNOBS, MESH_COLUMNS, SETUP_COLUMNS
 
@@ -80,6 +81,10 @@ def load_side(path: str | Path) -> Side:
     probes: dict[str, list[float]] = {}
     for job in iter_jobs(root):
         rows = job.results.assign(_job=str(job.path))
+        if "mode" not in rows.columns:  # compare matches modes: another tool's file, or not a CSV at all
+            raise BadCsv(
+                job.path / RESULTS_CSV, "no mode column: jitexp-compare compares each mode's times", column="mode"
+            )
         ok = rows["status"] == "ok" if "status" in rows.columns else pd.Series(True, index=rows.index)
         ok = ok.fillna(False).astype(bool)
         frames.append(rows[ok])

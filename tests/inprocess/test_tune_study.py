@@ -26,9 +26,10 @@ class FakeLauncher:
     (as a launcher whose SLURM job died) on K in `dies`; the confirmation job returns its two variants, paired."""
 
     def __init__(self, fails=(), dies=()):
-        self.fails, self.dies, self.launched = set(fails), set(dies), []
+        self.fails, self.dies, self.launched, self.calls = set(fails), set(dies), [], []
 
     def launch(self, jobs, initial_job_idx):
+        self.calls.append(len(jobs))
         out = []
         for i, overrides in enumerate(jobs):
             self.launched.append((initial_job_idx + i, overrides))
@@ -69,7 +70,7 @@ def paired(ratio: float) -> dict:
     return {"ab_steady_ratio": ratio, "ab_steady_ratio_ci_low": 0.9 * ratio, "ab_steady_ratio_ci_high": 1.1 * ratio}
 
 
-def study(root: Path, launcher, *, trials: int, choices: str, resume=False, confirm=6) -> Study:
+def study(root: Path, launcher, *, trials: int, choices: str, resume=False, confirm=6, n_jobs=1) -> Study:
     config = OmegaConf.create(
         {
             "hydra": {"sweep": {"dir": str(root)}, "runtime": {"choices": {"workload": "custom"}}},
@@ -81,7 +82,7 @@ def study(root: Path, launcher, *, trials: int, choices: str, resume=False, conf
         }
     )  # fmt: skip
     space = read_space({"workload.params.k": choices}, ["mode=jit"], OverridesParser.create())
-    return Study(config, launcher, space)
+    return Study(config, launcher, space, n_jobs)
 
 
 def test_a_study_measures_each_point_once_finds_the_optimum_and_confirms_it(tmp_path, capsys):
@@ -149,3 +150,11 @@ def test_a_new_study_in_a_folder_holding_one_is_refused(tmp_path):
     study(tmp_path, FakeLauncher(), trials=1, choices="choice(1,2)", confirm=0).run()
     with pytest.raises(ConfigError, match="resume=true continues it"):
         study(tmp_path, FakeLauncher(), trials=1, choices="choice(1,2)", confirm=0).run()
+
+
+def test_n_jobs_trials_are_launched_together_in_consecutive_folders(tmp_path):
+    launcher = FakeLauncher()
+    s = study(tmp_path, launcher, trials=5, choices="choice(1,2,3,4,5,6)", confirm=0, n_jobs=2)
+    s.run()
+    assert launcher.calls == [2, 2, 1] and [num for num, _ in launcher.launched] == [0, 1, 2, 3, 4]
+    assert len({r.params["workload.params.k"] for r in s.measured_records()}) == 5

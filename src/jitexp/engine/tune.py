@@ -219,8 +219,9 @@ class Study:
             while len(batch) < min(self.n_jobs, self.trials - self.measured()):
                 trial = self.study.ask(distributions)
                 params = self._decoded(trial.params)
+                # a point of this batch, not measured yet: no value to tell (-1), so the sampler is told FAIL
                 earlier = repeat_of(params, self.records) or next(
-                    (TrialRecord(0, p, COMPLETE, j) for _, j, p in batch if p == params), None
+                    (TrialRecord(-1, p, COMPLETE, j) for _, j, p in batch if p == params), None
                 )
                 if earlier is not None:
                     self._tell_repeat(trial, earlier)

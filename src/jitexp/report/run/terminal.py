@@ -25,8 +25,11 @@ from jitexp.report.run.views import (
 from jitexp.store.folders import SweepState
 
 
-def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> str:
-    """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist."""
+def format_sweep_summary(
+    df: pd.DataFrame, state: SweepState | None = None, *, speedup: pd.DataFrame | None = None
+) -> str:
+    """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist
+    (`speedup`: speedup_table(df), where the caller has it already)."""
     parts = (
         [f"jitexp: {headline(df, state)}", text_table(rows_table(df))]
         if len(df)
@@ -38,7 +41,7 @@ def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> s
         parts += ["", "caveats:"] + [
             textwrap.fill(n, width, initial_indent="  ", subsequent_indent="    ") for n in notes
         ]
-    speedup = speedup_table(df)
+    speedup = speedup_table(df) if speedup is None else speedup
     if not speedup.empty:
         parts += [
             "",
@@ -52,7 +55,7 @@ def format_sweep_summary(df: pd.DataFrame, state: SweepState | None = None) -> s
 def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
     """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
-    parts = [format_sweep_summary(df, state)]
+    parts = [format_sweep_summary(df, state, speedup=frames.get("speedup"))]
     if "trials" in frames:
         parts += ["", textwrap.fill(TRIALS_NOTE, width), text_table(frames["trials"])]
         if frames["trials"].attrs.get("verdict"):

@@ -191,11 +191,14 @@ def _write_report(
     calls: pd.DataFrame | None = None,
     profile: pd.DataFrame | None = None,
     trials: pd.DataFrame | None = None,
+    caveats: list[str] | None = None,
 ) -> tuple[Path, list[Path]]:
     """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs). A file of those names
-    (or a PNG an earlier report's would be removed) that no jitexp command wrote there is refused (store.owned)."""
+    (or a PNG an earlier report's would be removed) that no jitexp command wrote there is refused (store.owned).
+    `frames` and `caveats`: report_tables and caveat_summary of df, where the caller has them already."""
     out = Path(out)
     frames = report_tables(df, calls, profile, trials) if frames is None else frames
+    caveats = caveat_summary(df) if caveats is None else caveats
     old_plots = [p.name for p in _old_plots(out)]
     tables = [f"{stem}.csv" for stem in (*frames, *OPTIONAL_TABLES)]
     default = source is not None and out.absolute() == default_out(source).absolute()
@@ -212,7 +215,7 @@ def _write_report(
         from jitexp.report.plots.tune import tune_charts
 
         images = make_plots(df, frames["speedup"], out, calls=calls) + tune_charts(trials, out)
-    text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state)
+    text = summary_markdown(df, frames, [p.name for p in images], source=source, state=state, caveats=caveats)
     _write_text(out / "summary.md", text)
     title = f"jitexp report: {Path(source).name}" if source is not None else "jitexp report"
     page = page_html(
@@ -222,7 +225,7 @@ def _write_report(
         environment_table(df),
         title=title,
         headline=headline(df, state),
-        caveats=caveat_summary(df),
+        caveats=caveats,
         profile=frames.get("profile"),
     )
     _write_text(out / PAGE, page)
@@ -288,16 +291,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Path(args.out) if args.out else default_out(path)
         calls = load_calls(path)
         trials = load_trials(path)
-        frames = report_tables(df, calls, load_profile(path, out), trials)
+        frames, caveats = report_tables(df, calls, load_profile(path, out), trials), caveat_summary(df)
         _, written = _write_report(
-            df, out, plots=not args.no_plots, source=path, frames=frames, state=state, calls=calls, trials=trials
+            df,
+            out,
+            plots=not args.no_plots,
+            source=path,
+            frames=frames,
+            state=state,
+            calls=calls,
+            trials=trials,
+            caveats=caveats,
         )
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     if not args.quiet:
         print(f"jitexp-report: {path}\n")
-        print(format_terminal_report(df, frames, state))
+        print(format_terminal_report(df, frames, state, caveats=caveats))
         print()
         print(f"wrote {len(written)} files in {out}/:")
         for kind, names in _files_by_kind(written):

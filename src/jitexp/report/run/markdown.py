@@ -65,8 +65,10 @@ def summary_markdown(
     images: Sequence[str],
     source: str | os.PathLike | None = None,
     state: SweepState | None = None,
+    caveats: list[str] | None = None,
 ) -> str:
-    """summary.md: headline, tables, caveats, image links (relative) and the run's environment."""
+    """summary.md: headline, tables, caveats (caveat_summary(df) unless given), image links (relative) and the run's
+    environment."""
     title = f"# jitexp report: `{Path(source).name}`" if source is not None else "# jitexp report"
     lines = [title, "", f"Source: `{source}`" if source is not None else "", "", headline(df, state) + ".", ""]
     if state is not None and state.missing:
@@ -186,7 +188,7 @@ def summary_markdown(
             "Full table: [errors.csv](errors.csv)",
             "",
         ]
-    notes = caveat_summary(df)
+    notes = caveat_summary(df) if caveats is None else caveats
     if notes:
         lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
     lines += _image_sections(images)

@@ -26,16 +26,20 @@ from jitexp.store.folders import SweepState
 
 
 def format_sweep_summary(
-    df: pd.DataFrame, state: SweepState | None = None, *, speedup: pd.DataFrame | None = None
+    df: pd.DataFrame,
+    state: SweepState | None = None,
+    *,
+    speedup: pd.DataFrame | None = None,
+    caveats: list[str] | None = None,
 ) -> str:
     """One-screen terminal summary: every row, then the speedup table when eager and compiled rows exist
-    (`speedup`: speedup_table(df), where the caller has it already)."""
+    (`speedup` and `caveats`: speedup_table(df) and caveat_summary(df), where the caller has them already)."""
     parts = (
         [f"jitexp: {headline(df, state)}", text_table(rows_table(df))]
         if len(df)
         else [f"jitexp: {headline(df, state)}"]
     )
-    notes = caveat_summary(df)
+    notes = caveat_summary(df) if caveats is None else caveats
     if notes:
         width = max(60, shutil.get_terminal_size((100, 24)).columns)
         parts += ["", "caveats:"] + [
@@ -52,10 +56,16 @@ def format_sweep_summary(
     return "\n".join(parts)
 
 
-def format_terminal_report(df: pd.DataFrame, frames: dict[str, pd.DataFrame], state: SweepState | None = None) -> str:
+def format_terminal_report(
+    df: pd.DataFrame,
+    frames: dict[str, pd.DataFrame],
+    state: SweepState | None = None,
+    *,
+    caveats: list[str] | None = None,
+) -> str:
     """What jitexp-report prints: the sweep summary, why, memory, disk cache, retrace probe, scaling, errors."""
     width = max(60, shutil.get_terminal_size((100, 24)).columns)
-    parts = [format_sweep_summary(df, state, speedup=frames.get("speedup"))]
+    parts = [format_sweep_summary(df, state, speedup=frames.get("speedup"), caveats=caveats)]
     if "trials" in frames:
         parts += ["", textwrap.fill(TRIALS_NOTE, width), text_table(frames["trials"])]
         if frames["trials"].attrs.get("verdict"):

@@ -338,11 +338,12 @@ def cases() -> list[Case]:
         Case("sweep", "two sizes keep both jobs", [jx(f"-m {Q} size=8,16 {S}")], "run", check=keeps("S/results.csv", 4))
     )
     add(Case("sweep", "one fixed subdir for every job", [jx(f"-m {Q} size=8,16 {S} hydra.sweep.subdir=x")], "refuse"))
+    add(Case("sweep", "subdir from size", [jx(f"-m {Q} size=8,16 {S} 'hydra.sweep.subdir=${{size}}'")], "refuse"))
     add(
         Case(
             "sweep",
-            "subdir from size",
-            [jx(f"-m {Q} size=8,16 {S} 'hydra.sweep.subdir=${{size}}'")],
+            "subdir with a prefix",
+            [jx(f"-m {Q} size=8,16 {S} 'hydra.sweep.subdir=s${{size}}'")],
             "run",
             check=keeps("S/results.csv", 4),
         )

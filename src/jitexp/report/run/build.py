@@ -139,10 +139,11 @@ def report_tables(
     trials: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The report's CSV tables by file stem (the optional ones only when they have rows)."""
+    points = scaling_points(df)
     frames = {
         "speedup": speedup_table(df),
-        "scaling": scaling_table(df),
-        "scaling_points": scaling_points(df),
+        "scaling": scaling_table(df, points),
+        "scaling_points": points,
         "errors": errors_table(df),
     }
     optional = {
@@ -227,6 +228,7 @@ def _write_report(
         headline=headline(df, state),
         caveats=caveats,
         profile=frames.get("profile"),
+        ab=frames.get("ab"),
     )
     _write_text(out / PAGE, page)
     files = [out / PAGE, out / "summary.md", *written, *images]

@@ -127,8 +127,10 @@ def page_html(
     headline: str,
     caveats: Sequence[str] = (),
     profile: pd.DataFrame | None = None,
+    ab: pd.DataFrame | None = None,
 ) -> str:
-    """The whole page as one string: verdict table, caveats, every picture with a caption, the profile, environment."""
+    """The whole page as one string: verdict table, caveats, every picture with a caption, the profile, environment
+    (`ab`: ab_table(df), where the caller has it already)."""
     parts = [
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
         f"<style>{STYLE}</style></head><body>",
@@ -137,7 +139,7 @@ def page_html(
         "<h2>Verdicts</h2>",
         _table_html(verdict_table(df, speedup), verdict_column="verdict"),
     ]
-    ab = ab_table(df)
+    ab = ab_table(df) if ab is None else ab
     if not ab.empty:
         parts += [
             "<h2>Variants against the baseline</h2>",

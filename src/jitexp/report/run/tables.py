@@ -214,9 +214,10 @@ def ab_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (workload, params, dtype, device, mode, variant) with >= 2 sizes: the growth exponent of median_s."""
-    points = scaling_points(df)
+def scaling_table(df: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (workload, params, dtype, device, mode, variant) with >= 2 sizes: the growth exponent of median_s
+    (`points`: scaling_points(df), where the caller has it already)."""
+    points = scaling_points(df) if points is None else points
     keys = case_keys(df, size=False)
     if points.empty:
         return pd.DataFrame(columns=keys + SCALING_COLUMNS)

@@ -40,7 +40,7 @@ def test_a_sharding_that_does_not_fit_setups_arrays_is_one_line_from_the_worker(
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "jitexp: error: workload.shardings.7=['data'] is invalid; names no argument: positions [0, 4), keywords (none)"
+        "jitexp: error: workload.shardings.7=['data'] is invalid; names no argument: positions [0, 5), keywords (none)"
     ]
 
 

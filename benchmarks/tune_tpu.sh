@@ -13,6 +13,8 @@
 #   (the tune extra: the TPU machine's own index is not known to hold optuna; add /.whl-tune/ to .git/info/exclude)
 # Then call the device tool with carry [".whl-tpu", ".whl-tune"] and the command
 #   bash .whl-tpu/install.sh && export PYTHONPATH=$PYTHONPATH:/tmp/site PYTHONUNBUFFERED=1; bash benchmarks/tune_tpu.sh
+# (`bash benchmarks/tune_tpu.sh test` runs tests/e2e/test_tune_tpu.py instead, the `tpu`-marked test: 3 trials at
+# size 1024, ~1-2 minutes.)
 set -u
 R=/tmp/tune_runs; mkdir -p "$R"; OUT=${OUT:-/tmp/tune_out}; mkdir -p "$OUT"
 if ! python3 -c "import optuna" 2>/dev/null; then
@@ -20,6 +22,10 @@ if ! python3 -c "import optuna" 2>/dev/null; then
     --target /tmp/site .whl-tune/*.whl 2>&1 | grep -v notice
 fi
 python3 -c "import optuna, jax; print('optuna', optuna.__version__, 'jax', jax.__version__, jax.devices())" 2>&1 | tail -1
+if [ "${1:-study}" = "test" ]; then
+  timeout 500 python3 -m pytest -q -p no:cacheprovider -m tpu tests/e2e/test_tune_tpu.py 2>&1 | tail -15 | tee "$OUT/tune_test.txt"
+  exit 0
+fi
 t0=$(date +%s)
 echo "== jitexp experiment=tune_matmul_tpu progress=false (limit ${TUNE_LIMIT:-360} s)" | tee "$OUT/tune_matmul.txt"
 timeout "${TUNE_LIMIT:-360}" python3 -m jitexp experiment=tune_matmul_tpu progress=false hydra.sweep.dir="$R/matmul" \

@@ -85,13 +85,13 @@ def test_measure_says_what_jax_jit_refuses_before_any_worker_starts():
         prepare(gen, (jnp.ones(4),))
     assert str(caught.value).startswith("fn='gen' is invalid; is a generator function (it yields)")
     with pytest.raises(ConfigError) as caught:
-        prepare(scale, (jnp.ones(4), 3), static_argnums=[5])
+        prepare(scale, jnp.ones(4), 3, static_argnums=[5])
     assert str(caught.value) == (
         "static_argnums=[5] is invalid; jax.jit refuses it: ValueError: Jitted function has static_argnums=(5,), "
         "but only accepts 2 positional arguments."
     )
     with pytest.raises(ConfigError) as caught:
-        prepare(scale, (jnp.ones(4), 3), static_argnums=[1], donate_argnums=[1])
+        prepare(scale, jnp.ones(4), 3, static_argnums=[1], donate_argnums=[1])
     assert str(caught.value).startswith(
         "donate_argnums=[1] is invalid; jax.jit refuses it: ValueError: static_argnames and donate_argnames cannot "
         "intersect."

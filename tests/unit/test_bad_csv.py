@@ -141,11 +141,15 @@ def test_a_check_in_words_reads_back_as_its_words(tmp_path):
             ", row 2 (line 3), column median_s: inf is not a time; a median_s is a finite number of seconds",
         ),
         (
+            lambda f: f.assign(speedup=["", "-2.0"]),
+            ", row 2 (line 3), column speedup: -2.0 is negative; a speedup never is",
+        ),
+        (
             lambda f: f.assign(mean_s=["nan", "0.001"]),
             ", row 1 (line 2), column mean_s: nan is not a time; a mean_s is a finite number of seconds",
         ),
     ],
-    ids=["renamed-mode", "empty-mode", "inf-median", "nan-mean"],
+    ids=["renamed-mode", "empty-mode", "inf-median", "negative-speedup", "nan-mean"],
 )
 def test_a_missing_mode_or_a_time_that_is_none_is_refused(tmp_path, edit, message):
     """A renamed mode column (or a binary file) was compare's KeyError 'mode'; an empty mode the report's 'boolean
@@ -172,6 +176,11 @@ def test_a_results_csv_without_break_even_columns_reports_and_compares_in_one_li
     path = written(tmp_path, frame)
     table = speedup_table(read_csv(path))
     assert table["speedup"].tolist() == [2.0] and table["break_even_calls"].isna().all()
+    empty = tmp_path.parent / f"{tmp_path.name}-empty"
+    empty.mkdir()
+    (empty / "results.csv").write_text(",".join(ROWS.columns) + "\n")  # a header alone: no case in either
+    assert compare_cli.main([str(empty), str(empty), "--no-plot", "--out", str(empty / "c")]) == 1
+    assert capsys.readouterr().err == "jitexp-compare: nothing to compare: BASE and NEW hold no rows\n"
     assert compare_cli.main([str(tmp_path), str(tmp_path), "--no-plot", "--out", str(tmp_path / "c")]) == 1
     assert capsys.readouterr().err == (
         "jitexp-compare: nothing to compare: BASE and NEW share 2 case(s), but no per-process times for them "

@@ -172,7 +172,10 @@ COMPANIONS = {
     "speedup": ("speedup_ci_low", "speedup_ci_high", "baseline_mode"),
 }
 # times that are never negative (host_overhead_s and execute_s are differences, and may be)
-NON_NEGATIVE = ("median_s", "mean_s", "min_s", "max_s", "first_call_s", "n_samples", "n_processes")
+NON_NEGATIVE = (
+    *("median_s", "mean_s", "min_s", "max_s", "first_call_s", "n_samples", "n_processes"),
+    *("speedup", "speedup_ci_low", "speedup_ci_high"),  # a ratio of two times
+)
 TIMES = ("median_s", "mean_s", "min_s", "max_s", "first_call_s")  # measured seconds: finite where written
 
 

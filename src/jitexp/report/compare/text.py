@@ -111,6 +111,8 @@ def wrapped(lines: Sequence[str], indent: str = "") -> list[str]:
 def no_case_in_common(base: Side, new: Side, keys: Sequence[str]) -> str:
     """The one line for two runs that share no case."""
     count = lambda side: len(case_groups(side.every_row, list(keys)))  # noqa: E731
+    if not count(base) and not count(new):
+        return "nothing to compare: BASE and NEW hold no rows"
     shared = set(case_groups(base.every_row, list(keys))) & set(case_groups(new.every_row, list(keys)))
     if shared:  # alike, but nothing to compare: a results.csv without its processes.csv (hand-made, or copied alone)
         return (

@@ -11,6 +11,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -83,17 +84,32 @@ def default_out(path: str | os.PathLike) -> Path:
 
 def make_report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Path:
     """Write the report of a job, sweep or results folder; returns the report folder."""
-    frame, state = load(path)
-    return write_report(
-        frame,
-        out if out is not None else default_out(path),
-        plots=plots,
-        source=path,
-        state=state,
-        calls=load_calls(path),
-        profile=load_profile(path, out if out is not None else default_out(path)),
-        trials=load_trials(path),
+    return _report(path, out, plots).out
+
+
+@dataclass
+class Report:
+    """A report written: the rows it read, the sweep's state, its tables and caveats, its folder, the files written."""
+
+    df: pd.DataFrame
+    state: SweepState | None
+    frames: dict[str, pd.DataFrame]
+    caveats: list[str]
+    out: Path
+    written: list[Path]
+
+
+def _report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots: bool = True) -> Report:
+    """The report of a job, sweep or results folder written into out (default_out(path) when None): what
+    make_report and jitexp-report both do."""
+    df, state = load(path)
+    out = Path(out) if out is not None else default_out(path)
+    calls, trials = load_calls(path), load_trials(path)
+    frames, caveats = report_tables(df, calls, load_profile(path, out), trials), caveat_summary(df)
+    out, written = _write_report(
+        df, out, plots=plots, source=path, frames=frames, state=state, calls=calls, trials=trials, caveats=caveats
     )
+    return Report(df, state, frames, caveats, out, written)
 
 
 def load_calls(path: str | os.PathLike) -> pd.DataFrame | None:
@@ -289,31 +305,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise NoResultsError(
                 f"no DIR given and no run or sweep with results under {OUTPUTS.resolve()}/(run|multirun)/"
             )
-        df, state = load(path)
-        out = Path(args.out) if args.out else default_out(path)
-        calls = load_calls(path)
-        trials = load_trials(path)
-        frames, caveats = report_tables(df, calls, load_profile(path, out), trials), caveat_summary(df)
-        _, written = _write_report(
-            df,
-            out,
-            plots=not args.no_plots,
-            source=path,
-            frames=frames,
-            state=state,
-            calls=calls,
-            trials=trials,
-            caveats=caveats,
-        )
+        report = _report(path, args.out or None, plots=not args.no_plots)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, BadCsv) as exc:
         print(f"jitexp-report: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     if not args.quiet:
         print(f"jitexp-report: {path}\n")
-        print(format_terminal_report(df, frames, state, caveats=caveats))
+        print(format_terminal_report(report.df, report.frames, report.state, caveats=report.caveats))
         print()
-        print(f"wrote {len(written)} files in {out}/:")
-        for kind, names in _files_by_kind(written):
+        print(f"wrote {len(report.written)} files in {report.out}/:")
+        for kind, names in _files_by_kind(report.written):
             print(
                 textwrap.fill(
                     ", ".join(names),
@@ -322,8 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     subsequent_indent="    ",
                 )
             )
-    print(f"report: {out / 'summary.md'}")
-    print(f"page: {out / PAGE}")
+    print(f"report: {report.out / 'summary.md'}")
+    print(f"page: {report.out / PAGE}")
     return 0
 
 

@@ -18,7 +18,7 @@ from jitexp.engine.tune_space import override, read_space
 ABSENT = object()
 PRESETS = {  # name: (workload, objectives, per example)
     "tune_rnn": ("rnn_scan", ["steady"], True),
-    "tune_mlp": ("mlp_train_step", ["steady", "device_memory"], True),
+    "tune_mlp": ("mlp_train_step", ["steady", "device_memory"], False),
     "tune_matmul_tpu": ("matmul", ["steady"], False),
 }
 

@@ -215,3 +215,43 @@ def test_ctrl_c_in_a_report_command_is_one_line(tmp_path, program, module):
     assert done.stderr.strip().splitlines() == [
         f"{program}: interrupted (Ctrl-C); the folder it writes may hold only part of its files"
     ]
+
+
+MEASURE = """
+import sys
+import numpy as np
+import jitexp
+import slowfn
+
+try:
+    jitexp.measure(slowfn.slow, np.ones(4, np.float32), timing="quick", modes="jit")
+except KeyboardInterrupt:
+    print("caught", file=sys.stderr)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_while_jitexp_measure_starts_its_workers_is_the_callers_alone(slow):
+    """jitexp.measure spawned the forkserver without Ctrl-C ignored (only the command line's preflight did), so a
+    Ctrl-C during its preload (`import jax`) printed the server's KeyboardInterrupt traceback beside the caller's
+    (benchmarks/hunt57.py). The caller gets its KeyboardInterrupt; nothing else prints."""
+    (slow / "caller.py").write_text(MEASURE)
+    env = {**os.environ, "PYTHONPATH": str(slow)}
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", restore, sys.executable, "caller.py"],
+        cwd=slow,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    end = time.monotonic() + 60
+    while not children(proc.pid) and time.monotonic() < end:  # the resource tracker, then the forkserver
+        time.sleep(0.01)
+    time.sleep(0.3)  # the server imports JAX (~0.5 s and more)
+    os.killpg(proc.pid, signal.SIGINT)
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130 and stderr.strip().splitlines() == ["caught"], stderr

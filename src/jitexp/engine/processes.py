@@ -144,7 +144,9 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
 def start(target: Target, task: Task) -> Running:
     """Fork `target(task, conn)` in a fresh process now; `Running.wait` collects its result. A `task.gated` worker
     does its imports, then waits for `Running.go` before it opens the device (engine.handover)."""
-    ctx = context([target.module])
+    # the server spawned with Ctrl-C ignored here too (jitexp.measure, a job without the preflight's early start):
+    # spawned by ctx.Process's start instead, it printed a KeyboardInterrupt traceback of its own from its preload
+    ctx = start_server(target.module)
     task.sys_path = list(sys.path)
     task.cwd = os.getcwd()
     fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
@@ -385,7 +387,10 @@ def _main_left_alone() -> Iterator[None]:
 def _entry(target: Target, task: Task, conn: Any) -> None:
     """Worker-process start: detached (`_detach`), stderr to the task's file."""
     _detach()
-    fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        fd = os.open(task.stderr_path, os.O_WRONLY | os.O_TRUNC)
+    except FileNotFoundError:  # the driver stopped (Ctrl-C) as this worker forked, and removed the file: nothing to do
+        os._exit(1)
     os.dup2(fd, 2)
     os.close(fd)
     import faulthandler

@@ -25,8 +25,9 @@ class FakeLauncher:
     """Runs nothing: a job with workload.params.k=K returns rows timed by time_of(K); fails on K in `fails`, raises
     (as a launcher whose SLURM job died) on K in `dies`; the confirmation job returns its two variants, paired."""
 
-    def __init__(self, fails=(), dies=()):
+    def __init__(self, fails=(), dies=(), examples=None):
         self.fails, self.dies, self.launched, self.calls = set(fails), set(dies), [], []
+        self.examples = examples  # k -> the examples a call holds (tune.examples), None: per call
 
     def launch(self, jobs, initial_job_idx):
         self.calls.append(len(jobs))
@@ -36,12 +37,13 @@ class FakeLauncher:
             values = dict(o.lstrip("+").split("=", 1) for o in overrides if "=" in o and not o.startswith("variants"))
             if any(o.startswith("variants=") for o in overrides):
                 rows = [row(1, variant="baseline"), {**row(4, variant="best"), **paired(time_of(4) / time_of(1))}]
+                k = 1  # the confirmation job's own config is the baseline's
             else:
                 k = int(values["workload.params.k"])
                 if k in self.dies:
                     raise RuntimeError(f"job for k={k} died on its node")
                 rows = [row(k, error=k in self.fails)]
-            tune = OmegaConf.create({"objective": "steady", "examples": None})
+            tune = OmegaConf.create({"objective": "steady", "examples": self.examples(k) if self.examples else None})
             out.append(JobReturn(status=JobStatus.COMPLETED, _return_value=job_return(rows, tune)))
         return out
 
@@ -158,3 +160,14 @@ def test_n_jobs_trials_are_launched_together_in_consecutive_folders(tmp_path):
     s.run()
     assert launcher.calls == [2, 2, 1] and [num for num, _ in launcher.launched] == [0, 1, 2, 3, 4]
     assert len({r.params["workload.params.k"] for r in s.measured_records()}) == 5
+
+
+def test_a_confirmation_whose_sides_hold_other_numbers_of_examples_says_its_job_line_is_per_call(tmp_path, capsys):
+    """A batch searched per example: the confirmation job's own line compares calls (the best's, 4x the examples, reads
+    slower), so a line says so above the per-example verdict; a study per call prints no such line."""
+    study(tmp_path / "per_example", FakeLauncher(examples=lambda k: 8.0 * k), trials=4, choices="choice(1,2,4,8)").run()
+    printed = capsys.readouterr().out
+    note = "tune: that job's line compares calls; a call of the baseline holds 8 examples, the best's 32"
+    assert note in printed and printed.index(note) < printed.index("best: k=4")
+    study(tmp_path / "per_call", FakeLauncher(), trials=4, choices="choice(1,2,4,8)").run()
+    assert "compares calls" not in capsys.readouterr().out

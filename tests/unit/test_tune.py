@@ -245,3 +245,12 @@ def test_a_list_is_a_searched_value_through_its_text():
     assert [encode(v) for v in d.choices or ()] == ["[]", "[0,1]"]  # what Optuna's categorical holds
     assert d.decode("[0,1]") == [0, 1] and d.decode("[]") == []
     assert override(d, d.decode("[0,1]")) == "mode.donate_argnums=[0,1]"
+
+
+def test_the_per_call_note_only_where_the_sides_hold_other_numbers_of_examples():
+    from jitexp.analysis.tune import per_call_note
+
+    assert per_call_note((8.0, 64.0)).endswith(
+        "a call of the baseline holds 8 examples, the best's 64: the verdict below is per example"
+    )
+    assert per_call_note((8.0, 8.0)) == per_call_note((None, 64.0)) == per_call_note((8.0, None)) == ""

@@ -256,6 +256,18 @@ def verdict(label: str, ratio: float | None, low: float | None, high: float | No
 PAIRED = {"steady": "ab_steady", "first_call": "ab_first_call", "compile": "ab_compile"}  # variants' paired columns
 
 
+def per_call_note(examples: tuple[float | None, float | None]) -> str:
+    """Under the confirmation job's own line (variants compared per call) when a call of each side holds another number
+    of examples, so that its "slower" does not read against the verdict's per-example "faster"; "" otherwise."""
+    base, best = examples
+    if not base or not best or base == best:
+        return ""
+    return (
+        f"tune: that job's line compares calls; a call of the baseline holds {base:g} examples, the best's "
+        f"{best:g}: the verdict below is per example"
+    )
+
+
 def confirmed_ratio(
     baseline_row: Mapping[str, Any],
     best_row: Mapping[str, Any],

@@ -25,6 +25,7 @@ from jitexp.analysis.tune import (
     confirmed_ratio,
     params_label,
     pareto_front,
+    per_call_note,
     repeat_of,
     resume_plan,
     tied,
@@ -440,6 +441,8 @@ class Study:
                 f"{label}; the confirmation job failed: {message[0][:160] if message else ''}", None, None, None
             )
         examples = (ret._return_value.examples, self.examples.get(best.number))
+        if note := per_call_note(examples):
+            print(note, flush=True)
         ratio, low, high = confirmed_ratio(pick["baseline"], pick["best"], self.objectives[0], examples)
         return verdict(label, ratio, low, high)
 

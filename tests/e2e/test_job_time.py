@@ -39,7 +39,11 @@ def test_each_program_is_compiled_once_a_job_and_every_second_of_a_process_is_na
         assert p["compiles_in_warmup"] == 0 and p["compiles_in_sampling"] == 0  # nothing compiled twice
         assert p["compiles_in_first_call"] == (0 if process else p["compiles_in_first_call"])
         named = sum(p[f"phase_{name}_s"] for name in PHASES)
-        assert p["phase_other_s"] <= 0.05 * p["process_wall_s"] and named <= p["process_wall_s"] * 1.001
+        # 5% of the process, or 25 ms for a process of a few tenths of a second: one preemption on the 2-core CI VM
+        # under -n 2 left 14.9 ms of a 267 ms process unnamed (the same code, quiet or with two jobs side by side:
+        # at most 2.7% over 60 processes, as the tree before it)
+        assert p["phase_other_s"] <= max(0.05 * p["process_wall_s"], 0.025)
+        assert named <= p["process_wall_s"] * 1.001
         if process > 0:
             assert p["cache_hits"] > 0 and p["cache_misses"] == 0  # everything came from process 0's programs
     eager, jit = result.by_mode("eager"), result.by_mode("jit")

@@ -39,7 +39,10 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
     seen = tidy.pivot_table(index="order", columns="metric", values="value").to_string()
     assert len(steady) == 1, (steps, seen)
     assert (steady["commit_before"].iloc[0], steady["commit_after"].iloc[0]) == (commits[3], commits[4])
-    assert steady["direction"].iloc[0] == "slower" and steady["ci_low"].iloc[0] > 2
+    # four one-process runs a side: the step's interval spans about 2x either way of its ratio (4.3x-4.7x read
+    # 1.86x-11x, 1.93x-11.5x, 2.09x-8.8x on 12-06, the same with the history code of the day before), so its low end
+    # is held above 1.5, not 2 (which failed 2 of 7 repeats)
+    assert steady["direction"].iloc[0] == "slower" and steady["ci_low"].iloc[0] > 1.5
     # first call, compile and trace are one sample per run here (isolate=none is one process: no CI), so a
     # change in the other test worker's load can shift them for good mid-history (CI did, once); steady
     # (many samples, a CI) and peak memory (exact) step at commit 5 alone.

@@ -144,3 +144,18 @@ def test_a_bad_option_is_one_line(args, said, tmp_path, capsys):
     assert history_cli.main([str(SAVED / "unchanged" / "r*"), "--out", str(tmp_path), *args]) == 2
     assert capsys.readouterr().err.splitlines() == [f"jitexp-history: error: {said}"]
     assert not (tmp_path / "history.csv").exists()
+
+
+def test_a_memory_step_reads_as_bytes_not_as_an_infinite_ratio():
+    """jitexp-history printed `temp_bytes: infx the memory (95% CI infx-infx)` for temporaries that grew from 0 bytes
+    (a real 8-commit history), and `(95% CI 2x-2x)` for XLA's exact figures."""
+    from jitexp.report.history.timeline import step_change
+
+    def step(metric, ratio, low, high):
+        return pd.Series({"metric": metric, "ratio": ratio, "ci_low": low, "ci_high": high})
+
+    inf = float("inf")
+    assert step_change(step("temp_bytes", inf, inf, inf)) == "more memory, from none"
+    assert step_change(step("temp_bytes", 2.0, 2.0, 2.0)) == "2x the memory"
+    assert step_change(step("device_peak_bytes", 1.5, 1.41, 1.6)) == "1.5x the memory (95% CI 1.41x-1.6x)"
+    assert step_change(step("steady", 1.5, 1.41, 1.6)).startswith("1.5x slower")

@@ -10,6 +10,7 @@ continues a line, so a change of machine can never read as a step.
 from __future__ import annotations
 
 import glob
+import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -354,10 +355,15 @@ def failing_steps(steps: pd.DataFrame, fail_on: Sequence[str], possible: bool = 
 
 
 def step_change(step: pd.Series) -> str:
-    """`1.5x slower (95% CI 1.41x-1.6x)`, or for memory `1.5x the memory (95% CI ...)`."""
+    """`1.5x slower (95% CI 1.41x-1.6x)`; for memory `1.5x the memory (95% CI ...)`, `1.5x the memory` where the
+    figure is exact (XLA's analysis: no interval), `more memory, from none` where it grew from 0 bytes."""
     if step["metric"] in MEMORY_METRICS:
-        low, high = bound_digits(float(step["ci_low"])), bound_digits(float(step["ci_high"]))
-        return f"{step['ratio']:.3g}x the memory (95% CI {low}x-{high}x)"
+        ratio, low, high = float(step["ratio"]), float(step["ci_low"]), float(step["ci_high"])
+        if math.isinf(ratio):
+            return "more memory, from none"
+        if low == high == ratio:
+            return f"{ratio:.3g}x the memory"
+        return f"{ratio:.3g}x the memory (95% CI {bound_digits(low)}x-{bound_digits(high)}x)"
     return ratio_cell(step["ratio"], step["ci_low"], step["ci_high"])
 
 

@@ -177,18 +177,23 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
+def interrupted_at_import(cwd, program: str, module: str, *args: str) -> subprocess.CompletedProcess:
+    """`program args...` run with SIGINT raised as it imports `module` (AT_IMPORT)."""
+    return subprocess.run(
+        [sys.executable, "-c", AT_IMPORT, command(program), module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.parametrize("module", ["jitexp.errors", "jitexp.cli"])
 def test_ctrl_c_while_jitexp_loads_is_one_line(tmp_path, module):
     """The ~0.1 s before cli.main's guard (jitexp's own imports: the package, jitexp.errors, jitexp.cli) printed a
     KeyboardInterrupt traceback; the `jitexp` script's process now says the one line and exits 130 there too
     (issue 57). The interpreter's own start (site, an editable install's finder) stays Python's."""
-    done = subprocess.run(
-        [sys.executable, "-c", AT_IMPORT, command("jitexp"), module, "timing=quick", f"hydra.run.dir={tmp_path}"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = interrupted_at_import(tmp_path, "jitexp", module, "timing=quick", f"hydra.run.dir={tmp_path}")
     assert done.returncode == 130, done.stderr
     assert done.stderr.strip().splitlines() == [
         "jitexp: interrupted (Ctrl-C)",
@@ -204,13 +209,7 @@ def test_ctrl_c_while_jitexp_loads_is_one_line(tmp_path, module):
 def test_ctrl_c_in_a_report_command_is_one_line(tmp_path, program, module):
     """jitexp-report, -compare and -history printed a KeyboardInterrupt traceback on Ctrl-C (benchmarks/hunt57.py):
     now one line and exit 130, here while they load what reads the run."""
-    done = subprocess.run(
-        [sys.executable, "-c", AT_IMPORT, command(program), module, str(tmp_path), str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = interrupted_at_import(tmp_path, program, module, str(tmp_path), str(tmp_path))
     assert done.returncode == 130, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"{program}: interrupted (Ctrl-C); the folder it writes may hold only part of its files"

@@ -21,6 +21,7 @@ TUNE = ["-m", "hydra/sweeper=tune", "workload=apply_n_times", "timing=quick"]
         ([*TUNE, "workload.params.n=choice(1,1)"], "workload.params.n", "names a value twice"),
         ([*TUNE, "workload.params.n=choice(1,2)", "tune.objective=fast"], "tune.objective", "valid choices: steady"),
         ([*TUNE, "workload.params.n=choice(1,2)", "tune.confirm_processes=3"], "tune.confirm_processes", ">= 6"),
+        ([*TUNE, "workload.params.n=choice(1,2)", "tune.runoff=1"], "tune.runoff", "0 (no runoff) or >= 2"),
         ([*TUNE, "workload.params.n=choice(-1,2)"], "workload.params.n", ">= 0"),  # the workload's own check
     ],
 )

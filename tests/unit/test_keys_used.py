@@ -92,6 +92,7 @@ REFUSED: dict[str, list[str]] = {
     "tune.baseline": [*A, "tune.baseline=[size=8]"],
     "tune.seed": [*A, "tune.seed=3"],
     "tune.confirm_processes": [*A, "tune.confirm_processes=0"],
+    "tune.runoff": [*A, "tune.runoff=0"],
     "tune.examples": [*A, "tune.examples=8"],
 }
 

@@ -23,8 +23,11 @@ from jitexp.analysis.tune import (
     pareto_front,
     repeat_of,
     resume_plan,
+    runoff_contenders,
+    runoff_pick,
     tied,
     trial_outcome,
+    unsettled,
     verdict,
 )
 from jitexp.config.tune import Objective, baseline_overrides, parse_objectives
@@ -133,6 +136,56 @@ def test_trials_whose_interval_overlaps_the_bests_are_tied():
 def test_the_pareto_front_keeps_the_trials_nothing_dominates():
     points = [[1.0, 5.0], [2.0, 2.0], [3.0, 3.0], None, [1.0, 6.0], [4.0, 1.0]]
     assert pareto_front(points) == [0, 1, 5]
+
+
+# ---- the runoff --------------------------------------------------------------------------------
+
+
+def narrow(value: float) -> Estimate:
+    return Estimate(value, 0.97 * value, 1.03 * value)
+
+
+def test_an_interval_wider_than_a_quarter_of_its_value_is_unsettled():
+    assert unsettled(Estimate(4.21, 2.43, 4.44)) and not unsettled(Estimate(3.19, 2.96, 3.44))
+    assert not unsettled(Estimate(0.0, 0.0, 0.0))
+
+
+def test_the_runoff_takes_the_leader_its_ties_its_runners_up_then_the_unsettled():
+    # planted_7 of the loaded run: k=7 (the fastest) read 421 us in a burst and ranked 7th of 8
+    estimates = [
+        Estimate(319, 296, 344),  # 0: settled, clear of the leader
+        Estimate(119, 118, 139),  # 1: the leader
+        Estimate(445, 259, 824),  # 2: unsettled
+        narrow(209),  # 3
+        Estimate(136, 127, 151),  # 4: tied with the leader
+        Estimate(421, 243, 444),  # 5: k=7, unsettled
+        narrow(263),  # 6
+        narrow(174),  # 7: a runner-up by value
+        None,  # a failed trial
+    ]
+    assert runoff_contenders(estimates, 6) == [1, 4, 7, 5, 2]  # leader; tied and runners-up; unsettled by value
+    assert runoff_contenders(estimates, 3) == [1, 4, 7]  # the cap keeps the nearest groups
+    assert runoff_contenders(estimates, 0) == [] and runoff_contenders(estimates, 1) == []
+
+
+def test_no_runoff_with_fewer_than_two_trials_that_measured():
+    assert runoff_contenders([narrow(1.0), None, None], 6) == []
+    assert runoff_contenders([None, None], 6) == []
+    assert runoff_contenders([narrow(1.0), narrow(5.0)], 6) == [0, 1]  # a runner-up however clear
+
+
+def test_the_runoff_names_the_fastest_measured_again_and_the_ties_by_its_intervals():
+    found = runoff_pick([1, 4, 5], [narrow(120), Estimate(118, 110, 125), narrow(80)])
+    assert found is not None and found.best == 5 and found.tied == (5,)
+    assert found.estimates[4] == Estimate(118, 110, 125)
+    close = runoff_pick([1, 4], [Estimate(100, 95, 110), Estimate(104, 99, 112)])
+    assert close is not None and close.best == 1 and close.tied == (1, 4)  # no setting significantly faster: tied
+
+
+def test_a_contender_that_fails_in_the_runoff_is_out_and_none_left_is_no_answer():
+    found = runoff_pick([1, 4], [None, narrow(130)])
+    assert found is not None and found.best == 4 and set(found.estimates) == {4}
+    assert runoff_pick([1, 4], [None, None]) is None
 
 
 # ---- the confirmation ----------------------------------------------------------------------------
@@ -245,6 +298,15 @@ def test_a_list_is_a_searched_value_through_its_text():
     assert [encode(v) for v in d.choices or ()] == ["[]", "[0,1]"]  # what Optuna's categorical holds
     assert d.decode("[0,1]") == [0, 1] and d.decode("[]") == []
     assert override(d, d.decode("[0,1]")) == "mode.donate_argnums=[0,1]"
+
+
+def test_the_variants_override_holds_each_side_as_hydra_reads_it_back():
+    from jitexp.engine.tune_space import variants_text
+
+    named = {"t1": {"workload.params.k": 7, "mode.donate_argnums": [0, 1]}, "t3": {"workload.params.k": 3, "x": "a b"}}
+    assert (
+        variants_text(named) == "{t1:{workload.params.k:7,mode.donate_argnums:[0,1]},t3:{workload.params.k:3,x:'a b'}}"
+    )
 
 
 def test_the_per_call_note_only_where_the_sides_hold_other_numbers_of_examples():

@@ -157,6 +157,62 @@ def tied(estimates: Sequence[Estimate | None]) -> list[bool]:
     return [e is not None and e.overlaps(top) for e in estimates]
 
 
+# ---- the runoff: the best few measured again, side by side, before the best is named ------------------------
+
+WIDE = 0.25  # an interval wider than this share of its value is unsettled: a burst of the host's load, perhaps
+RUNNERS_UP = 2  # the trials next to the leader by value, measured again however narrow their intervals
+
+
+def unsettled(e: Estimate) -> bool:
+    """Whether an interval is too wide to rank by (wider than WIDE of its value)."""
+    return e.value > 0 and (e.high - e.low) / e.value > WIDE
+
+
+def runoff_contenders(estimates: Sequence[Estimate | None], cap: int) -> list[int]:
+    """The trials measured again side by side before the best is named: the leader first, then those tied with it
+    and its RUNNERS_UP, then those whose interval is unsettled, each group by value; at most cap; [] under two."""
+    lead = best_index(estimates)
+    if lead is None or cap < 2:
+        return []
+    top = estimates[lead]
+    assert top is not None
+    live = sorted((e.value, i) for i, e in enumerate(estimates) if e is not None)
+    near = {i for _, i in live[: 1 + RUNNERS_UP]}
+
+    def group(i: int) -> int:
+        e = estimates[i]
+        assert e is not None
+        if i == lead:
+            return 0
+        return 1 if i in near or e.overlaps(top) else 2 if unsettled(e) else 3
+
+    chosen = [i for g, _, i in sorted((group(i), v, i) for v, i in live) if g < 3][:cap]
+    return chosen if len(chosen) >= 2 else []
+
+
+@dataclass(frozen=True)
+class Runoff:
+    """The runoff's answer: the trial named best, the contenders tied with it, each contender's estimate there."""
+
+    best: int  # an index into the study's trials
+    tied: tuple[int, ...]  # the contenders whose runoff interval overlaps the best's (the best included)
+    estimates: Mapping[int, Estimate]  # trial index -> its estimate in the runoff (contenders that measured there)
+
+
+def runoff_pick(contenders: Sequence[int], remeasured: Sequence[Estimate | None]) -> Runoff | None:
+    """The best of the runoff: the contender with the lowest value measured again (all in the same processes), tied
+    with those whose interval overlaps its; a contender without a value there is out; None when none has one."""
+    found = {i: e for i, e in zip(contenders, remeasured) if e is not None}
+    if not found:
+        return None
+    order = list(found)
+    values = [found[i] for i in order]
+    best = best_index(values)
+    assert best is not None
+    ties = tied(values)
+    return Runoff(order[best], tuple(i for i, t in zip(order, ties) if t), found)
+
+
 def pareto_front(points: Sequence[Sequence[float] | None]) -> list[int]:
     """The trials no other trial dominates (as low or lower in every objective, lower in one), in order."""
     live = [(i, p) for i, p in enumerate(points) if p is not None]

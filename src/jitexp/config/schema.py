@@ -177,6 +177,8 @@ class TuneConfig:
     baseline: Any = None  # null: the config as given; {dotted key: value} or [key=value, ...]: those keys changed
     seed: Optional[int] = 0  # the sampler's seed (null: a fresh one each study)
     confirm_processes: int = 6  # the best against the baseline, paired in this many fresh processes (0: none)
+    # before the best is named: at most this many of the best trials measured again side by side (0: none)
+    runoff: int = 6
     # examples one call holds (e.g. ${workload.params.batch}): times are then per example; null: per call
     examples: Optional[int] = None
 

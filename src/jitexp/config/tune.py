@@ -89,6 +89,8 @@ def validate_tune(cfg: ExperimentConfig) -> None:
             tune.confirm_processes,
             "must be >= 6 (fewer pairs cannot reach a 95% interval), or 0: no confirmation",
         )
+    if tune.runoff < 0 or tune.runoff == 1:
+        raise ConfigError("tune.runoff", tune.runoff, "must be 0 (no runoff) or >= 2 trials measured again")
     if tune.seed is not None and tune.seed < 0:
         raise ConfigError("tune.seed", tune.seed, "must be >= 0, or null for a fresh seed")
     if tune.examples is not None and tune.examples < 1:

@@ -19,22 +19,26 @@ from jitexp.analysis.tune import (
     RUNNING,
     Estimate,
     Outcome,
+    Runoff,
     TrialRecord,
     Verdict,
     best_index,
     confirmed_ratio,
+    estimate,
     params_label,
     pareto_front,
     per_call_note,
     repeat_of,
     resume_plan,
+    runoff_contenders,
+    runoff_pick,
     tied,
     trial_line,
     value_text,
     verdict,
 )
 from jitexp.config.tune import Objective, baseline_overrides, parse_objectives
-from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, encode, override
+from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, encode, override, variants_text
 from jitexp.engine.tune_space import value_text as override_text
 from jitexp.errors import ConfigError
 
@@ -43,6 +47,9 @@ log = logging.getLogger("jitexp")
 JOURNAL = "study.journal"  # the study's record (Optuna's JournalStorage, a file backend)
 TRIALS_CSV = "trials.csv"  # a row per trial
 CONFIRM_DIR = "confirm"  # the confirmation job's folder
+RUNOFF_DIR = "runoff"  # the runoff job's folder
+CONFIRM_JOB, RUNOFF_JOB = 10_000, 10_001  # their hydra.job.num, clear of the trials'
+RUNOFF_PROCESSES = 6  # the runoff's fresh processes: its contenders side by side in each
 VERDICT_TXT = "tune.txt"  # the confirmation's line
 STUDY = "jitexp"
 MAX_REPEATS = 25  # proposals in a row of points measured already: the space is exhausted
@@ -114,6 +121,7 @@ class Study:
         self.estimates: dict[int, tuple[Estimate, ...]] = {}
         self.reasons: dict[int, str] = {}
         self.examples: dict[int, float | None] = {}
+        self.runoff: Runoff | None = None  # the best few measured again side by side, once it ran
         # a compiler option the config lacks is written +key=value
         present = [
             OmegaConf.select(config, d.key, default=_ABSENT) is not _ABSENT or d.key in _groups(config)
@@ -324,51 +332,152 @@ class Study:
         return [r for r in self.records if r.state in (COMPLETE, FAILED)]
 
     def best(self, objective: int = 0) -> TrialRecord | None:
+        """The best trial: the runoff's winner once it ran (objective 0), else the lowest value of the search."""
+        if objective == 0 and self.runoff is not None:
+            return next(r for r in self.records if r.number == self.runoff.best)
         records = self.measured_records()
         index = best_index(
             [self.estimates[r.number][objective] if r.number in self.estimates else None for r in records]
         )
         return None if index is None else records[index]
 
+    def _firsts(self, records: Sequence[TrialRecord]) -> list[Estimate | None]:
+        return [self.estimates[r.number][0] if r.number in self.estimates else None for r in records]
+
     def _final(self) -> None:
         records = self.measured_records()
         if not records:
             return
-        best = self.best()
-        if best is None:
+        if self.best() is None:
             print("tune: every trial failed; no best (trials.csv says why each did)", flush=True)
             return
-        first = self.objectives[0]
-        ties = tied([self.estimates[r.number][0] if r.number in self.estimates else None for r in records])
-        others = [
-            f"trial {(r.job or 0) + 1} ({params_label(r.params)})" for r, t in zip(records, ties) if t and r is not best
-        ]
-        per = self._per_example()
-        print(
-            f"tune: best of {len(records)} trials on {first.label}: trial {(best.job or 0) + 1}, {params_label(best.params)}: "
-            f"{value_text(first, self.estimates[best.number][0], per)}"
-            + (
-                f"; tied with it (intervals overlap): {', '.join(others)}"
-                if others
-                else "; no other trial ties with it"
-            ),
-            flush=True,
-        )
+        self.run_runoff(records)
+        best = self.best()
+        assert best is not None
+        self._print_best(records, best)
         if len(self.objectives) == 2:
-            ok = [r for r in records if r.number in self.estimates]
-            front = pareto_front([[e.value for e in self.estimates[r.number]] for r in ok])
-            shown = "; ".join(
-                f"trial {(ok[i].job or 0) + 1} {params_label(ok[i].params)}: "
-                + ", ".join(value_text(o, e, per) for o, e in zip(self.objectives, self.estimates[ok[i].number]))
-                for i in front
-            )
-            print(f"tune: Pareto front ({', '.join(o.label for o in self.objectives)}): {shown}", flush=True)
+            self._print_front(records)
         if int(self.config.tune.confirm_processes) == 0:
             print("tune: tune.confirm_processes=0: the best is not confirmed against the baseline", flush=True)
             return
         result = self.confirm(best)
         print(result.line, flush=True)
         write_verdict(self.root, result)
+
+    def tied_numbers(self, records: Sequence[TrialRecord]) -> set[int]:
+        """The trials tied with the best: the runoff's ties once it ran, else the search's intervals'."""
+        if self.runoff is not None:
+            return set(self.runoff.tied)
+        return {r.number for r, t in zip(records, tied(self._firsts(records))) if t}
+
+    def _print_best(self, records: Sequence[TrialRecord], best: TrialRecord) -> None:
+        first, per = self.objectives[0], self._per_example()
+        ties = self.tied_numbers(records)
+        others = [
+            f"trial {(r.job or 0) + 1} ({params_label(r.params)})"
+            for r in records
+            if r.number in ties and r is not best
+        ]
+        where = " in the runoff" if self.runoff is not None else ""
+        shown = self.runoff.estimates[best.number] if self.runoff is not None else self.estimates[best.number][0]
+        print(
+            f"tune: best of {len(records)} trials on {first.label}: trial {(best.job or 0) + 1}, "
+            f"{params_label(best.params)}: {value_text(first, shown, per)}{where}"
+            + (
+                f"; tied with it (intervals overlap{where}): {', '.join(others)}"
+                if others
+                else "; no other trial ties with it"
+            ),
+            flush=True,
+        )
+
+    def _print_front(self, records: Sequence[TrialRecord]) -> None:
+        per = self._per_example()
+        ok = [r for r in records if r.number in self.estimates]
+        front = pareto_front([[e.value for e in self.estimates[r.number]] for r in ok])
+        shown = "; ".join(
+            f"trial {(ok[i].job or 0) + 1} {params_label(ok[i].params)}: "
+            + ", ".join(value_text(o, e, per) for o, e in zip(self.objectives, self.estimates[ok[i].number]))
+            for i in front
+        )
+        print(f"tune: Pareto front ({', '.join(o.label for o in self.objectives)}): {shown}", flush=True)
+
+    # ---- the runoff: the best few measured again side by side ----
+
+    def run_runoff(self, records: Sequence[TrialRecord]) -> None:
+        """The leader, its ties, its runners-up and the unsettled trials (at most tune.runoff) as variants of one job
+        in RUNOFF_PROCESSES fresh processes; the runoff's fastest is then the best (analysis.tune.runoff_pick)."""
+        if not self.objectives[0].is_time:  # a memory figure is exact: nothing to measure again
+            return
+        picks = runoff_contenders(self._firsts(records), int(self.config.tune.get("runoff") or 0))
+        contenders = [records[i] for i in picks]
+        if not contenders:
+            return
+        names = {f"t{(r.job or 0) + 1}": dict(r.params) for r in contenders}
+        print(
+            f"tune: runoff: trials {', '.join(n[1:] for n in names)} measured again side by side, in "
+            f"{RUNOFF_PROCESSES} fresh processes, before the best is named",
+            flush=True,
+        )
+        job = [override(d, contenders[0].params[d.key]) for d in self.space.dimensions]
+        back, why = self._launch_variants(names, job, RUNOFF_PROCESSES, RUNOFF_DIR, RUNOFF_JOB)
+        if back is None:
+            print(f"tune: the runoff job failed ({why}): the search's values name the best", flush=True)
+            return
+        rows = variant_rows(back.rows)
+        found = [self._remeasured(rows.get(n), r) for n, r in zip(names, contenders)]
+        result = runoff_pick([r.number for r in contenders], found)
+        if result is None:
+            print("tune: no trial measured in the runoff: the search's values name the best", flush=True)
+            return
+        self.runoff = result
+        for r, e in zip(contenders, found):
+            shown = value_text(self.objectives[0], e, self._per_example()) if e is not None else "failed there"
+            print(f"tune: runoff: trial {(r.job or 0) + 1}, {params_label(r.params)}: {shown}", flush=True)
+
+    def _remeasured(self, row: dict | None, record: TrialRecord) -> Estimate | None:
+        """A contender's estimate from its runoff row (per example as in its trial); None when it failed there."""
+        if row is None or row.get("status") != "ok":
+            return None
+        return estimate(row, self.objectives[0], self.examples.get(record.number))
+
+    # ---- a job of variants: the runoff's and the confirmation's ----
+
+    def _variants_overrides(self, names: dict[str, dict], job: list[str], processes: int, subdir: str) -> list[str]:
+        """One job that measures `names` ({variant: params}) side by side in `processes` fresh processes."""
+        fixed = [
+            o
+            for o in self.space.fixed
+            if not o.lstrip("+~").startswith(("variants=", "timing.processes=", "timing.max_processes="))
+        ]
+        return [
+            *fixed,
+            *job,
+            f"variants={variants_text(names)}",
+            f"timing.processes={processes}",
+            f"timing.max_processes={processes}",
+            f"hydra.sweep.subdir={subdir}",
+        ]
+
+    def _launch_variants(
+        self, names: dict[str, dict], job: list[str], processes: int, subdir: str, num: int
+    ) -> tuple[TrialReturn | None, str]:
+        """The variants' job through the launcher: what it returned, or None and why it failed."""
+        from hydra.core.utils import JobStatus
+
+        try:
+            [ret] = self.launcher.launch([self._variants_overrides(names, job, processes, subdir)], initial_job_idx=num)
+        except Exception as exc:  # e.g. submitit's UncompletedJobError
+            return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        if ret.status != JobStatus.COMPLETED or not isinstance(ret._return_value, TrialReturn):
+            error = ret._return_value
+            return (
+                None,
+                f"{type(error).__name__}: {str(error).splitlines()[0][:200]}" if error else "it returned nothing",
+            )
+        return ret._return_value, ""
+
+    # ---- the confirmation: the best against the baseline ----
 
     def baseline_params(self) -> dict[str, Any]:
         """The searched keys' values in the baseline: the config as given, with tune.baseline's keys over it."""
@@ -386,52 +495,33 @@ class Study:
 
     def confirm(self, best: TrialRecord) -> Verdict:
         """The best against the baseline in paired fresh processes: one job with variants {baseline, best}."""
-        base = self.baseline_params()
-        label = params_label(best.params)
+        base, label = self.baseline_params(), params_label(best.params)
         if all(_same(base.get(k), v) for k, v in best.params.items()):
             return verdict(label, None, None, None, same=True)
-        n = int(self.config.tune.confirm_processes)
-        base_text = ",".join(f"{k}:{override_text(base[k])}" for k in best.params)
-        best_text = ",".join(f"{k}:{override_text(v)}" for k, v in best.params.items())
-        variants = f"{{baseline:{{{base_text}}},best:{{{best_text}}}}}"
-        fixed = [
-            o
-            for o in self.space.fixed
-            if not o.lstrip("+~").startswith(("variants=", "timing.processes=", "timing.max_processes="))
-        ]
-        given = baseline_overrides(_plain(self.config.tune.get("baseline")))
-        extra = [f"{k}={override_text(v)}" for k, v in given.items() if k not in best.params]
         missing = [d.key for d in self.space.dimensions if d.add and base.get(d.key) is None]
         if missing:
-            return verdict(
-                f"{label}; no baseline value for {missing[0]}, which the config lacks: set tune.baseline",
-                None,
-                None,
-                None,
-            )
-        # the job's own config is the baseline's (tune.examples resolves to its examples); variants set each side
-        extra += [override(d, base[d.key]) for d in self.space.dimensions if base.get(d.key) is not None]
-        overrides = [
-            *fixed,
-            *extra,
-            f"variants={variants}",
-            f"timing.processes={n}",
-            f"timing.max_processes={n}",
-            f"hydra.sweep.subdir={CONFIRM_DIR}",
-        ]
+            why = f"no baseline value for {missing[0]}, which the config lacks: set tune.baseline"
+            return verdict(f"{label}; {why}", None, None, None)
+        n = int(self.config.tune.confirm_processes)
         print(
             f"tune: confirming trial {(best.job or 0) + 1} ({label}) against the baseline in {n} paired fresh processes",
             flush=True,
         )
-        from hydra.core.utils import JobStatus
-
-        [ret] = self.launcher.launch([overrides], initial_job_idx=10_000)
-        if ret.status != JobStatus.COMPLETED or not isinstance(ret._return_value, TrialReturn):
-            error = ret._return_value
-            why = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}" if error else "it returned nothing"
+        names = {"baseline": {k: base[k] for k in best.params}, "best": dict(best.params)}
+        back, why = self._launch_variants(names, self._baseline_job(base, best), n, CONFIRM_DIR, CONFIRM_JOB)
+        if back is None:
             return verdict(f"{label}; the confirmation job failed: {why}", None, None, None)
-        rows = ret._return_value.rows
-        pick = {r.get("variant"): r for r in rows if r.get("mode") == _tuned_mode(rows)}
+        return self._confirmed(label, best, back)
+
+    def _baseline_job(self, base: dict[str, Any], best: TrialRecord) -> list[str]:
+        """The confirmation job's own config: the baseline's (tune.examples resolves to its examples)."""
+        given = baseline_overrides(_plain(self.config.tune.get("baseline")))
+        extra = [f"{k}={override_text(v)}" for k, v in given.items() if k not in best.params]
+        return extra + [override(d, base[d.key]) for d in self.space.dimensions if base.get(d.key) is not None]
+
+    def _confirmed(self, label: str, best: TrialRecord, back: TrialReturn) -> Verdict:
+        """The verdict from the confirmation job's two variant rows: the paired ratio, per example where it applies."""
+        pick = variant_rows(back.rows)
         if "baseline" not in pick or "best" not in pick:
             return verdict(label, None, None, None)
         failed = [r for r in (pick["baseline"], pick["best"]) if r.get("status") != "ok"]
@@ -440,7 +530,7 @@ class Study:
             return verdict(
                 f"{label}; the confirmation job failed: {message[0][:160] if message else ''}", None, None, None
             )
-        examples = (ret._return_value.examples, self.examples.get(best.number))
+        examples = (back.examples, self.examples.get(best.number))
         if note := per_call_note(examples):
             print(note, flush=True)
         ratio, low, high = confirmed_ratio(pick["baseline"], pick["best"], self.objectives[0], examples)
@@ -450,11 +540,10 @@ class Study:
         write_trials(self.root, self.trial_rows())
 
     def trial_rows(self) -> list[dict]:
-        """trials.csv: one row per trial, in order: its job, params, objective(s) with CI, tied, Pareto, failed why."""
+        """trials.csv: one row per trial, in order: its job, params, objective(s) with CI, its runoff estimate, best and
+        tied (the runoff's once it ran), Pareto, failed why."""
         records = self.measured_records()
-        firsts = [self.estimates[r.number][0] if r.number in self.estimates else None for r in records]
-        ties = tied(firsts)
-        best = best_index(firsts)
+        ties, best = self.tied_numbers(records), self.best()
         ok = [r for r in records if r.number in self.estimates]
         front = set()
         if len(self.objectives) == 2:
@@ -471,9 +560,12 @@ class Study:
                 row[f"value_{j}"], row[f"ci_low_{j}"], row[f"ci_high_{j}"] = (
                     (e[j].value, e[j].low, e[j].high) if e else (None, None, None)
                 )
-            k = records.index(r) if r in records else None
-            row["best"] = k is not None and k == best
-            row["tied"] = bool(k is not None and ties[k])
+            again = self.runoff.estimates.get(r.number) if self.runoff is not None else None
+            row["runoff_0"], row["runoff_ci_low_0"], row["runoff_ci_high_0"] = (
+                (again.value, again.low, again.high) if again else (None, None, None)
+            )
+            row["best"] = best is not None and r.number == best.number
+            row["tied"] = r.number in ties
             if len(self.objectives) == 2:
                 row["pareto"] = r.number in front
             row["examples"] = self.examples.get(r.number)
@@ -516,11 +608,13 @@ def _estimates(attrs: dict, n: int) -> tuple[Estimate, ...]:
     return tuple(Estimate(*attrs[f"objective_{i}"]) for i in range(n))
 
 
-def _tuned_mode(rows: Sequence[dict]) -> str | None:
+def variant_rows(rows: Sequence[dict]) -> dict[str, dict]:
+    """A variants job's rows by variant, in the mode a trial is judged by (its first compiled mode)."""
     from jitexp.analysis.tune import TUNED_MODES
 
     modes = {r.get("mode") for r in rows}
-    return next((m for m in TUNED_MODES if m in modes), None)
+    mode = next((m for m in TUNED_MODES if m in modes), None)
+    return {str(r.get("variant")): r for r in rows if r.get("mode") == mode}
 
 
 def _distribution(optuna: Any, d: Dimension) -> Any:

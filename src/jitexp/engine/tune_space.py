@@ -174,6 +174,12 @@ def value_text(value: Any) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def variants_text(named: Mapping[str, Mapping[str, Any]]) -> str:
+    """The `variants` override's value, `{a:{key:value,...},b:{...}}`, each value as Hydra reads it back."""
+    inner = (",".join(f"{k}:{value_text(v)}" for k, v in params.items()) for params in named.values())
+    return "{" + ",".join(f"{name}:{{{body}}}" for name, body in zip(named, inner)) + "}"
+
+
 def override(dimension: Dimension, value: Any) -> str:
     """The trial's override for one searched key."""
     return f"{'+' if dimension.add else ''}{dimension.key}={value_text(value)}"

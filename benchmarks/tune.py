@@ -1,8 +1,9 @@
 """Does the tune sweeper (hydra/sweeper=tune, issue 58) find what is there, and only that? Three checks, one table.
 
 1. planted: a function whose steady time is 1 + 2|k - 7| rounds of tanh(x @ x) (benchmarks/tune_fns.py), searched
-   over k = int(interval(1,10)) with 8 trials (timing=quick, no confirmation), once per seed. Target: the study's
-   best is k=7 in >= 9 of 10 seeds.
+   over k = int(interval(1,10)) with 8 trials (timing=quick, the default runoff, no confirmation), once per seed.
+   Target: the study's best is k=7 in >= 9 of 10 seeds. Beside it, from the same studies, the k the search's own
+   values would have named (the lowest trial value, as before the runoff).
 2. flat: a function whose time does not depend on k (the same program for every k), searched over choice(1,2,3)
    with 3 trials, the best confirmed against k=0 in 6 paired fresh processes. Target: the line says "no setting is
    significantly faster than the baseline" in >= 19 of 20 studies.
@@ -53,6 +54,9 @@ LINE = re.compile(
 )
 
 
+LOADS: list[float] = []  # the host's 1-minute load average at the end of each study: how loaded the run was
+
+
 def jitexp(folder: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
     """`python -m jitexp ARGS hydra.sweep.dir=FOLDER`, with benchmarks/ importable; its wall time and process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
@@ -60,6 +64,7 @@ def jitexp(folder: Path, *args: str) -> tuple[float, subprocess.CompletedProcess
     proc = subprocess.run(
         [sys.executable, "-m", "jitexp", *args, f"hydra.sweep.dir={folder}"], capture_output=True, text=True, env=env
     )
+    LOADS.append(os.getloadavg()[0])
     return time.monotonic() - start, proc
 
 
@@ -71,10 +76,10 @@ def verdict_line(folder: Path, proc: subprocess.CompletedProcess) -> str:
     return f"no verdict (exit {proc.returncode}): {(proc.stderr.strip().splitlines() or ['?'])[-1][:200]}"
 
 
-def planted(root: Path, seeds: int) -> tuple[int, list[str], list[float], int]:
-    """Studies of the planted function, one per seed: how many found k=7, the k each found, their wall times, and how
-    many had k=7 as the best or tied with it (its interval overlapping the best's)."""
-    found, walls, tied = [], [], 0
+def planted(root: Path, seeds: int) -> tuple[int, list[str], list[float], int, list[str]]:
+    """Studies of the planted function, one per seed: how many found k=7, the k each found, their wall times, how
+    many had k=7 as the best or tied with it, and the k each search's own values put lowest (no runoff)."""
+    found, walls, tied, searched = [], [], 0, []
     for seed in range(seeds):
         folder = root / f"planted_{seed}"
         wall, proc = jitexp(folder, "-m", "hydra/sweeper=tune", *PLANTED, f"tune.seed={seed}")
@@ -83,10 +88,18 @@ def planted(root: Path, seeds: int) -> tuple[int, list[str], list[float], int]:
         best = trials[trials["best"]] if "best" in trials else trials
         k = str(int(best["param_workload.params.k"].iloc[0])) if len(best) else f"none (exit {proc.returncode})"
         found.append(k)
+        values = trials.dropna(subset=["value_0"]) if "value_0" in trials else trials
+        searched.append(
+            str(int(values.loc[values["value_0"].idxmin(), "param_workload.params.k"])) if len(values) else "-"
+        )
         seven = trials[trials["param_workload.params.k"] == PLANTED_AT] if len(trials) else trials
         tied += bool(len(seven)) and bool(seven["best"].iloc[0] or seven["tied"].iloc[0])
-        print(f"planted seed {seed}: best k={k} of {len(trials)} trials, {wall:.0f} s", flush=True)
-    return sum(k == str(PLANTED_AT) for k in found), found, walls, tied
+        print(
+            f"planted seed {seed}: best k={k} (the search's values: k={searched[-1]}) of {len(trials)} trials, "
+            f"{wall:.0f} s",
+            flush=True,
+        )
+    return sum(k == str(PLANTED_AT) for k in found), found, walls, tied, searched
 
 
 def flat(root: Path, studies: int) -> tuple[int, list[str], list[float]]:
@@ -163,14 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     table: list[tuple[str, str, str, str]] = []
     ok = True
     if "planted" in only:
-        hits, found, walls, tied = planted(root, args.seeds)
+        hits, found, walls, tied, searched = planted(root, args.seeds)
         need = -(-9 * args.seeds // 10)
         ok &= hits >= need
         table.append(
             (
                 f"planted optimum k={PLANTED_AT} found (8 trials of 10 points)",
                 f"{hits} of {args.seeds} seeds (best k: {' '.join(found)}; k={PLANTED_AT} best or tied: {tied}); "
-                f"a study {statistics.median(walls):.0f} s",
+                f"the search's values alone: {sum(k == str(PLANTED_AT) for k in searched)} of {args.seeds} "
+                f"(k: {' '.join(searched)}); a study {statistics.median(walls):.0f} s",
                 f">= {need} of {args.seeds}",
                 "yes" if hits >= need else "NO",
             )
@@ -195,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'check':{width}}  result  |  target  |  ok")
     for name, result, target, good in table:
         print(f"{name:{width}}  {result}  |  {target}  |  {good}")
-    print(f"\nfolders: {root}")
+    if LOADS:
+        print(
+            f"\nload average (1 min) at the studies' ends: min {min(LOADS):.1f}, median "
+            f"{statistics.median(LOADS):.1f}, max {max(LOADS):.1f} ({len(LOADS)} studies)"
+        )
+    print(f"folders: {root}")
     return 0 if ok else 1
 
 

@@ -90,24 +90,22 @@ def device_names(df: pd.DataFrame) -> pd.Series:
 def nominal_ceilings(df: pd.DataFrame) -> dict[str, Ceiling]:
     """Per device, its nominal peaks (nominal_flops_per_s, nominal_bytes_per_s: jitexp.analysis.ceilings' table by
     device kind), where its rows have them: the ceilings no point can pass."""
-    found = {}
-    devices = device_names(df)
-    for device in dict.fromkeys(devices):
-        rows = df[devices == device]
-        ceiling = Ceiling(_median_positive(rows, NOMINAL_FLOPS), _median_positive(rows, NOMINAL_BYTES))
-        if ceiling.measured:
-            found[str(device)] = ceiling
-    return found
+    return _ceilings_by_device(df, NOMINAL_FLOPS, NOMINAL_BYTES)
 
 
 def ceilings(df: pd.DataFrame) -> dict[str, Ceiling]:
     """Per device, the median of the rows' measured peaks (each job probes once and repeats it on its rows);
     only devices with at least one peak."""
+    return _ceilings_by_device(df, PEAK_FLOPS, PEAK_BYTES)
+
+
+def _ceilings_by_device(df: pd.DataFrame, flops: str, bytes_: str) -> dict[str, Ceiling]:
+    """Per device, the median positive value of its rows' flops and bytes_ columns; only devices with either."""
     found = {}
     devices = device_names(df)
     for device in dict.fromkeys(devices):
         rows = df[devices == device]
-        ceiling = Ceiling(_median_positive(rows, PEAK_FLOPS), _median_positive(rows, PEAK_BYTES))
+        ceiling = Ceiling(_median_positive(rows, flops), _median_positive(rows, bytes_))
         if ceiling.measured:
             found[str(device)] = ceiling
     return found

@@ -151,8 +151,9 @@ def _run_rows(folder: Path) -> pd.DataFrame:
 def _metric_rows(base: pd.DataFrame, rows: pd.DataFrame, processes: Path) -> pd.DataFrame:
     """One job's tidy rows: `base` (a row per results.csv row) once per metric the row has a value of, with the
     value, its CI and its processes' summary; metric by metric (METRICS' order), rows in order within each."""
-    spread = _process_spread(processes, rows)
-    procs = _process_summary(processes, rows)
+    kept, keys = _kept_processes(processes, rows)
+    spread = _process_spread(kept, keys, rows)
+    procs = _process_summary(kept, keys, rows)
     missing = np.full(len(rows), np.nan)
     taken: list[np.ndarray] = []
     columns: dict[str, list] = {c: [] for c in ("metric", "value", "ci_low", "ci_high", *PROCESS_SUMMARY)}
@@ -175,15 +176,20 @@ def _metric_rows(base: pd.DataFrame, rows: pd.DataFrame, processes: Path) -> pd.
     return frame.assign(**{name: np.concatenate(parts) for name, parts in columns.items()})
 
 
-def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
-    """(column, "low" | "high") -> per row, the CI of the median of that column over the row's processes
-    (processes.csv, replaced processes aside); missing where fewer than two processes."""
+def _kept_processes(path: Path, rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """processes.csv as text, replaced processes aside (empty where there is none), and the columns that tie its
+    rows to the job's results rows (mode, variant, env: those both have)."""
     if not path.is_file():
-        return {}
+        return pd.DataFrame(), []
     procs = read_text(path)
     if "replaced" in procs.columns:
         procs = procs[procs["replaced"] != "True"]
-    keys = [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
+    return procs, [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
+
+
+def _process_spread(procs: pd.DataFrame, keys: list[str], rows: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """(column, "low" | "high") -> per row, the CI of the median of that column over the row's processes
+    (_kept_processes); missing where fewer than two processes."""
     found: dict[tuple[str, str], pd.Series] = {}
     for column in ("compile_s", "trace_s", *MEASURED.values()):
         if column not in procs.columns or not keys:
@@ -199,15 +205,10 @@ def _process_spread(path: Path, rows: pd.DataFrame) -> dict[tuple[str, str], pd.
     return found
 
 
-def _process_summary(path: Path, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def _process_summary(procs: pd.DataFrame, keys: list[str], rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """processes.csv column -> per row, its processes' count, mean and sd of log values, smallest and largest
-    (PROCESS_SUMMARY; NaN where a row has none): what the step test weighs each run by."""
-    if not path.is_file():
-        return {}
-    procs = read_text(path)
-    if "replaced" in procs.columns:
-        procs = procs[procs["replaced"] != "True"]
-    keys = [k for k in ("mode", "variant", "env") if k in procs.columns and k in rows.columns]
+    (PROCESS_SUMMARY; NaN where a row has none; procs and keys: _kept_processes): what the step test weighs each
+    run by."""
     columns = [c for c in PROCESS_COLUMNS.values() if c in procs.columns]
     if not keys or not columns or procs.empty:
         return {}

@@ -106,7 +106,7 @@ def _report(path: str | os.PathLike, out: str | os.PathLike | None = None, plots
     out = Path(out) if out is not None else default_out(path)
     calls, trials = load_calls(path), load_trials(path)
     frames, caveats = report_tables(df, calls, load_profile(path, out), trials), caveat_summary(df)
-    out, written = _write_report(
+    written = write_report(
         df, out, plots=plots, source=path, frames=frames, state=state, calls=calls, trials=trials, caveats=caveats
     )
     return Report(df, state, frames, caveats, out, written)
@@ -190,29 +190,12 @@ def write_report(
     calls: pd.DataFrame | None = None,
     profile: pd.DataFrame | None = None,
     trials: pd.DataFrame | None = None,
-) -> Path:
-    """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out."""
-    return _write_report(
-        df, out, plots=plots, source=source, frames=frames, state=state, calls=calls, profile=profile, trials=trials
-    )[0]
-
-
-def _write_report(
-    df: pd.DataFrame,
-    out: str | os.PathLike,
-    *,
-    plots: bool = True,
-    source: str | os.PathLike | None = None,
-    frames: dict[str, pd.DataFrame] | None = None,
-    state: SweepState | None = None,
-    calls: pd.DataFrame | None = None,
-    profile: pd.DataFrame | None = None,
-    trials: pd.DataFrame | None = None,
     caveats: list[str] | None = None,
-) -> tuple[Path, list[Path]]:
-    """write_report, also returning every file written (index.html, summary.md, CSVs, PNGs). A file of those names
-    (or a PNG an earlier report's would be removed) that no jitexp command wrote there is refused (store.owned).
-    `frames` and `caveats`: report_tables and caveat_summary of df, where the caller has them already."""
+) -> list[Path]:
+    """Tables as CSV, plots as PNG, summary.md and index.html (one page) for the rows in df, all into out; returns
+    every file written, index.html first. A file of those names (or a PNG an earlier report's would be removed) that
+    no jitexp command wrote there is refused (store.owned). `frames` and `caveats`: report_tables and caveat_summary
+    of df, where the caller has them already."""
     out = Path(out)
     frames = report_tables(df, calls, profile, trials) if frames is None else frames
     caveats = caveat_summary(df) if caveats is None else caveats
@@ -249,7 +232,7 @@ def _write_report(
     _write_text(out / PAGE, page)
     files = [out / PAGE, out / "summary.md", *written, *images]
     record(out, [p.name for p in files])
-    return out, files
+    return files
 
 
 def _in_kind_order(images: Sequence[Path]) -> list[Path]:

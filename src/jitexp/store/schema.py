@@ -81,14 +81,11 @@ NOISE = [
     "kept_vs_all_processes",
     *PROBE_COLUMNS,
 ]
+# a compiled mode's speedup over its baseline: a paired row's columns, and the report's speedup table's
+SPEEDUP_FIGURES = ["speedup", "speedup_ci_low", "speedup_ci_high", "verdict", "break_even_calls", "ahead_until_calls"]
 PAIRED = [
     "baseline_mode",
-    "speedup",
-    "speedup_ci_low",
-    "speedup_ci_high",
-    "verdict",
-    "break_even_calls",
-    "ahead_until_calls",
+    *SPEEDUP_FIGURES,
     "speedup_vs_numpy",
     "speedup_vs_numpy_ci_low",
     "speedup_vs_numpy_ci_high",

@@ -30,6 +30,7 @@ from jitexp.report.shared.cases import (
     text_column,
 )
 from jitexp.report.shared.growth import growth_exponent, scaling_points
+from jitexp.store.schema import SPEEDUP_FIGURES
 
 SPEEDUP_COLUMNS = [
     "mode",
@@ -46,12 +47,7 @@ SPEEDUP_COLUMNS = [
     "compile_overhead_s",
     "baseline_mode",
     "pairing",
-    "speedup",
-    "speedup_ci_low",
-    "speedup_ci_high",
-    "verdict",
-    "break_even_calls",
-    "ahead_until_calls",
+    *SPEEDUP_FIGURES,
     "n_eager_rows",
     "n_rows",
 ]

@@ -39,9 +39,7 @@ ATTRIBUTION_COLUMNS = [
     "op_dispatch_s",
     "explanation_detail",
 ]
-MEMORY_COLUMNS = [
-    "mode",
-    STATIC_ARGNUMS,
+_MEMORY_VALUES = [
     "peak_rss_growth_bytes",
     "device_peak_bytes",
     "argument_size_bytes",
@@ -49,8 +47,8 @@ MEMORY_COLUMNS = [
     "temp_size_bytes",
     "alias_size_bytes",
     "peak_memory_bytes",
-    "donation",
 ]
+MEMORY_COLUMNS = ["mode", STATIC_ARGNUMS, *_MEMORY_VALUES, "donation"]
 CACHE_COLUMNS = [
     "mode",
     STATIC_ARGNUMS,
@@ -81,15 +79,6 @@ SEQUENCE_COLUMNS = [
     "compile_s",
     "miss_reason",
     "error_type",
-]
-_MEMORY_VALUES = [
-    "peak_rss_growth_bytes",
-    "device_peak_bytes",
-    "argument_size_bytes",
-    "output_size_bytes",
-    "temp_size_bytes",
-    "alias_size_bytes",
-    "peak_memory_bytes",
 ]
 
 

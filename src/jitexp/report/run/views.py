@@ -13,6 +13,7 @@ from jitexp.analysis.formatting.phrases import payoff_text, ratio_cell, verdict_
 from jitexp.analysis.formatting.values import format_value, is_missing, short_name, three_digits
 from jitexp.labels import built_by, size_text
 from jitexp.report.run.caveats import row_notes
+from jitexp.report.run.detail_tables import ATTRIBUTION_COLUMNS, CACHE_COLUMNS, MEMORY_COLUMNS, SEQUENCE_COLUMNS
 from jitexp.report.shared.cases import AB_VARIANT, KNOBS, STATIC_ARGNUMS, get_column, params_labels, varying
 
 
@@ -146,60 +147,22 @@ def compact_view(
     return view.reset_index(drop=True)
 
 
-ATTRIBUTION_VIEW = [
-    "speedup",
-    "explanation",
-    "eager_ops",
-    "xla_kernels",
-    "xla_fusions",
-    "eager_bytes",
-    "bytes_accessed",
-    "traffic_cut",
-    "arithmetic_intensity",
-    "op_dispatch_s",
-]
-ATTRIBUTION_TERMINAL = [
-    "speedup",
-    "explanation",
-    "eager_ops",
-    "xla_kernels",
-    "eager_bytes",
-    "bytes_accessed",
-    "traffic_cut",
-]
-MEMORY_VIEW = [
-    "peak_rss_growth_bytes",
-    "device_peak_bytes",
-    "argument_size_bytes",
-    "output_size_bytes",
-    "temp_size_bytes",
-    "alias_size_bytes",
-    "donation",
-]
-CACHE_VIEW = [
-    "cache_hit",
-    "cache_cold_first_call_s",
-    "cache_warm_first_call_s",
-    "first_call_saved_s",
-    "cache_cold_compile_s",
-    "cache_warm_compile_s",
-    "cache_warm_trace_s",
-    "cache_warm_lower_s",
-]
-SEQUENCE_VIEW = [
-    "job_num",
-    "workload",
-    "mode",
-    STATIC_ARGNUMS,
-    "call",
-    "label",
-    "status",
-    "call_s",
-    "compiled",
-    "compile_s",
-    "miss_reason",
-    "error_type",
-]
+def _less(columns: Sequence[str], *hidden: str) -> list[str]:
+    """columns, in their order, less hidden."""
+    return [c for c in columns if c not in hidden]
+
+
+# What each detail table shows for reading: its CSV's columns less those named (the whole table is in the CSV).
+# compact_view places the case's identity columns (mode, static_argnums) itself; the attribution's detail is
+# read as lines (attribution_details), and the terminal's attribution table is narrower than the page's.
+_IDENTITY = ("mode", STATIC_ARGNUMS)
+ATTRIBUTION_VIEW = _less(
+    ATTRIBUTION_COLUMNS, *_IDENTITY, "jaxpr_eqns", "flops", "transcendentals", "explanation_detail"
+)
+ATTRIBUTION_TERMINAL = _less(ATTRIBUTION_VIEW, "xla_fusions", "arithmetic_intensity", "op_dispatch_s")
+MEMORY_VIEW = _less(MEMORY_COLUMNS, *_IDENTITY, "peak_memory_bytes")
+CACHE_VIEW = _less(CACHE_COLUMNS, *_IDENTITY)
+SEQUENCE_VIEW = _less(SEQUENCE_COLUMNS, "size", "dtype", "variant", "compiles", "trace_s")
 
 
 def attribution_details(attribution: pd.DataFrame) -> list[str]:

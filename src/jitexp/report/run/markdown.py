@@ -81,119 +81,78 @@ def summary_markdown(
             "",
         ]
     if "trials" in frames:
-        lines += [
-            "## Tuning trials",
-            "",
+        verdict = frames["trials"].attrs.get("verdict")
+        lines += _section(
+            "Tuning trials",
             TRIALS_NOTE + ".",
-            "",
             markdown_table(frames["trials"]),
-            "",
-            *(
-                [f"Confirmation: {frames['trials'].attrs['verdict']}", ""]
-                if frames["trials"].attrs.get("verdict")
-                else []
-            ),
-            "Full table: [trials.csv](trials.csv)",
-            "",
-        ]
+            _full("trials"),
+            [f"Confirmation: {verdict}", ""] if verdict else [],
+        )
     lines += ["## Results", "", markdown_table(rows_table(df)), ""]
     if not frames["speedup"].empty:
-        lines += [
-            "## Speedup vs eager",
-            "",
-            SPEEDUP_NOTE,
-            "",
-            markdown_table(speedup_view(frames["speedup"])),
-            "",
-            "Full table: [speedup.csv](speedup.csv)",
-            "",
-        ]
+        lines += _section(
+            "Speedup vs eager", SPEEDUP_NOTE, markdown_table(speedup_view(frames["speedup"])), _full("speedup")
+        )
     if "ab" in frames:
-        lines += [
-            "## Variants against the baseline",
-            "",
-            AB_NOTE + ".",
-            "",
-            markdown_table(ab_view(frames["ab"])),
-            "",
-            "Full table: [ab.csv](ab.csv)",
-            "",
-        ]
+        lines += _section(
+            "Variants against the baseline", AB_NOTE + ".", markdown_table(ab_view(frames["ab"])), _full("ab")
+        )
     if "attribution" in frames:
-        lines += [
-            "## Why",
-            "",
+        lines += _section(
+            "Why",
             "`"
             + WHY_NOTE.replace("why: ", "", 1).replace(" primitives", "` primitives", 1)
             + '. The explanation\'s rules and thresholds: docs/measurement.md, "Why: attribution".',
-            "",
             markdown_table(compact_view(frames["attribution"], ATTRIBUTION_VIEW)),
-            "",
-            *[f"- {line}" for line in attribution_details(frames["attribution"])],
-            "",
-            "Full table: [attribution.csv](attribution.csv)",
-            "",
-        ]
+            _full("attribution"),
+            [*[f"- {line}" for line in attribution_details(frames["attribution"])], ""],
+        )
     if "memory" in frames:
-        lines += [
-            "## Memory",
-            "",
-            markdown_table(compact_view(frames["memory"], MEMORY_VIEW)),
-            "",
-            "Full table: [memory.csv](memory.csv)",
-            "",
-        ]
+        lines += _section("Memory", "", markdown_table(compact_view(frames["memory"], MEMORY_VIEW)), _full("memory"))
     if "cache" in frames:
-        lines += [
-            "## Persistent compilation cache",
-            "",
+        lines += _section(
+            "Persistent compilation cache",
             "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
             "(trace and lower still run).",
-            "",
             markdown_table(compact_view(frames["cache"], CACHE_VIEW)),
-            "",
-            "Full table: [cache.csv](cache.csv)",
-            "",
-        ]
+            _full("cache"),
+        )
     if "sequence" in frames:
-        lines += [
-            "## Retrace probe",
-            "",
+        lines += _section(
+            "Retrace probe",
             "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
             "compiled = the call traced and compiled, with JAX's reason.",
-            "",
             markdown_table(sequence_view(frames["sequence"])),
-            "",
-            "Full table: [sequence.csv](sequence.csv)",
-            "",
-        ]
+            _full("sequence"),
+        )
     lines += profile_markdown(frames.get("profile", pd.DataFrame()))
     if not frames["scaling"].empty:
-        lines += [
-            "## Scaling",
-            "",
+        lines += _section(
+            "Scaling",
             "growth exponent = least-squares slope of log(median) over log(size) (1: linear, 2: quadratic).",
-            "",
             markdown_table(scaling_view(frames["scaling"])),
-            "",
             "Per size: [scaling_points.csv](scaling_points.csv)",
-            "",
-        ]
+        )
     if not frames["errors"].empty:
-        lines += [
-            "## Errors",
-            "",
-            markdown_table(errors_view(frames["errors"])),
-            "",
-            "Full table: [errors.csv](errors.csv)",
-            "",
-        ]
+        lines += _section("Errors", "", markdown_table(errors_view(frames["errors"])), _full("errors"))
     notes = caveat_summary(df) if caveats is None else caveats
     if notes:
         lines += ["## Caveats", "", *[f"- {n}" for n in notes], ""]
     lines += _image_sections(images)
     lines += ["## Environment", "", markdown_table(environment_table(df)), ""]
     return "\n".join(lines)
+
+
+def _section(heading: str, note: str, table: str, link: str, after: Sequence[str] = ()) -> list[str]:
+    """A table's section of summary.md: heading, its note (none when empty), the table, what follows it, the link to
+    its CSV."""
+    return [f"## {heading}", "", *([note, ""] if note else []), table, "", *after, link, ""]
+
+
+def _full(stem: str) -> str:
+    """The line that links a table's whole CSV."""
+    return f"Full table: [{stem}.csv]({stem}.csv)"
 
 
 def _image_sections(images: Sequence[str]) -> list[str]:

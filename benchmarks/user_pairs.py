@@ -88,6 +88,9 @@ ARMS["all_off"] = (
 # the rounds as they were before issue 61's fix: bookkeeping right before each sample, the collect right before the
 # first (JITEXP_WORKER_OFF=settle,early_collect); as_is against it is the fix's effect
 ARMS["before_fix"] = ([], ["settle", "early_collect"])
+# arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
+# second argument); against plain, the worker's process alone, with no jitexp code in the loop
+PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}
 TARGET = {"cpu": 0.03, "tpu": 0.02}
 
 
@@ -103,10 +106,11 @@ def run(cmd: list[str], env: dict[str, str], timeout_s: float) -> tuple[str | No
     return done.stdout, ""
 
 
-def plain_side(case: str, env: dict[str, str], timeout_s: float) -> tuple[float | None, str]:
+def plain_side(case: str, env: dict[str, str], timeout_s: float, where: str = "fresh") -> tuple[float | None, str]:
     """The plain process's median seconds per call, and the platform it ran on (or the failure)."""
+    cmd = [sys.executable, str(HERE / "user_plain.py"), PLAIN.get(case, case), where]
     for _ in range(6):  # on a TPU the process before may hold the chip for a second or two after it exits
-        out, why = run([sys.executable, str(HERE / "user_plain.py"), PLAIN.get(case, case)], env, timeout_s)
+        out, why = run(cmd, env, timeout_s)
         if out is not None or not any(w in why.lower() for w in ("in use", "busy", "unavailable")):
             break
         time.sleep(2.0)
@@ -227,6 +231,8 @@ def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path,
             if side == "plain":
                 value, note = plain_side(case, env, args.timeout_s)
                 platform = note if value is not None else platform
+            elif side in PLAIN_ARMS:
+                value, note = plain_side(case, env, args.timeout_s, PLAIN_ARMS[side])
             else:
                 value, note = jitexp_side(case, side, folder / f"{case}-{side}-{i}", env, args.extra, args.timeout_s)
             if value is None:
@@ -249,7 +255,7 @@ def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="add_one,chain_1e5,compute_heavy,optax_step", help=", ".join(JOBS))
-    parser.add_argument("--arms", default="as_is", help=", ".join(ARMS))
+    parser.add_argument("--arms", default="as_is", help=", ".join([*ARMS, *PLAIN_ARMS]))
     parser.add_argument("--pairs", type=int, default=24, help="rounds per case (each: one plain, one job per arm)")
     parser.add_argument("--budget-s", type=float, default=1e9, help="no new round of a case after this long")
     parser.add_argument("--timeout-s", type=float, default=300.0, help="one process's limit")
@@ -261,7 +267,7 @@ def main() -> None:
     if args.table_from:
         raise SystemExit(tables_from(args.table_from, args.markdown) and 1)
     cases, arms = args.cases.split(","), args.arms.split(",")
-    for name, known, what in ((cases, JOBS, "--cases"), (arms, ARMS, "--arms")):
+    for name, known, what in ((cases, JOBS, "--cases"), (arms, {**ARMS, **PLAIN_ARMS}, "--arms")):
         bad = [n for n in name if n not in known]
         if bad:
             raise SystemExit(f"{what}: {','.join(bad)} is not one of {', '.join(known)}")

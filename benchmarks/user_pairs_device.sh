@@ -15,6 +15,7 @@
 # arms:  the elimination for x+1 on the CPU: as_is beside each factor switched off, in the same rounds, and
 #        before_fix (the rounds as before issue 61's fix: JITEXP_WORKER_OFF=settle,early_collect).
 # arms2: the rest of the factors, likewise.
+# arms3: the worker's process itself: the plain loop in a forkserver child (preloaded as jitexp's, and bare) beside as_is.
 # tpu_main: more pairs of the main job on the chip.
 set -u
 OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
@@ -50,10 +51,14 @@ case "$mode" in
     "${PIN[@]}" timeout $(( left + 60 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases compute_heavy --pairs 40 --budget-s "$left" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  arms|arms2)
+  arms|arms2|arms3)
     export JAX_PLATFORMS=cpu
     taskset -c "$CORES" true && PIN=(taskset -c "$CORES") || PIN=()
-    if [ "$mode" = arms ]; then ARMS=as_is,before_fix,user_timing,no_extras,all_off; else ARMS=as_is,no_preload,no_freeze,gc_on,no_progress,no_cache; fi
+    case "$mode" in
+      arms) ARMS=as_is,before_fix,user_timing,no_extras,all_off ;;
+      arms2) ARMS=as_is,no_preload,no_freeze,gc_on,no_progress,no_cache ;;
+      arms3) ARMS=as_is,plain_fs,plain_fs_bare ;;
+    esac
     "${PIN[@]}" timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms "$ARMS" --pairs 40 --budget-s 400 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
@@ -71,7 +76,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|tpu|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|tpu|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -1,10 +1,11 @@
 """The user's side of benchmarks/user_pairs.py: each case's function, its inputs, and the loop a user writes.
 
-Imports no jitexp (the point: a process a user would start). The jitexp side runs the same functions by import
+Imports no jitexp (the point: a process a user would start), unless asked to run the loop in a forkserver child as
+jitexp's worker runs (`forkserver`: the server preloads jitexp's worker as jitexp's does; `forkserver_bare`: nothing). The jitexp side runs the same functions by import
 path (`workload=custom workload.fn=user_plain.NAME`), on the same input values: `inputs` draws them as jitexp's
 `workload.make_array` does for `init: normal` (default_rng([seed, argument position]), standard normal in float32).
 
-    python benchmarks/user_plain.py CASE   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
+    python benchmarks/user_plain.py CASE [fresh|forkserver|forkserver_bare]   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
 
 The loop: 3 warm-up calls, calls per batch doubled until a batch lasts >= 10 ms, then 30 batches; the median.
 """
@@ -135,7 +136,8 @@ def user_loop(case: str) -> Callable[[int], float]:
     return loop
 
 
-def main(case: str) -> None:
+def main(case: str, send: Callable[[str], Any] = print) -> None:
+    """The plain loop's median, as one JSON line passed to `send` (printed, or sent back from a forked child)."""
     loop = user_loop(case)
     loop(3)
     number = 1
@@ -143,12 +145,36 @@ def main(case: str) -> None:
         number *= 2
     samples = [loop(number) for _ in range(BATCHES)]
     platform = jax.devices()[0].platform
-    print(
+    send(
         json.dumps(
             {"median_s": float(np.median(samples)), "number": number, "samples_s": samples, "platform": platform}
         )
     )
 
 
+def _child(case: str, conn: Any) -> None:
+    main(case, conn.send)
+
+
+def in_forkserver(case: str, preload: list[str]) -> None:
+    """The same loop in a forkserver child, as jitexp's worker runs (issue 61: is the 3% the worker's process?).
+
+    `preload` is the server's imports: jitexp's own (its worker entry, then gc.freeze over them) or none."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(preload)
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_child, args=(case, there))
+    child.start()
+    print(here.recv())
+    child.join()
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    # python user_plain.py CASE [fresh|forkserver|forkserver_bare]
+    where = sys.argv[2] if len(sys.argv) > 2 else "fresh"
+    if where == "fresh":
+        main(sys.argv[1])
+    else:
+        in_forkserver(sys.argv[1], ["jitexp.worker.entry", "jitexp.worker.frozen"] if where == "forkserver" else [])

@@ -163,9 +163,25 @@ def test_the_runoff_takes_the_leader_its_ties_its_runners_up_then_the_unsettled(
         narrow(174),  # 7: a runner-up by value
         None,  # a failed trial
     ]
-    assert runoff_contenders(estimates, 6) == [1, 4, 7, 5, 2]  # leader; tied and runners-up; unsettled by value
-    assert runoff_contenders(estimates, 3) == [1, 4, 7]  # the cap keeps the nearest groups
+    assert runoff_contenders(estimates, 6) == [1, 4, 7, 5, 2]  # the leader, then the lowest low ends first
+    assert runoff_contenders(estimates, 3) == [1, 4, 7]  # the cap keeps those that may be fastest
     assert runoff_contenders(estimates, 0) == [] and runoff_contenders(estimates, 1) == []
+
+
+def test_a_leader_whose_wide_interval_ties_every_trial_keeps_those_that_may_be_fastest_under_the_cap():
+    # planted_8 of the first runoff run: the leader k=6 read 142 us (95% CI 135-1146) and tied all seven others;
+    # k=7 (the fastest) read 544 us (97-876): by value it was 6th of the tied, by its low end the first
+    estimates = [
+        Estimate(173, 166, 191),  # 0: k=9
+        Estimate(244, 208, 399),  # 1: k=10
+        Estimate(180, 170, 472),  # 2: k=5
+        Estimate(753, 333, 949),  # 3: k=3
+        Estimate(477, 391, 483),  # 4: k=1
+        Estimate(544, 97, 876),  # 5: k=7
+        Estimate(142, 135, 1146),  # 6: k=6, the leader
+        Estimate(207, 202, 212),  # 7: k=4
+    ]
+    assert runoff_contenders(estimates, 6) == [6, 5, 0, 2, 7, 1]
 
 
 def test_no_runoff_with_fewer_than_two_trials_that_measured():

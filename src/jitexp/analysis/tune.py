@@ -169,24 +169,20 @@ def unsettled(e: Estimate) -> bool:
 
 
 def runoff_contenders(estimates: Sequence[Estimate | None], cap: int) -> list[int]:
-    """The trials measured again side by side before the best is named: the leader first, then those tied with it
-    and its RUNNERS_UP, then those whose interval is unsettled, each group by value; at most cap; [] under two."""
+    """The trials measured again side by side before the best is named: the leader, then those tied with it, its
+    RUNNERS_UP by value and the unsettled, the lowest low end first (how fast each may be); at most cap; [] under two."""
     lead = best_index(estimates)
     if lead is None or cap < 2:
         return []
     top = estimates[lead]
     assert top is not None
-    live = sorted((e.value, i) for i, e in enumerate(estimates) if e is not None)
-    near = {i for _, i in live[: 1 + RUNNERS_UP]}
-
-    def group(i: int) -> int:
-        e = estimates[i]
-        assert e is not None
-        if i == lead:
-            return 0
-        return 1 if i in near or e.overlaps(top) else 2 if unsettled(e) else 3
-
-    chosen = [i for g, _, i in sorted((group(i), v, i) for v, i in live) if g < 3][:cap]
+    near = {i for _, i in sorted((e.value, i) for i, e in enumerate(estimates) if e is not None)[: 1 + RUNNERS_UP]}
+    found = sorted(
+        (e.low, e.value, i)
+        for i, e in enumerate(estimates)
+        if e is not None and i != lead and (i in near or e.overlaps(top) or unsettled(e))
+    )
+    chosen = [lead, *(i for _, _, i in found)][:cap]
     return chosen if len(chosen) >= 2 else []
 
 

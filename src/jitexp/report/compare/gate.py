@@ -41,13 +41,13 @@ from jitexp.report.compare.runs import (
     COLUMNS,
     HOST_COLUMNS,
     NOTE,
+    Case,
     Side,
     case_groups,
     case_key,
     key_matches,
     load_side,
     matched_columns,
-    pool_values,
 )
 from jitexp.report.shared.memory import (
     ANALYSIS_SCOPE,
@@ -112,8 +112,9 @@ def compare(
         ident = dict(zip(keys, key))
         new_rows = new_groups.get(key)
         if new_rows is not None:
-            records += [{**ident, **row} for row in case_rows(base, base_rows, new, new_rows, threshold, alpha, chosen)]
-            rows = memory_rows(base, base_rows, new, new_rows, memory, memory_threshold, threshold, alpha)
+            case = Case(base, base_rows, new, new_rows)
+            records += [{**ident, **row} for row in case_rows(case, threshold, alpha, chosen)]
+            rows = memory_rows(case, memory, memory_threshold, threshold, alpha)
             records += [{**ident, **row} for row in rows]
         errors = [r for k, r in new_errors if key_matches(k, key)]
         if errors:
@@ -133,30 +134,24 @@ def compare(
     return order.drop(columns=["_rank", "_size"]).reset_index(drop=True)
 
 
-def case_rows(
-    base: Side,
-    base_rows: pd.DataFrame,
-    new: Side,
-    new_rows: pd.DataFrame,
-    threshold: float,
-    alpha: float,
-    probe: str | None = None,
-) -> list[dict]:
+def case_rows(case: Case, threshold: float, alpha: float, probe: str | None = None) -> list[dict]:
     """One case's metric rows; a metric only one side has is 'cannot tell'; the steady state's with its host probe."""
     out = []
     for metric in CHANGE_METRICS:
-        a, b = pool_values(base, base_rows, metric), pool_values(new, new_rows, metric)
+        a, b = case.pooled(metric)
         if not a and not b:
             continue
-        if a and b:
-            row = metric_row(metric, a, b, threshold, alpha)
-        else:
-            row = _status_row(f"{CANNOT_TELL} (no {metric} in {'NEW' if a else 'BASE'})", metric=metric)
-            row.update(n_base=len(a), n_new=len(b))
+        row = metric_row(metric, a, b, threshold, alpha) if a and b else _one_side(metric, a, b)
         if metric == "steady":
-            row.update(host_columns(base, base_rows, new, new_rows, threshold, alpha, probe))
+            row.update(host_columns(case, threshold, alpha, probe))
         out.append(row)
     return out
+
+
+def _one_side(metric: str, a: list, b: list) -> dict:
+    """The 'cannot tell' row of a metric only one side has (a: BASE's values, b: NEW's), with each side's count."""
+    row = _status_row(f"{CANNOT_TELL} (no {metric} in {'NEW' if a else 'BASE'})", metric=metric)
+    return {**row, "n_base": len(a), "n_new": len(b)}
 
 
 def metric_row(
@@ -181,10 +176,7 @@ def metric_row(
 
 
 def memory_rows(
-    base: Side,
-    base_rows: pd.DataFrame,
-    new: Side,
-    new_rows: pd.DataFrame,
+    case: Case,
     metrics: Sequence[str],
     memory_threshold: tuple[float, float] = (0.0, 0.0),
     threshold: float = THRESHOLD,
@@ -193,13 +185,13 @@ def memory_rows(
     """One case's memory rows: each asked metric, exact (XLA's analysis, in bytes, where comparable) or over
     processes (measured), and a `donation lost` row where BASE's alias bytes were above 0 and NEW's are 0."""
     out = []
-    scope = not_comparable(base_rows, new_rows)
-    lost = None if scope else donation_lost(base_rows, new_rows)
+    scope = not_comparable(case.base_rows, case.new_rows)
+    lost = None if scope else donation_lost(case.base_rows, case.new_rows)
     for metric in metrics:
         if metric in EXACT and not (metric == "alias_bytes" and lost):
-            row = exact_row(metric, base_rows, new_rows, memory_threshold, scope)
+            row = exact_row(metric, case.base_rows, case.new_rows, memory_threshold, scope)
         elif metric in MEASURED:
-            row = measured_row(metric, base, base_rows, new, new_rows, threshold, alpha)
+            row = measured_row(metric, case, threshold, alpha)
         else:
             continue
         if row:
@@ -259,23 +251,14 @@ def exact_row(
     }
 
 
-def measured_row(
-    metric: str,
-    base: Side,
-    base_rows: pd.DataFrame,
-    new: Side,
-    new_rows: pd.DataFrame,
-    threshold: float,
-    alpha: float,
-) -> dict | None:
+def measured_row(metric: str, case: Case, threshold: float, alpha: float) -> dict | None:
     """A measured memory metric's row: the per-process values (processes.csv) judged like a time (no between-run
     widening: none was measured for memory), `slower` / `faster` worded `more memory` / `less memory`."""
-    a, b = pool_values(base, base_rows, metric), pool_values(new, new_rows, metric)
+    a, b = case.pooled(metric)
     if not a and not b:
         return None
     if not (a and b):
-        row = _status_row(f"{CANNOT_TELL} (no {metric} in {'NEW' if a else 'BASE'})", metric=metric)
-        return {**row, "n_base": len(a), "n_new": len(b)}
+        return _one_side(metric, a, b)
     row = metric_row(metric, a, b, threshold, alpha, between_run_sd=0.0)
     row["verdict"] = {"slower": MORE, "faster": LESS}.get(row["verdict"], row["verdict"])
     row["base_bytes"], row["new_bytes"] = row.pop("base_s"), row.pop("new_s")

@@ -9,7 +9,7 @@ import pandas as pd
 
 from jitexp.analysis.stats import ALPHA, THRESHOLD, two_sample_change
 from jitexp.noise import PROBE_COLUMNS, PROBES
-from jitexp.report.compare.runs import HOST_COLUMNS, NOTE, Side, new_over_base, pool_values
+from jitexp.report.compare.runs import HOST_COLUMNS, NOTE, Case, Side, new_over_base
 from jitexp.report.shared.cases import replaced_processes
 
 WITHIN_DRIFT = "within host drift"  # only with --excuse-host-drift
@@ -42,24 +42,17 @@ def matching_probe(rows: pd.DataFrame, job_rows: pd.DataFrame) -> str | None:
     return max(known, key=lambda k: known[k]) if known else None
 
 
-def host_columns(
-    base: Side,
-    base_rows: pd.DataFrame,
-    new: Side,
-    new_rows: pd.DataFrame,
-    threshold: float,
-    alpha: float,
-    probe: str | None = None,
-) -> dict:
+def host_columns(case: Case, threshold: float, alpha: float, probe: str | None = None) -> dict:
     """The probe (named, else matching) and its NEW/BASE over the case's processes, with its CI (no
     between-run term: whether the host moved between these two runs is the very question)."""
-    job_rows = base.rows[base.rows["_job"].isin(set(base_rows["_job"]))]
+    base_rows = case.base_rows
+    job_rows = case.base.rows[case.base.rows["_job"].isin(set(base_rows["_job"]))]
     name = probe or matching_probe(base_rows, job_rows)
     out = {**dict.fromkeys(HOST_COLUMNS, math.nan), "host_probe": name or "", NOTE: ""}
     if not name:
         return out
     col = f"host_probe_{name}_s"
-    a, b = pool_values(base, base_rows, col), pool_values(new, new_rows, col)
+    a, b = case.pooled(col)
     if not a or not b:
         out[NOTE] = f"host {name}: not recorded per process on both sides"
         return out

@@ -232,6 +232,20 @@ def pool_values(side: Side, rows: pd.DataFrame, metric: str) -> list:
     return out
 
 
+@dataclass(frozen=True)
+class Case:
+    """One case's rows on either side, with the runs they came from (whose processes hold the per-process values)."""
+
+    base: Side
+    base_rows: pd.DataFrame
+    new: Side
+    new_rows: pd.DataFrame
+
+    def pooled(self, metric: str) -> tuple[list, list]:
+        """A metric's (or probe's) per-process values on each side: pool_values of BASE's rows, of NEW's."""
+        return pool_values(self.base, self.base_rows, metric), pool_values(self.new, self.new_rows, metric)
+
+
 def _cell(value) -> str:
     if pd.isna(value):
         return ""

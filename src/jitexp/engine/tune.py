@@ -498,16 +498,14 @@ class Study:
         base, label = self.baseline_params(), params_label(best.params)
         if all(_same(base.get(k), v) for k, v in best.params.items()):
             return verdict(label, None, None, None, same=True)
-        missing = [d.key for d in self.space.dimensions if d.add and base.get(d.key) is None]
-        if missing:
-            why = f"no baseline value for {missing[0]}, which the config lacks: set tune.baseline"
-            return verdict(f"{label}; {why}", None, None, None)
+        # an added entry (an XLA option) the baseline lacks is unset there: the compiler's default, as the user runs it
+        unset = {d.key for d in self.space.dimensions if d.add and base.get(d.key) is None}
         n = int(self.config.tune.confirm_processes)
         print(
             f"tune: confirming trial {(best.job or 0) + 1} ({label}) against the baseline in {n} paired fresh processes",
             flush=True,
         )
-        names = {"baseline": {k: base[k] for k in best.params}, "best": dict(best.params)}
+        names = {"baseline": {k: base[k] for k in best.params if k not in unset}, "best": dict(best.params)}
         back, why = self._launch_variants(names, self._baseline_job(base, best), n, CONFIRM_DIR, CONFIRM_JOB)
         if back is None:
             return verdict(f"{label}; the confirmation job failed: {why}", None, None, None)

@@ -23,13 +23,11 @@ from jitexp.report.run.text_parts import (
 )
 from jitexp.report.run.views import (
     ATTRIBUTION_VIEW,
-    CACHE_VIEW,
-    MEMORY_VIEW,
+    DETAIL_SECTIONS,
     ab_view,
     attribution_details,
     compact_view,
     rows_table,
-    sequence_view,
     speedup_view,
 )
 from jitexp.store.folders import SweepState
@@ -108,24 +106,9 @@ def summary_markdown(
             _full("attribution"),
             [*[f"- {line}" for line in attribution_details(frames["attribution"])], ""],
         )
-    if "memory" in frames:
-        lines += _section("Memory", "", markdown_table(compact_view(frames["memory"], MEMORY_VIEW)), _full("memory"))
-    if "cache" in frames:
-        lines += _section(
-            "Persistent compilation cache",
-            "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
-            "(trace and lower still run).",
-            markdown_table(compact_view(frames["cache"], CACHE_VIEW)),
-            _full("cache"),
-        )
-    if "sequence" in frames:
-        lines += _section(
-            "Retrace probe",
-            "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
-            "compiled = the call traced and compiled, with JAX's reason.",
-            markdown_table(sequence_view(frames["sequence"])),
-            _full("sequence"),
-        )
+    for key, section in DETAIL_SECTIONS.items():
+        if key in frames:
+            lines += _section(section.heading, section.note, markdown_table(section.view(frames[key])), _full(key))
     lines += profile_markdown(frames.get("profile", pd.DataFrame()))
     if not frames["scaling"].empty:
         lines += _section(

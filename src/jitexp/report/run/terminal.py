@@ -13,13 +13,11 @@ from jitexp.report.run.tables import speedup_table
 from jitexp.report.run.text_parts import AB_NOTE, TRIALS_NOTE, WHY_NOTE, errors_view, headline, scaling_view
 from jitexp.report.run.views import (
     ATTRIBUTION_TERMINAL,
-    CACHE_VIEW,
-    MEMORY_VIEW,
+    DETAIL_SECTIONS,
     ab_view,
     attribution_details,
     compact_view,
     rows_table,
-    sequence_view,
     speedup_view,
 )
 from jitexp.store.folders import SweepState
@@ -82,25 +80,9 @@ def format_terminal_report(
             textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    ")
             for line in attribution_details(frames["attribution"])
         ]
-    if "memory" in frames:
-        parts += [
-            "",
-            "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
-            "the modes it ran; the rest from XLA's memory analysis)",
-            text_table(compact_view(frames["memory"], MEMORY_VIEW), width=60),
-        ]
-    if "cache" in frames:
-        parts += [
-            "",
-            "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
-            text_table(compact_view(frames["cache"], CACHE_VIEW)),
-        ]
-    if "sequence" in frames:
-        parts += [
-            "",
-            "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
-            text_table(sequence_view(frames["sequence"]), width=60),
-        ]
+    for key, section in DETAIL_SECTIONS.items():
+        if key in frames:
+            parts += ["", section.line, text_table(section.view(frames[key]), width=section.width)]
     if not frames["scaling"].empty:
         parts += [
             "",

@@ -5,7 +5,8 @@ Each takes a table of tables.py or detail_tables.py (or the results frame) and r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -216,3 +217,43 @@ def speedup_view(speedup: pd.DataFrame) -> pd.DataFrame:
     ]
     view["compile_overhead_s"] = speedup["compile_overhead_s"]
     return view
+
+
+@dataclass(frozen=True)
+class DetailSection:
+    """A detail table as summary.md and the terminal show it: the page's heading and note ("" for none), the
+    terminal's heading line, the view for reading, and the terminal's cell width."""
+
+    heading: str
+    note: str
+    line: str
+    view: Callable[[pd.DataFrame], pd.DataFrame]
+    width: int = 48
+
+
+# The detail tables both texts show alike, in their order (report_tables' keys); each text adds its own around them.
+DETAIL_SECTIONS = {
+    "memory": DetailSection(
+        "Memory",
+        "",
+        "memory (peak_rss_growth_bytes: the worker's RSS high-water mark above its start, shared by "
+        "the modes it ran; the rest from XLA's memory analysis)",
+        lambda table: compact_view(table, MEMORY_VIEW),
+        width=60,
+    ),
+    "cache": DetailSection(
+        "Persistent compilation cache",
+        "cold: a fresh worker compiles and writes the cache; warm: a second fresh worker reads it "
+        "(trace and lower still run).",
+        "persistent compilation cache (cold: a fresh worker writes it; warm: a second one reads it)",
+        lambda table: compact_view(table, CACHE_VIEW),
+    ),
+    "sequence": DetailSection(
+        "Retrace probe",
+        "calls.csv rows with probe=sequence: argument variants called in one fresh worker; "
+        "compiled = the call traced and compiled, with JAX's reason.",
+        "retrace probe (calls.csv, probe=sequence: which calls compiled and JAX's reason)",
+        sequence_view,
+        width=60,
+    ),
+}

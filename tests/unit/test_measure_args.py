@@ -61,3 +61,14 @@ def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):
         match=r"args is invalid; the arguments' arrays \(0.0 GiB, 2 mode\(s\) and a check\) need about 0.0 GiB",
     ):
         jitexp.measure(np.sum, np.ones(2**20, np.float32), timing=QUICK)  # 4 MiB a set, 3 sets
+
+
+def test_measure_and_prepare_spell_out_one_signature():
+    """measure is prepare and then a run: the two list the same keywords with the same defaults (kept as two spelled
+    out signatures for help() and the docs: docs/decisions.md, "Issue 60: the twin pairs, one by one")."""
+    import inspect
+
+    from jitexp import api
+
+    measure, prepare = inspect.signature(api.measure), inspect.signature(api.prepare)
+    assert list(measure.parameters.values()) == list(prepare.parameters.values())

@@ -40,5 +40,6 @@ case "${1:-all}" in
       'workload.args=[{shape:[${size},${size}],dtype:${dtype},init:ones},{shape:[${size},${size}],dtype:${dtype},init:ones}]' ;;
 esac
 if [ "${1:-all}" = "test" ]; then  # the tpu-marked test alone (3 probes up to 32768, ~1-2 minutes)
-  timeout 500 python3 -m pytest -q -p no:cacheprovider -m tpu tests/e2e/test_fit_tpu.py 2>&1 | tail -5
+  # the tests start the console scripts, which the install put in /tmp/site/bin; no xdist/hypothesis there: no addopts
+  PATH=/tmp/site/bin:$PATH timeout 500 python3 -m pytest -q -o addopts="" -p no:cacheprovider -m tpu tests/e2e/test_fit_tpu.py 2>&1 | tail -5
 fi

@@ -24,7 +24,8 @@ if ! python3 -c "import optuna" 2>/dev/null; then
 fi
 python3 -c "import optuna, jax; print('optuna', optuna.__version__, 'jax', jax.__version__, jax.devices())" 2>&1 | tail -1
 if [ "${1:-study}" = "test" ]; then
-  timeout 500 python3 -m pytest -q -p no:cacheprovider -m tpu tests/e2e/test_tune_tpu.py 2>&1 | tail -15 | tee "$OUT/tune_test.txt"
+  # the tests start the console scripts, which the install put in /tmp/site/bin; no xdist/hypothesis there: no addopts
+  PATH=/tmp/site/bin:$PATH timeout 500 python3 -m pytest -q -o addopts="" -p no:cacheprovider -m tpu tests/e2e/test_tune_tpu.py 2>&1 | tail -15 | tee "$OUT/tune_test.txt"
   exit 0
 fi
 name=matmul; ARGS="experiment=tune_matmul_tpu"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import read, run_cli
+from howto_blocks import commands
 
 F32 = 4
 MIB = 2**20
@@ -55,11 +56,12 @@ def test_the_largest_matmul_that_fits(tmp_path):
 
 @pytest.mark.slow
 def test_the_largest_training_batch_that_fits(tmp_path):
+    """The fit guide's batch search, as printed (its one run: the page's block is named, not a `run` block)."""
+    [argv] = commands("fit.md", "fit-batch-command")
+    assert argv[:2] == ["jitexp", "experiment=fit"] and "fit.time=false" in argv
     limit, size, features, classes = 16 * MIB, 64, 32, 10
-    _, out = fit(
-        tmp_path, "workload=mlp_train_step", f"size={size}", "fit.key=workload.params.batch", f"fit.memory_bytes={limit}",
-        "fit.start=8192", "fit.step=2048", "fit.time=false",
-    )  # fmt: skip
+    assert {f"size={size}", f"fit.memory_bytes={limit}", "fit.key=workload.params.batch"} <= set(argv)
+    _, out = fit(tmp_path, *argv[2:])
     probes = read(out / "fit.csv")
     assert list(probes.value) == [8192, 16384, 12288, 14336]
     widths = [features, size, size, classes]  # depth 2

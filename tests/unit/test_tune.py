@@ -332,3 +332,28 @@ def test_the_per_call_note_only_where_the_sides_hold_other_numbers_of_examples()
         "a call of the baseline holds 8 examples, the best's 64: the verdict below is per example"
     )
     assert per_call_note((8.0, 8.0)) == per_call_note((None, 64.0)) == per_call_note((8.0, None)) == ""
+
+
+def test_the_trials_table_shows_the_runoffs_figure_where_it_ran():
+    import pandas as pd
+
+    from jitexp.report.shared.tune import trials_view
+
+    trials = pd.DataFrame(
+        {
+            "trial": [1, 2, 3],
+            "param_workload.params.k": [2, 4, 8],
+            "objective_0": "steady",
+            "value_0": [3e-4, 1e-4, 2e-4],
+            "ci_low_0": [2.9e-4, 0.9e-4, 1e-4],
+            "ci_high_0": [3.1e-4, 1.1e-4, 5e-4],
+            "runoff_0": [None, 1.2e-4, 1.3e-4],
+            "runoff_ci_low_0": [None, 1.1e-4, 1.25e-4],
+            "runoff_ci_high_0": [None, 1.3e-4, 1.35e-4],
+            "best": [False, True, False],
+            "tied": [False, True, False],
+        }
+    )
+    view = trials_view(trials)
+    assert list(view["runoff"]) == ["", "120 us (95% CI 110 us-130 us)", "130 us (95% CI 125 us-135 us)"]
+    assert "runoff" not in trials_view(trials.drop(columns=["runoff_0"])).columns

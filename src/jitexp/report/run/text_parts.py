@@ -22,8 +22,9 @@ PLUS_MINUS_MEANING = (
     "itself can be asymmetric"
 )
 TRIALS_NOTE = (
-    "A tune sweep's trials (hydra/sweeper=tune): each searched key, the objective with its 95% CI; tied: the interval "
-    "overlaps the best's; a failed trial says why"
+    "A tune sweep's trials (hydra/sweeper=tune): each searched key, the objective with its 95% CI; runoff: the best "
+    "few measured again side by side, which names the best; tied: the interval overlaps the best's (the runoff's, "
+    "where it ran); a failed trial says why"
 )
 AB_NOTE = (
     "variants (or envs) against the first (jobs with `variants` or `envs`): the change in time, in words, "

@@ -30,9 +30,10 @@ def objectives(trials: pd.DataFrame) -> list[Objective]:
     return found
 
 
-def estimate_of(row: pd.Series, i: int) -> Estimate | None:
-    """A trial's estimate of objective i (None when it failed or was interrupted)."""
-    values = [row.get(f"{part}_{i}") for part in ("value", "ci_low", "ci_high")]
+def estimate_of(row: pd.Series, i: int, runoff: bool = False) -> Estimate | None:
+    """A trial's estimate of objective i (None when it failed or was interrupted); with `runoff`, the runoff's."""
+    names = ("runoff", "runoff_ci_low", "runoff_ci_high") if runoff else ("value", "ci_low", "ci_high")
+    values = [row.get(f"{part}_{i}") for part in names]
     if any(is_missing(v) for v in values):
         return None
     return Estimate(*(float(v) for v in values))
@@ -45,10 +46,12 @@ def short_names(keys: list[str]) -> list[str]:
 
 
 def trials_view(trials: pd.DataFrame) -> pd.DataFrame:
-    """The trials table: trial, each searched key, each objective with its 95% CI, best/tied (Pareto), why failed."""
+    """The trials table: trial, each searched key, each objective with its 95% CI, the runoff's where it ran,
+    best/tied (Pareto), why failed."""
     keys = searched_keys(trials)
     objs = objectives(trials)
     per = "examples" in trials.columns and trials["examples"].notna().any()
+    ran_off = "runoff_0" in trials.columns and trials["runoff_0"].notna().any()  # the best few measured again
     rows = []
     for _, row in trials.iterrows():
         out: dict = {"trial": int(row["trial"])}
@@ -56,6 +59,9 @@ def trials_view(trials: pd.DataFrame) -> pd.DataFrame:
             out[name] = row[f"{PARAM}{key}"]
         for i, o in enumerate(objs):
             out[o.label] = value_text(o, estimate_of(row, i), per)
+        if ran_off:
+            again = estimate_of(row, 0, runoff=True)
+            out["runoff"] = value_text(objs[0], again, per) if again is not None else ""
         marks = []
         if flag(row.get("best")):
             marks.append("best")

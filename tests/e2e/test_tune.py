@@ -150,7 +150,8 @@ def test_a_study_runs_its_trials_through_slurm(tmp_path):
     trials = pd.read_csv(out / "trials.csv")
     assert sorted(trials["param_workload.params.k"]) == [2, 4] and (trials["state"] == "complete").all()
     assert list(trials[trials["best"]]["param_workload.params.k"]) == [4]
-    assert len(list(out.glob(".submitit/*/*submission.sh"))) == 2  # each trial a SLURM job
+    assert trials["runoff_0"].notna().all()  # the two measured again side by side before the best was named
+    assert len(list(out.glob(".submitit/*/*submission.sh"))) == 3  # each trial a SLURM job, and the runoff's job
 
 
 def test_jitexp_tune_runs_a_study_from_python(tmp_path, monkeypatch):

@@ -40,7 +40,7 @@ from jitexp.analysis.tune import (
 from jitexp.config.tune import Objective, baseline_overrides, parse_objectives
 from jitexp.engine.tune_space import EXTRA, Dimension, Space, added, encode, override, variants_text
 from jitexp.engine.tune_space import value_text as override_text
-from jitexp.errors import ConfigError
+from jitexp.errors import ConfigError, first_line
 
 log = logging.getLogger("jitexp")
 
@@ -468,13 +468,10 @@ class Study:
         try:
             [ret] = self.launcher.launch([self._variants_overrides(names, job, processes, subdir)], initial_job_idx=num)
         except Exception as exc:  # e.g. submitit's UncompletedJobError
-            return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+            return None, f"{type(exc).__name__}: {first_line(exc)[:200]}"
         if ret.status != JobStatus.COMPLETED or not isinstance(ret._return_value, TrialReturn):
             error = ret._return_value
-            return (
-                None,
-                f"{type(error).__name__}: {str(error).splitlines()[0][:200]}" if error else "it returned nothing",
-            )
+            return None, f"{type(error).__name__}: {first_line(error)[:200]}" if error else "it returned nothing"
         return ret._return_value, ""
 
     # ---- the confirmation: the best against the baseline ----

@@ -97,6 +97,7 @@ ONE_IN_FIVE = st.integers(0, 4)
 SIGNED_FLOATS = st.one_of(FLOATS, st.sampled_from([math.inf, -math.inf]))
 PARAM_MIXED = st.one_of(INTS, PARAM_TEXT)
 MODES = ["eager", "jit", "aot", "numpy"]
+ANY_MODE = st.sampled_from(MODES)
 
 # results.csv's columns by type; each example writes a few of each (the rest of the schema is written empty)
 RESULT_TEXT = sorted(c for c in COLUMNS if c in TEXT_COLUMNS and c not in ("mode", "status"))
@@ -165,10 +166,9 @@ def jobs(draw):
         *params,
         "median_s",
     ]
-    modes = MODES
     rows = [
         {
-            "mode": modes[i],
+            "mode": MODES[i],
             "status": draw(st.sampled_from(["ok", "error", ""])),
             **{c: _cell(c, _kind(c, params), draw) for c in result_columns},
         }
@@ -176,12 +176,12 @@ def jobs(draw):
     ]
     sample_columns = [c for c in SAMPLE_COLUMNS if c != "mode"]
     samples = [
-        {"mode": draw(st.sampled_from(modes)), **{c: _cell(c, _kind(c, {}), draw) for c in sample_columns}}
+        {"mode": draw(ANY_MODE), **{c: _cell(c, _kind(c, {}), draw) for c in sample_columns}}
         for _ in range(draw(st.integers(1, 5)))
     ]
     process_columns = [*pick(PROCESS_INTS, 4), *pick(PROCESS_FLOATS, 4), *pick(PROCESS_OTHER, 2)]
     processes = [
-        {"mode": draw(st.sampled_from(modes)), **{c: _cell(c, _kind(c, {}), draw) for c in process_columns}}
+        {"mode": draw(ANY_MODE), **{c: _cell(c, _kind(c, {}), draw) for c in process_columns}}
         for _ in range(draw(st.integers(1, 3)))
     ]
     return JobResult(rows=rows, samples=samples, processes=processes), params

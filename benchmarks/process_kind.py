@@ -23,7 +23,6 @@ import time
 import numpy as np
 
 BATCHES, CALLS = 40, 2000
-PRELOAD = {"fs": ["jitexp.worker.entry", "jitexp.worker.frozen"], "fs_bare": []}  # forkserver arms: the preload
 METHOD = {"fs": "forkserver", "fs_bare": "forkserver", "spawn": "spawn", "fork": "fork"}
 
 
@@ -59,8 +58,10 @@ def in_child(arm: str) -> None:
         print(subprocess.run([sys.executable, __file__, "--one", "fresh"], capture_output=True, text=True).stdout)
         return
     ctx = multiprocessing.get_context(METHOD[arm])
-    if METHOD[arm] == "forkserver":
-        ctx.set_forkserver_preload(PRELOAD[arm])
+    if METHOD[arm] == "forkserver":  # fs: the server preloads what jitexp's does; fs_bare: nothing
+        from user_plain import jitexp_preload
+
+        ctx.set_forkserver_preload(jitexp_preload() if arm == "fs" else [])
     here, there = ctx.Pipe()
     child = ctx.Process(target=_child, args=(there,))
     child.start()

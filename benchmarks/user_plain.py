@@ -156,6 +156,13 @@ def _child(case: str, conn: Any) -> None:
     main(case, conn.send)
 
 
+def jitexp_preload() -> list[str]:
+    """What jitexp's forkserver preloads (engine.processes: its worker, then gc.freeze over the imports)."""
+    from jitexp.engine.processes import FROZEN, WORKER
+
+    return [WORKER.module, FROZEN]
+
+
 def in_forkserver(case: str, preload: list[str]) -> None:
     """The same loop in a forkserver child, as jitexp's worker runs (issue 61: is the 3% the worker's process?).
 
@@ -177,4 +184,4 @@ if __name__ == "__main__":
     if where == "fresh":
         main(sys.argv[1])
     else:
-        in_forkserver(sys.argv[1], ["jitexp.worker.entry", "jitexp.worker.frozen"] if where == "forkserver" else [])
+        in_forkserver(sys.argv[1], jitexp_preload() if where == "forkserver" else [])

@@ -336,13 +336,12 @@ class Study:
         if objective == 0 and self.runoff is not None:
             return next(r for r in self.records if r.number == self.runoff.best)
         records = self.measured_records()
-        index = best_index(
-            [self.estimates[r.number][objective] if r.number in self.estimates else None for r in records]
-        )
+        index = best_index(self._estimates_of(records, objective))
         return None if index is None else records[index]
 
-    def _firsts(self, records: Sequence[TrialRecord]) -> list[Estimate | None]:
-        return [self.estimates[r.number][0] if r.number in self.estimates else None for r in records]
+    def _estimates_of(self, records: Sequence[TrialRecord], objective: int = 0) -> list[Estimate | None]:
+        """Each trial's estimate of one objective (None for a trial that failed)."""
+        return [self.estimates[r.number][objective] if r.number in self.estimates else None for r in records]
 
     def _final(self) -> None:
         records = self.measured_records()
@@ -368,7 +367,7 @@ class Study:
         """The trials tied with the best: the runoff's ties once it ran, else the search's intervals'."""
         if self.runoff is not None:
             return set(self.runoff.tied)
-        return {r.number for r, t in zip(records, tied(self._firsts(records))) if t}
+        return {r.number for r, t in zip(records, tied(self._estimates_of(records))) if t}
 
     def _print_best(self, records: Sequence[TrialRecord], best: TrialRecord) -> None:
         first, per = self.objectives[0], self._per_example()
@@ -409,7 +408,7 @@ class Study:
         in RUNOFF_PROCESSES fresh processes; the runoff's fastest is then the best (analysis.tune.runoff_pick)."""
         if not self.objectives[0].is_time:  # a memory figure is exact: nothing to measure again
             return
-        picks = runoff_contenders(self._firsts(records), int(self.config.tune.get("runoff") or 0))
+        picks = runoff_contenders(self._estimates_of(records), int(self.config.tune.get("runoff") or 0))
         contenders = [records[i] for i in picks]
         if not contenders:
             return

@@ -1,0 +1,75 @@
+"""Hydra's YAML config files parsed once per process: each compose (the preflight's, then Hydra's own run, and every
+jitexp.compose() in a notebook) reads each file again, and parsing it (PyYAML, then OmegaConf's interpolation
+grammar) is half of a compose's time; a deep copy of the parsed config is a fifth of the parse.
+
+The cache is keyed on the file's path and its whole text, read again at each load: an edited file is parsed again
+(no mtime granularity to miss an edit), and a file that fails to read or parse goes through Hydra's own code, so its
+error is Hydra's. Hydra mutates what it loads (it pops the defaults list, merges nodes without copying them), so each
+load gets a deep copy and the cached config is never handed out.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+import pathlib
+from typing import Any
+
+from hydra._internal.core_plugins import file_config_source, importlib_resources_config_source
+from hydra.plugins.config_source import ConfigResult, ConfigSource
+from omegaconf import Container, OmegaConf
+
+_PARSED: dict[str, tuple[str, dict[str, str | None], Container]] = {}  # path -> (its text, header, config)
+
+
+def parsed(path: str, text: str) -> tuple[dict[str, str | None], Container]:
+    """The header and config of the file at `path` holding `text`, as Hydra's sources read them: fresh copies."""
+    hit = _PARSED.get(path)
+    if hit is None or hit[0] != text:
+        header = ConfigSource._get_header_dict(text[:512])  # Hydra reads the header from the first 512 characters
+        stream = io.StringIO(text)
+        stream.name = path  # as a file's: PyYAML names it in its marks
+        hit = _PARSED[path] = (text, header, OmegaConf.load(stream))
+    return dict(hit[1]), copy.deepcopy(hit[2])
+
+
+# Named as Hydra's own classes: Hydra's registry keeps a source of the same name when it scans its plugins again (a
+# launcher's child restoring Hydra's state), where it refuses one of another name.
+
+
+class ImportlibResourcesConfigSource(importlib_resources_config_source.ImportlibResourcesConfigSource):
+    """pkg:// (jitexp's and Hydra's own configs) through the cache; a zipped package's files as Hydra reads them."""
+
+    def _read_config(self, res: Any) -> ConfigResult:
+        if not isinstance(res, pathlib.Path):
+            return super()._read_config(res)
+        try:
+            header, config = parsed(str(res), res.read_text(encoding="utf-8"))
+        except Exception:  # Hydra's own read raises it, as Hydra words it
+            return super()._read_config(res)
+        return ConfigResult(config=config, path=f"pkg://{self.path}", provider=self.provider, header=header)
+
+
+class FileConfigSource(file_config_source.FileConfigSource):
+    """file:// (a --config-dir, a user's configs) through the cache."""
+
+    def load_config(self, config_path: str) -> ConfigResult:
+        full_path = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
+        try:
+            with open(full_path, encoding="utf-8") as f:
+                header, config = parsed(full_path, f.read())
+        except Exception:  # a missing or broken file: Hydra's own load raises it, as Hydra words it
+            return super().load_config(config_path)
+        return ConfigResult(config=config, path=f"file://{self.path}", provider=self.provider, header=header)
+
+
+def install() -> None:
+    """Hydra's pkg:// and file:// sources replaced by the cached ones, for every Hydra instance of this process."""
+    from hydra._internal.sources_registry import SourcesRegistry
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance()  # Hydra registers its own sources on its first scan; ours replace them after it
+    registry = SourcesRegistry.instance()
+    for source in (ImportlibResourcesConfigSource, FileConfigSource):
+        registry.types[source.scheme()] = source

@@ -1,0 +1,53 @@
+"""Config files parsed once per process (engine.config_files): a user's edit between two composes is seen, and what
+one compose (or its caller) changes reaches no other."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf, open_dict
+
+from jitexp import ConfigError
+from jitexp.engine import config_files, preflight
+from jitexp.engine.compose import compose_raw, hydra_session
+
+
+def test_an_edit_between_two_composes_is_seen_even_at_the_same_size(tmp_path, monkeypatch):
+    """A notebook's compose(), the file edited (same size, perhaps within the file system's clock tick), again."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    mine = tmp_path / "conf" / "experiment" / "mine.yaml"
+    mine.write_text("# @package _global_\nseed: 1\n")
+    assert preflight.compose(["experiment=mine"], config_dir="conf").seed == 1
+    mine.write_text("# @package _global_\nseed: 2\n")
+    assert preflight.compose(["experiment=mine"], config_dir="conf").seed == 2
+    mine.write_text("# @package _global_\nseed: [2\n")  # broken after it was read: Hydra's own error, named
+    with pytest.raises(ConfigError) as caught:
+        preflight.compose(["experiment=mine"], config_dir="conf")
+    assert str(caught.value).startswith("conf/experiment/mine.yaml:3:1: experiment='mine' is invalid; not valid YAML")
+
+
+def test_a_composed_config_changed_by_its_caller_leaves_the_next_compose_alone():
+    """Hydra merges a loaded file's nodes into the config without copying them: each compose gets its own copy."""
+    with hydra_session(None) as hydra:
+        first = compose_raw(hydra, ["workload=matmul"])
+        fn, args = first.workload.fn, OmegaConf.to_container(first.workload.args)
+        with open_dict(first):
+            first.workload.fn = "changed.fn"
+            first.workload.args[0].shape = [1]
+            del first.timing
+    with hydra_session(None) as hydra:
+        again = compose_raw(hydra, ["workload=matmul"])
+    assert (again.workload.fn, OmegaConf.to_container(again.workload.args)) == (fn, args)
+    assert "timing" in again
+
+
+def test_each_load_of_a_file_is_a_fresh_copy_and_new_text_is_parsed_again():
+    header, config = config_files.parsed("/nowhere/a.yaml", "# @package _global_\nx: {y: 1}\n")
+    _, other = config_files.parsed("/nowhere/a.yaml", "# @package _global_\nx: {y: 1}\n")
+    assert header == {"package": "_global_"}
+    config.x.y = 5
+    assert other.x.y == 1 and other is not config
+    assert config_files.parsed("/nowhere/a.yaml", "x: {y: 3}\n") == (
+        {"package": None},
+        OmegaConf.create({"x": {"y": 3}}),
+    )

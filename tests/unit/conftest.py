@@ -1,7 +1,7 @@
 """tests/unit: no JAX, no subprocess. Pure logic fed plain numbers, hand-made rows and the saved runs in tests/data,
 and the worker's JAX-free parts (its timing loop, the noise arithmetic) fed plain Python callables.
 
-Starting any process or worker fails the test, and so does a test after which JAX is loaded (the fixtures below);
+Starting any process or worker fails the test, and so does a test after which JAX is loaded (the fixture and hooks below);
 a static check (test_layers.py) keeps `jax`, the model libraries and the built-in workloads out of these modules'
 imports.
 
@@ -26,10 +26,22 @@ def pytest_configure(config):
 
 
 _LAYOUT = {"on": False}  # whether the running test is marked `layout`
+_HAD_JAX = {"on": False}  # whether JAX was loaded before the running test (by another layer's tests in this session)
 
 
 def pytest_runtest_setup(item):
+    """Before the test's fixtures: whether it is marked `layout`, and whether JAX is loaded already."""
     _LAYOUT["on"] = item.get_closest_marker("layout") is not None
+    _HAD_JAX["on"] = "jax" in sys.modules
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A test after which JAX is loaded (by the test or its fixtures) fails at its teardown; a hook rather than an
+    autouse fixture, which cost each of the layer's ~1,700 tests a fixture's setup and teardown."""
+    yield
+    if not _HAD_JAX["on"] and "jax" in sys.modules:
+        pytest.fail(f"{item.nodeid} loaded JAX: tests/unit may not (tests/inprocess may)", pytrace=False)
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -51,14 +63,10 @@ def plots_without_layout():
         yield
 
 
-@pytest.fixture(autouse=True)
-def no_processes(monkeypatch):
-    refuse_processes(monkeypatch, "tests/unit", in_process_jobs=False)
-
-
-@pytest.fixture(autouse=True)
-def no_jax(request):
-    had = "jax" in sys.modules  # loaded already by another layer's tests in this session: nothing to tell
-    yield
-    if not had and "jax" in sys.modules:
-        pytest.fail(f"{request.node.nodeid} loaded JAX: tests/unit may not (tests/inprocess may)", pytrace=False)
+@pytest.fixture(scope="package", autouse=True)
+def no_processes():
+    """Starting a process fails the test, patched once for the package, not per test (a test's own monkeypatch of
+    the same names is undone back to the refusal)."""
+    with pytest.MonkeyPatch.context() as patch:
+        refuse_processes(patch, "tests/unit", in_process_jobs=False)
+        yield

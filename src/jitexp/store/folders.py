@@ -211,7 +211,7 @@ def load_results_state(path: str | os.PathLike) -> tuple[pd.DataFrame, SweepStat
     path = Path(path)
     if path.is_dir() and _has_jobs_below(path):
         return gather_state(path)
-    return load_results(path), gather_state(path, write=False)[1] if path.is_dir() else None
+    return load_results(path), _gathered(path)[1] if path.is_dir() else None  # the state alone: rows not typed again
 
 
 def _has_jobs_below(path: Path) -> bool:

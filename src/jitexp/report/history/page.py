@@ -4,6 +4,7 @@ subject, the jax version, steal and the processes; steps drawn where they are, a
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
@@ -24,13 +25,13 @@ def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path
 
     Each timeline is a plain plotly figure (data and layout as JSON) drawn by the page itself with plotly.js,
     inlined once: building hundreds of figure objects in Python was most of the page's time."""
-    from plotly.offline import get_plotlyjs
-
-    parts = [
+    head = [
         "<!doctype html><html><head><meta charset='utf-8'><title>jitexp history</title>",
         "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}h2{margin-top:1.5em}</style>",
-        f"<script>{get_plotlyjs()}</script></head><body>",
+    ]
+    parts = [
+        "</head><body>",
         "<h1>jitexp history</h1>",
         f"<p>{counted(tidy['run'].nunique(), 'run')}, {counted(tidy['case'].nunique(), 'case')}, on "
         f"{counted(tidy['machine'].nunique(), 'machine')}; runs in the order of the commits they measured (hover a "
@@ -48,7 +49,17 @@ def write_page(tidy: pd.DataFrame, steps: pd.DataFrame, out: str | Path) -> Path
         "FIGURES.forEach((f, i) => Plotly.newPlot('t' + i, f.data, f.layout, {displaylogo: false}));</script>"
     )
     parts.append("</body></html>")
-    return write_atomic(Path(out) / PAGE, "\n".join(parts).encode("utf-8"))
+    page = b"\n".join(["\n".join(head).encode("utf-8"), _plotly_script() + "\n".join(parts).encode("utf-8")])
+    return write_atomic(Path(out) / PAGE, page)
+
+
+@functools.cache
+def _plotly_script() -> bytes:
+    """`<script>plotly.js</script>` as UTF-8, read and encoded once per process: plotly's installed file (4.8 MB)
+    does not change while a process runs, and reading and encoding it was a third of a small history's time."""
+    from plotly.offline import get_plotlyjs
+
+    return f"<script>{get_plotlyjs()}</script>".encode()
 
 
 def _steps_table(steps: pd.DataFrame) -> str:

@@ -3,6 +3,8 @@ one compose (or its caller) changes reaches no other."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from omegaconf import OmegaConf, open_dict
 
@@ -51,3 +53,16 @@ def test_each_load_of_a_file_is_a_fresh_copy_and_new_text_is_parsed_again():
         {"package": None},
         OmegaConf.create({"x": {"y": 3}}),
     )
+
+
+def test_a_copy_of_the_structured_source_reads_the_one_store():
+    """Hydra deep-copies its repository at each compose: the copy reads the process's ConfigStore, not a copy of it."""
+    from hydra.core.config_store import ConfigStore
+
+    from jitexp.config import register_configs
+
+    register_configs()
+    source = config_files.StructuredConfigSource("schema", "structured://")
+    clone = copy.deepcopy(source)
+    assert clone.store is ConfigStore.instance() and clone.provider == "schema"
+    assert clone.load_config("jitexp_schema").config == source.load_config("jitexp_schema").config

@@ -16,7 +16,7 @@ import os
 import pathlib
 from typing import Any
 
-from hydra._internal.core_plugins import file_config_source, importlib_resources_config_source
+from hydra._internal.core_plugins import file_config_source, importlib_resources_config_source, structured_config_source
 from hydra.plugins.config_source import ConfigResult, ConfigSource
 from omegaconf import Container, OmegaConf
 
@@ -64,12 +64,21 @@ class FileConfigSource(file_config_source.FileConfigSource):
         return ConfigResult(config=config, path=f"file://{self.path}", provider=self.provider, header=header)
 
 
+class StructuredConfigSource(structured_config_source.StructuredConfigSource):
+    """structured:// (the ConfigStore) whose copies share the store: Hydra deep-copies its config repository at each
+    compose and each listing of a group's options, and with it the whole ConfigStore (~4 ms); the store is the
+    process's one singleton, nothing in a compose changes it, and each load from it is a deep copy already."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StructuredConfigSource:
+        return copy.copy(self)
+
+
 def install() -> None:
-    """Hydra's pkg:// and file:// sources replaced by the cached ones, for every Hydra instance of this process."""
+    """Hydra's pkg://, file:// and structured:// sources replaced by ours, for every Hydra instance of this process."""
     from hydra._internal.sources_registry import SourcesRegistry
     from hydra.core.plugins import Plugins
 
     Plugins.instance()  # Hydra registers its own sources on its first scan; ours replace them after it
     registry = SourcesRegistry.instance()
-    for source in (ImportlibResourcesConfigSource, FileConfigSource):
+    for source in (ImportlibResourcesConfigSource, FileConfigSource, StructuredConfigSource):
         registry.types[source.scheme()] = source

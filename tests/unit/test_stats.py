@@ -362,20 +362,33 @@ def test_between_run_sd_widens_the_interval_and_keeps_p_in_step():
     assert (few["ratio_ci_low"], few["ratio_ci_high"], few["p_value"]) == (0.0, math.inf, 1.0)
 
 
-times = st.one_of(st.floats(1e-3, 2e-3), st.sampled_from([1e-3, 1.5e-3, 2e-3]))  # ties too
-jitters = st.one_of(st.floats(0.8, 1.25), st.sampled_from([1.0, 1.1]))  # zeros (equal times) and ties too
+TIMES, JITTERS = (1e-3, 1.5e-3, 2e-3), (1.0, 1.1)  # tied values; a jitter of 1.0 with a shift of 1.0: a zero
 shifts = st.sampled_from([1.0, 1.03, 1.3, 3.0])
+alphas = st.sampled_from([0.01, 0.05, 0.1])
+tied = st.sampled_from([0.0, 0.5, 1.0])  # the share of values drawn from the tied ones
+seeds = st.integers(0, 2**32 - 1)
+
+
+def values(rng: np.random.Generator, n: int, low: float, high: float, tied_from: tuple, share: float) -> list[float]:
+    """n values: each from `tied_from` with probability `share`, else uniform in [low, high]."""
+    return np.where(rng.random(n) < share, rng.choice(tied_from, n), rng.uniform(low, high, n)).tolist()
+
+
+# Hypothesis draws each list's size, the share of tied values and a seed, and NumPy the values from the seed: a handful
+# of draws an example, where a list of floats drew two or more a value (most of these properties' time went to drawing:
+# 0.55 s a run of 300, now 0.25). Half the sizes are small, where the exact intervals are coarsest (hypothesis's lists
+# were 7 long on average, rarely over 22); the rest reach the limits. Planted in analysis/stats.py (zeros counted on
+# neither side, the critical count one too high or from searchsorted's other side, the interval one order statistic
+# in, a one-sided p, half the between-run p, the 1 - alpha/4 quantile), each is caught as often as by the float lists,
+# or more (docs/benchmarks.md, issue 60).
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    pairs=st.lists(st.tuples(times, jitters), min_size=1, max_size=70),
-    alpha=st.sampled_from([0.01, 0.05, 0.1]),
-    shift=shifts,
-)
-def test_a_paired_ci_excludes_1_exactly_when_p_is_below_alpha(pairs, alpha, shift):
-    base = [a for a, _ in pairs]
-    new = [a * j * shift for a, j in pairs]
+@given(n=st.integers(1, 12) | st.integers(1, 70), share=tied, seed=seeds, alpha=alphas, shift=shifts)
+def test_a_paired_ci_excludes_1_exactly_when_p_is_below_alpha(n, share, seed, alpha, shift):
+    rng = np.random.default_rng(seed)
+    base, jitter = values(rng, n, 1e-3, 2e-3, TIMES, share), values(rng, n, 0.8, 1.25, JITTERS, share)
+    new = [a * j * shift for a, j in zip(base, jitter)]
     change = paired_change(base, new, alpha=alpha)
     excludes = change["ratio_ci_low"] > 1 or change["ratio_ci_high"] < 1
     event(f"significant: {excludes}")
@@ -385,13 +398,16 @@ def test_a_paired_ci_excludes_1_exactly_when_p_is_below_alpha(pairs, alpha, shif
 
 @settings(max_examples=300, deadline=None)
 @given(
-    base=st.lists(times, min_size=1, max_size=40),
-    new=st.lists(times, min_size=1, max_size=40),
-    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    sizes=st.tuples(st.integers(1, 6) | st.integers(1, 40), st.integers(1, 6) | st.integers(1, 40)),
+    share=tied,
+    seed=seeds,
+    alpha=alphas,
     shift=shifts,
     sd=st.sampled_from([0.0, 0.0, 0.02, 0.3]),
 )
-def test_a_two_sample_ci_excludes_1_exactly_when_p_is_below_alpha(base, new, alpha, shift, sd):
+def test_a_two_sample_ci_excludes_1_exactly_when_p_is_below_alpha(sizes, share, seed, alpha, shift, sd):
+    rng = np.random.default_rng(seed)
+    base, new = (values(rng, n, 1e-3, 2e-3, TIMES, share) for n in sizes)
     change = two_sample_change(base, [v * shift for v in new], alpha=alpha, between_run_sd=sd)
     with np.errstate(divide="ignore"):
         low, high = np.log([change["ratio_ci_low"], change["ratio_ci_high"]])

@@ -363,8 +363,8 @@ def _invert(diffs: np.ndarray, cdf: np.ndarray, c: int) -> tuple[float, float, f
     (`_critical`); see above. `diffs` hold no NaN: they come from finite values."""
     d = np.sort(diffs)
     size = d.size
-    below = int(np.searchsorted(d, 0.0, side="right"))  # how many are <= 0 (d is sorted)
-    above = size - int(np.searchsorted(d, 0.0, side="left"))  # how many are >= 0
+    below = int(d.searchsorted(0.0, side="right"))  # how many are <= 0 (d is sorted)
+    above = size - int(d.searchsorted(0.0, side="left"))  # how many are >= 0
     p = min(1.0, 2.0 * float(cdf[min(below, above)]))
     if c < 0:
         lo, hi = -math.inf, math.inf  # no interval at this level exists with so few values: it is everything
@@ -414,9 +414,9 @@ def rank_sum_interval(
 
 
 def _logs(values: Sequence[float] | np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.log(np.asarray(values, dtype=float))
-    return x[np.isfinite(x)]  # a zero, negative or missing time has no log: left out
+    x = np.asarray(values, dtype=float)
+    x = np.log(x[x > 0])  # a zero, negative or missing time has no log: left out (no warning to silence)
+    return x[np.isfinite(x)]  # nor has an infinite one
 
 
 def _ratio_bounds(lo: float, hi: float) -> tuple[float, float]:

@@ -4,12 +4,14 @@ docs/benchmarks.md, "Mutation testing")."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from jitexp.store.csvio import read_csv, to_frame, typed, write_csv
+from jitexp.store import csvio
+from jitexp.store.csvio import read_csv, read_text, to_frame, typed, write_csv
 from jitexp.store.schema import AB, COLUMNS, ENV, IDENTITY, PAIRED, VARIANT, ordered_columns
 
 # ---- rows to a frame ----------------------------------------------------------------------------------------------
@@ -221,3 +223,34 @@ def test_a_write_that_fails_leaves_neither_the_file_nor_its_temp_file(tmp_path, 
         csvio.write_atomic(tmp_path / "results.csv", b"y")
     assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
     assert (tmp_path / "results.csv").read_bytes() == b"y"
+
+
+# ---- the plain path: a small CSV as jitexp writes it, read without pandas' parser ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ('"mode","median_s","note"\n"jit",0.5,"a, ""b""\nc"\n"eager",,""\n', True),  # quotes, commas, a line end
+        ("mode,param_p,flag\njit,007,True\neager,8,False", True),  # bare cells, no last line end
+        ("mode,median_s\njit,0.5\n   \neager,1\n", False),  # a blank line: pandas skips it
+        ("mode,median_s\n  jit,0.5\n", False),  # a line that starts with a blank
+        ('mode,median_s\n"jit"x,0.5\n', False),  # text after a closing quote
+        ("\ufeffmode,median_s\njit,0.5\n", False),  # a byte order mark
+        ("mode,median_s\r\njit,0.5\r\n", False),  # Windows line ends
+        ("mode,mode.1\njit,eager\n", False),  # a name pandas gives a repeated column: read_text refuses it
+        ("mode,,x\njit,1,2\n", False),  # a column without a name
+    ],
+)
+def test_a_plain_file_reads_as_pandas_reads_it_and_any_other_goes_to_pandas(tmp_path, text, plain):
+    path = tmp_path / "samples.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert (csvio._plain_cells(path) is not None) is plain
+    try:
+        expected = typed(read_text(path))
+    except csvio.BadCsv as exc:
+        with pytest.raises(csvio.BadCsv, match=re.escape(str(exc))):
+            read_csv(path)
+        return
+    pd.testing.assert_frame_equal(read_csv(path), expected, check_exact=True)
+    assert [str(t) for t in read_csv(path).dtypes] == [str(t) for t in expected.dtypes]

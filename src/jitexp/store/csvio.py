@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -100,7 +101,7 @@ class EmptyCsv(BadCsv, pd.errors.EmptyDataError):
 
 _LINE = re.compile(r"line (\d+)|row (\d+)")
 _MANGLED = re.compile(r".+\.\d+")  # pandas' name for a repeated header column
-Cells = list[list | None]  # each column's cells as a list, None for a typed column (_cells)
+Cells = Sequence[list | None]  # each column's cells as a list, None for a typed column (_cells)
 
 
 def read_text(path: str | os.PathLike) -> pd.DataFrame:
@@ -160,11 +161,50 @@ def _short_record(path: str | os.PathLike, width: int) -> tuple[int, int] | None
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read one results-style CSV with jitexp's column types; a results.csv whose cells are not what jitexp writes is a
     BadCsv (check_results)."""
-    text = read_text(path)
+    plain = _plain_cells(path)
+    if plain is not None:
+        header, columns = plain
+        if Path(path).name == "results.csv":
+            _check_cells(header, columns, path)
+        return _typed(header, pd.RangeIndex(len(columns[0])), columns)
+    text = read_text(path)  # anything but a plain file: pandas reads it, and says what is wrong with it
     cells = _cells(text)  # each column's cells, taken from the frame once for the check and the types
     if Path(path).name == "results.csv":
-        check_results(text, path, cells)
-    return typed(text, cells)
+        _check_cells(list(text.columns), cells, path)
+    return _typed(list(text.columns), text.index, cells, text)
+
+
+PLAIN_BYTES = 32 << 10  # larger files go to pandas, faster there (a narrow samples.csv of 1,000 rows is ~43 KB)
+# A CSV as jitexp writes it (csv_bytes): each field quoted ("" for a quote inside) or bare (no quote, comma or line
+# end), "\n" line ends, no line that starts with a blank. The csv module and pandas read such a file alike.
+_FIELD = r'(?:"(?:[^"]|"")*"|[^",\n\r]*)'
+_PLAIN = re.compile(rf"{_FIELD}(?:,{_FIELD})*(?:\n{_FIELD}(?:,{_FIELD})*)*\n?")
+
+
+def _plain_cells(path: str | os.PathLike) -> tuple[list[str], list[list]] | None:
+    """The header and each column's cells of a plain CSV (_PLAIN) of two or more named columns, every row as long as
+    the header, at least one row, no header name pandas would rename or read_text refuse; None for any other file,
+    which read_text reads (most of the time of a small results.csv went to pandas' per-column set-up)."""
+    try:
+        if os.path.getsize(path) > PLAIN_BYTES:
+            return None
+        with open(path, encoding="utf-8", newline="") as handle:
+            data = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if data.startswith(("\ufeff", " ", "\t")) or any(c in data for c in ("\0", "\r", "\n ", "\n\t")):
+        return None
+    if not _PLAIN.fullmatch(data):
+        return None
+    records = list(csv.reader(io.StringIO(data, newline="")))
+    if len(records) < 2:
+        return None
+    header, width = records[0], len(records[0])
+    if width < 2 or len(set(header)) != width or any(not h or _MANGLED.fullmatch(h) for h in header):
+        return None
+    if any(len(r) != width for r in records):
+        return None
+    return header, [list(column) for column in zip(*records[1:])]
 
 
 STATUSES = ("ok", "error")
@@ -181,19 +221,24 @@ NON_NEGATIVE = (
 TIMES = ("median_s", "mean_s", "min_s", "max_s", "first_call_s")  # measured seconds: finite where written
 
 
-def check_results(text: pd.DataFrame, path: str | os.PathLike, cells: Cells | None = None) -> None:
+def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
     """A results.csv as jitexp writes it, read as text: no column deleted from beside its companions (a median_s gone
     while mean_s stays; a speedup gone while its CI stays, which made the report recompute an unpaired figure),
     numbers where the schema has numbers, a status of ok or error, times that are not negative, no row twice (a copied
     row would count a process twice). Each mistake is a BadCsv naming the file, the row and the column. A file from
-    before a column existed (no companions either) is read as it is. `cells`: _cells(text), where the caller has it."""
-    if text.empty:
+    before a column existed (no companions either) is read as it is."""
+    _check_cells(list(text.columns), _cells(text), path)
+
+
+def _check_cells(columns: list, cells: Cells, path: str | os.PathLike) -> None:
+    """check_results on a file's header and each column's cells (_cells)."""
+    if not columns or not cells[0]:
         return
     # each column's cells by its name (a name twice never gets here: read_text refuses it)
-    by_name = {c: v or [] for c, v in zip(text.columns, _cells(text) if cells is None else cells)}
+    by_name = {c: v or [] for c, v in zip(columns, cells)}
     for column, companions in COMPANIONS.items():
-        beside = [c for c in companions if c in text.columns]
-        if column not in text.columns and beside:
+        beside = [c for c in companions if c in by_name]
+        if column not in by_name and beside:
             raise BadCsv(
                 path,
                 f"no {column} column beside {beside[0]}: it was deleted, and the report would "
@@ -201,8 +246,8 @@ def check_results(text: pd.DataFrame, path: str | os.PathLike, cells: Cells | No
                 "(or the file jitexp wrote)",
                 column=column,
             )
-    beside = [c for c in ("status", "median_s") if c in text.columns]
-    if "mode" not in text.columns and beside:  # renamed: the readers group rows by mode (another tool's file reads)
+    beside = [c for c in ("status", "median_s") if c in by_name]
+    if "mode" not in by_name and beside:  # renamed: the readers group rows by mode (another tool's file reads)
         raise BadCsv(
             path,
             f"no mode column beside {beside[0]}: each row of a results.csv names the mode it measured",
@@ -250,13 +295,19 @@ def typed(frame: pd.DataFrame, cells: Cells | None = None) -> pd.DataFrame:
     (param_<name>) become numbers or booleans only when every cell reads back exactly as written, so a
     param "007" stays "007" (and so does one past int64). `cells`: _cells(frame), where the caller has it.
     """
+    return _typed(list(frame.columns), frame.index, _cells(frame) if cells is None else cells, frame)
+
+
+def _typed(columns_in: list, index: pd.Index, cells: Cells, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """typed() on a header, an index and each column's cells (`frame`: where a column that is None in cells is)."""
     # Column by column in plain Python, one array built per column and the frame once: a results.csv has ~160
     # columns of a few rows, where a chain of pandas operations per column cost ~0.3 ms each.
     kinds = {name: pd.api.types.pandas_dtype(name) for name in ("string", "Int64", "boolean")}  # looked up once
     columns: list = []
     floats: dict[int, list] = {}  # known numeric columns that are not all integers: parsed by one to_numeric
-    for i, (col, values) in enumerate(zip(frame.columns, _cells(frame) if cells is None else cells)):
+    for i, (col, values) in enumerate(zip(columns_in, cells)):
         if values is None:
+            assert frame is not None  # a typed column is one of a frame's
             columns.append(frame.iloc[:, i].array)  # already typed (rows built in memory)
             continue
         text = [_text(c) for c in values]
@@ -288,12 +339,12 @@ def typed(frame: pd.DataFrame, cells: Cells | None = None) -> pd.DataFrame:
         start = 0
         for i, text in floats.items():
             columns[i], start = parsed[start : start + len(text)], start + len(text)
-    out = pd.DataFrame(dict(enumerate(columns)), index=frame.index)
-    out.columns = frame.columns
+    out = pd.DataFrame(dict(enumerate(columns)), index=index)
+    out.columns = frame.columns if frame is not None else pd.Index(columns_in)
     return out
 
 
-def _cells(frame: pd.DataFrame) -> Cells:
+def _cells(frame: pd.DataFrame) -> list[list | None]:
     """Each column's cells as a list (None for a column that is typed already: not text), taken from the frame at
     once: a frame of ~160 text columns gives them ~3x faster as one object array than column by column."""
     text = [_is_text(frame, i, dtype) for i, dtype in enumerate(frame.dtypes.tolist())]

@@ -8,6 +8,8 @@ size 8, whose jit has no significant gain while its medians cross after 391 call
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import re
 from pathlib import Path
@@ -31,7 +33,15 @@ UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 TIME = r"([\d.]+) (ns|us|ms|s)\b"
 
 
-rebuilt = analysed  # a saved job's rows as today's analysis makes them (tests/saved_runs.py)
+@functools.cache
+def _analysed(folder: Path) -> list[dict]:
+    return analysed(folder)
+
+
+def rebuilt(folder: Path) -> list[dict]:
+    """A saved job's rows as today's analysis makes them (tests/saved_runs.py): built once per folder (six tests
+    rebuild two folders), a copy for each test."""
+    return copy.deepcopy(_analysed(folder))
 
 
 def seconds(text: str) -> float:

@@ -65,11 +65,11 @@ def test_a_busy_thread_reads_its_own_cpu_and_run_queue(tmp_path):
     before = noise.cpu_times()
     if before is None or before.wait_ns is None:
         pytest.skip("no per-CPU /proc/stat or schedstat here")
-    end = time.perf_counter() + 0.3
+    end = time.perf_counter() + 0.15
     while time.perf_counter() < end:
         pass
     s = noise.shares(before, noise.cpu_times(), min_ticks=1)
-    assert s is not None and s.ticks >= 20  # 0.3 s of one CPU (or two, if it moved) is >= 30 jiffies
+    assert s is not None and s.ticks >= 10  # 0.15 s of one CPU (or two, if it moved) is >= 15 jiffies
     assert s.run_queue is not None and 0.0 <= s.run_queue <= 1.0
 
 

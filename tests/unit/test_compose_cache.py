@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from jitexp import ConfigError
-from jitexp.engine import config_files, preflight
+from jitexp.engine import config_files, grammar_cache, preflight
 from jitexp.engine.compose import compose_raw, hydra_session
 
 
@@ -66,3 +66,19 @@ def test_a_copy_of_the_structured_source_reads_the_one_store():
     clone = copy.deepcopy(source)
     assert clone.store is ConfigStore.instance() and clone.provider == "schema"
     assert clone.load_config("jitexp_schema").config == source.load_config("jitexp_schema").config
+
+
+def test_the_grammar_memo_resolves_as_omegaconf_and_a_bad_string_raises_each_time():
+    from omegaconf import _utils, base, grammar_parser
+    from omegaconf.errors import GrammarParseError
+
+    grammar_cache.install()
+    grammar_cache.install()  # once per process
+    assert base.parse is _utils.parse is grammar_parser.parse and grammar_parser.parse.jitexp_memo
+    cfg = OmegaConf.create({"size": 4, "shape": ["${size}", "${size}"], "name": "n${size}x${size}", "n": "${size}"})
+    assert OmegaConf.to_container(cfg, resolve=True) == {"size": 4, "shape": [4, 4], "name": "n4x4", "n": 4}
+    cfg.size = 5  # the same strings, parsed once, resolve to the new value
+    assert OmegaConf.to_container(cfg, resolve=True) == {"size": 5, "shape": [5, 5], "name": "n5x5", "n": 5}
+    for _ in range(2):
+        with pytest.raises(GrammarParseError):
+            OmegaConf.create({"a": "${oops"})

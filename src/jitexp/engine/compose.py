@@ -111,10 +111,11 @@ def hydra_session(config_dir: str | None) -> Iterator[Any]:
     from hydra.core.global_hydra import GlobalHydra
 
     from jitexp.config import register_configs
-    from jitexp.engine import config_files
+    from jitexp.engine import config_files, grammar_cache
 
     register_configs()
     config_files.install()
+    grammar_cache.install()
     search_path = create_automatic_config_search_path(None, None, f"pkg://{CONFIG_MODULE}")
     if config_dir is not None:
         path = os.path.abspath(config_dir)

@@ -25,6 +25,7 @@ NaN as missing. (A string that only looks like a number, "1e3", "007", "nan", "i
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 import tempfile
@@ -98,6 +99,14 @@ SIGNED_FLOATS = st.one_of(FLOATS, st.sampled_from([math.inf, -math.inf]))
 PARAM_MIXED = st.one_of(INTS, PARAM_TEXT)
 MODES = ["eager", "jit", "aot", "numpy"]
 ANY_MODE = st.sampled_from(MODES)
+BOOLS = st.booleans()
+STATUS = st.sampled_from(["ok", "error", ""])
+ROWS, SAMPLES, PROCESSES = st.integers(1, 4), st.integers(1, 5), st.integers(1, 3)
+PARAMS = st.dictionaries(
+    st.text(string.ascii_lowercase, min_size=1, max_size=4).map(lambda s: f"param_{s}"),
+    st.sampled_from(["param_int", "param_float", "param_text", "param_mixed", "bool"]),
+    max_size=4,
+)
 
 # results.csv's columns by type; each example writes a few of each (the rest of the schema is written empty)
 RESULT_TEXT = sorted(c for c in COLUMNS if c in TEXT_COLUMNS and c not in ("mode", "status"))
@@ -121,7 +130,7 @@ def _cell(column: str, kind: str, draw) -> object:
         value = draw(FLOATS if column in TIMES else SIGNED_FLOATS)
         return abs(value) if column in NON_NEGATIVE else value
     if kind == "bool":
-        return draw(st.booleans())
+        return draw(BOOLS)
     if kind == "text":
         return draw(TEXT)
     if kind == "param_int":
@@ -143,20 +152,20 @@ def _kind(column: str, param_kinds: dict[str, str]) -> str:
     return "int" if column in INT_COLUMNS else "float"
 
 
+@functools.cache
+def _some(names: tuple[str, ...], most: int) -> st.SearchStrategy[list[str]]:
+    """Up to `most` distinct names, the strategy built once per list."""
+    return st.lists(st.sampled_from(names), max_size=most, unique=True)
+
+
 @st.composite
 def jobs(draw):
     """A JobResult of 1-4 results rows (distinct modes, so no row repeats), samples and processes rows."""
-    n_rows = draw(st.integers(1, 4))
-    params = draw(
-        st.dictionaries(
-            st.text(string.ascii_lowercase, min_size=1, max_size=4).map(lambda s: f"param_{s}"),
-            st.sampled_from(["param_int", "param_float", "param_text", "param_mixed", "bool"]),
-            max_size=4,
-        )
-    )
+    n_rows = draw(ROWS)
+    params = draw(PARAMS)
 
     def pick(names: list[str], most: int) -> list[str]:
-        return draw(st.lists(st.sampled_from(names), max_size=most, unique=True))
+        return draw(_some(tuple(names), most))
 
     result_columns = [
         *pick(RESULT_TEXT, 4),
@@ -169,7 +178,7 @@ def jobs(draw):
     rows = [
         {
             "mode": MODES[i],
-            "status": draw(st.sampled_from(["ok", "error", ""])),
+            "status": draw(STATUS),
             **{c: _cell(c, _kind(c, params), draw) for c in result_columns},
         }
         for i in range(n_rows)
@@ -177,12 +186,12 @@ def jobs(draw):
     sample_columns = [c for c in SAMPLE_COLUMNS if c != "mode"]
     samples = [
         {"mode": draw(ANY_MODE), **{c: _cell(c, _kind(c, {}), draw) for c in sample_columns}}
-        for _ in range(draw(st.integers(1, 5)))
+        for _ in range(draw(SAMPLES))
     ]
     process_columns = [*pick(PROCESS_INTS, 4), *pick(PROCESS_FLOATS, 4), *pick(PROCESS_OTHER, 2)]
     processes = [
         {"mode": draw(ANY_MODE), **{c: _cell(c, _kind(c, {}), draw) for c in process_columns}}
-        for _ in range(draw(st.integers(1, 3)))
+        for _ in range(draw(PROCESSES))
     ]
     return JobResult(rows=rows, samples=samples, processes=processes), params
 

@@ -9,7 +9,8 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from jitexp import ConfigError
-from jitexp.engine import config_files, grammar_cache, preflight
+from jitexp.config import grammar_cache
+from jitexp.engine import config_files, preflight
 from jitexp.engine.compose import compose_raw, hydra_session
 
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping, cast
 from omegaconf import Container, DictConfig, ListConfig, Node, OmegaConf, flag_override
 from omegaconf.errors import OmegaConfBaseException, ValidationError
 
+from jitexp.config import grammar_cache
 from jitexp.config.schema import ExperimentConfig
 from jitexp.config.sizing import needs_x64
 from jitexp.config.usage import own_dtype
@@ -36,6 +37,7 @@ def to_config(cfg: DictConfig | Mapping) -> ExperimentConfig:
     An interpolation that does not resolve (a missing or deleted key, an unknown resolver) is one ConfigError
     naming the key that refers to it (omegaconf_mistake), never OmegaConf's traceback.
     """
+    grammar_cache.install()
     try:
         node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
     except OmegaConfBaseException as exc:  # a malformed interpolation (`${oops`) in a mapping from Python

@@ -110,8 +110,8 @@ def hydra_session(config_dir: str | None) -> Iterator[Any]:
     from hydra.core.config_search_path import SearchPathQuery
     from hydra.core.global_hydra import GlobalHydra
 
-    from jitexp.config import register_configs
-    from jitexp.engine import config_files, grammar_cache
+    from jitexp.config import grammar_cache, register_configs
+    from jitexp.engine import config_files
 
     register_configs()
     config_files.install()

@@ -23,8 +23,8 @@ def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> p
     frame = pd.DataFrame(rows)
     # integers beside a missing cell, which pandas made floats (2**63 - 1 lost its last digits, and an integer column
     # could not be made Int64 below): an integer column's or a param's, rebuilt from the rows
-    for col in frame.columns:
-        if frame[col].dtype == np.float64 and (col in INT_COLUMNS or str(col).startswith("param_")):
+    for col, dtype in frame.dtypes.items():  # the dtypes at once: a Series per column cost ~20 us each
+        if dtype == np.float64 and (col in INT_COLUMNS or str(col).startswith("param_")):
             cells = [row.get(col) for row in rows]
             if _all_ints(cells):
                 frame[col] = pd.array(
@@ -34,11 +34,12 @@ def to_frame(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> p
         frame = frame.reindex(columns=list(columns))
     else:
         frame = frame.reindex(columns=ordered_columns([*COLUMNS, *frame.columns]))
+    dtypes = frame.dtypes
     for col in INT_COLUMNS:  # an integer column with a missing cell must not become 20.0
         if (
-            col in frame.columns
-            and pd.api.types.is_numeric_dtype(frame[col])
-            and not pd.api.types.is_bool_dtype(frame[col])
+            col in dtypes.index
+            and pd.api.types.is_numeric_dtype(dtypes[col])
+            and not pd.api.types.is_bool_dtype(dtypes[col])
         ):
             values = frame[col].dropna()
             if len(values) and (values == values.round()).all():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import os
@@ -206,6 +207,32 @@ def _plain_cells(path: str | os.PathLike) -> tuple[list[str], list[list]] | None
     if any(len(r) != width for r in records):
         return None
     return header, [list(column) for column in zip(*records[1:])]
+
+
+def read_cells(path: str | os.PathLike) -> tuple[list[str], list[list]]:
+    """read_text(path) as its header and each column's cells (lists of str): a small plain file without building a
+    frame, any other through read_text (its errors unchanged)."""
+    plain = _plain_cells(path)
+    if plain is not None:
+        return plain
+    text = read_text(path)
+    return [str(c) for c in text.columns], [list(c or []) for c in _cells(text)]
+
+
+def text_frame(columns: Sequence[str], cells: Sequence[list]) -> pd.DataFrame:
+    """A frame of text as read_text makes it (each column of the type pandas gives dtype=str) from a header and
+    each column's cells."""
+    kind = _text_dtype(str(pd.get_option("mode.string_storage")))
+    n = len(cells[0]) if len(cells) else 0
+    frame = pd.DataFrame({i: pd.array(c, dtype=kind) for i, c in enumerate(cells)}, index=pd.RangeIndex(n))
+    frame.columns = pd.Index(list(columns), dtype=kind if len(columns) else None)
+    return frame
+
+
+@functools.cache
+def _text_dtype(storage: str) -> object:
+    """The type pandas gives a column read with dtype=str (str in pandas 3, object before), per string storage."""
+    return pd.read_csv(io.StringIO("a\nb\n"), dtype=str, keep_default_na=False, na_filter=False).dtypes.iloc[0]
 
 
 STATUSES = ("ok", "error")

@@ -16,7 +16,7 @@ def render(df: pd.DataFrame, *, width: int | None = None) -> tuple[list[str], li
     """A frame as (headers, rows) of cell strings; cells cut to width characters when given."""
     headers = [str(c) for c in df.columns]
     rows = []
-    for values in df.itertuples(index=False):
+    for values in df.itertuples(index=False, name=None):  # plain tuples: no namedtuple class built per frame
         cells = [format_value(c, v).replace("\n", " ") for c, v in zip(headers, values)]
         if width:
             cells = [c if len(c) <= width else c[: width - 3] + "..." for c in cells]

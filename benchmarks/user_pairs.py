@@ -88,6 +88,8 @@ ARMS["all_off"] = (
 # the rounds as they were before issue 61's fix: bookkeeping right before each sample, the collect right before the
 # first (JITEXP_WORKER_OFF=settle,early_collect); as_is against it is the fix's effect
 ARMS["before_fix"] = ([], ["settle", "early_collect"])
+# the one untimed call before a short sample of few calls (2026-12-07): off, the TPU's one-call samples as before
+ARMS["no_short_settle"] = ([], ["short_settle"])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}

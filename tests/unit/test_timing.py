@@ -152,9 +152,10 @@ def test_rounds_interleave_modes_in_rotated_order():
     assert calibration == ["a", "b", "c"]  # number=1 each: one calibration call per mode
     # rounds 1..4 (shift 1): rotated, and reversed in the second cycle of three (round_order); a sample that
     # follows another mode's is preceded by untimed calls of its own lasting what the longest other mode takes in
-    # a round (a sample and a re-warm call: 2 calls of 1 ms): "a" right after "a" is not
+    # a round (a sample and a re-warm call: 2 calls of 1 ms): "a" right after "a" is not re-warmed, only settled by
+    # one call (a one-call sample of 1 ms is short: settle_calls)
     sampled = ["b", "c", "a", "c", "a", "b", "c", "b", "a", "a", "c", "b"]
-    rewarmed = [m for i, m in enumerate(sampled) for _ in range(1 if i and sampled[i - 1] == m else 3)]
+    rewarmed = [m for i, m in enumerate(sampled) for _ in range(2 if i and sampled[i - 1] == m else 3)]
     assert order[3:] == rewarmed
     assert {m: len(s) for m, s in r.samples_s.items()} == {"a": 4, "b": 4, "c": 4}
     assert rotation(["a", "b"], 3) == ["b", "a"] and rotation([], 2) == []

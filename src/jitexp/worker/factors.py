@@ -21,6 +21,7 @@ FACTORS = {
     "gc_disable": "the garbage collector off (after a collect) during the rounds",
     "early_collect": "that collect before the warm-up (off: right before the first round, as before issue 61)",
     "settle": "untimed calls before a sample that follows the same mode's (off: none, as before issue 61)",
+    "short_settle": "the one untimed call before a short sample of fewer than 10 calls (off: none, as before 2026-12-07)",
     "ticks": "the CPU counters (/proc/stat, schedstat) read around each round",
 }
 

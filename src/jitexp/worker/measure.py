@@ -122,6 +122,7 @@ def _sample(
         sampled=lambda: clock.phase("sampling"),
         quiet_gc=not factors.off("gc_disable"),
         settle=not factors.off("settle"),
+        settle_short=not factors.off("short_settle"),
         collect_first=not factors.off("early_collect"),
     )
     rounds.last_output.clear()  # the last samples' outputs: not held while the probes below call again

@@ -62,6 +62,10 @@ Loop = Callable[[int], tuple[float, Any]]  # n timed calls -> (seconds per call,
 # of its calls runs untimed: that work between samples cools the caches a call uses, and a user's loop has none of it
 # (issue 61: x + 1 in timing=quick read ~6% above back-to-back samples without it; 2 calls of 114 were enough).
 SETTLE = 0.1
+# A sample of fewer than 10 calls that lasts under this long gets one untimed call before it all the same: on the TPU
+# (a ~550 us round trip a call) timing=quick's one-call samples read x + 1 9-12% above the user's back-to-back loop,
+# and samples of ~18 calls with their settle call 2% under it (issue 61, docs/benchmarks.md, 2026-12-06 23:30 UTC).
+SHORT_SAMPLE_S = 0.005
 
 # Before each sample that follows another mode's, at least this share of a sample's calls runs untimed (and as
 # long as the longest other mode takes in a round: `rewarm_numbers`), so the sample starts from its own steady state.
@@ -113,10 +117,14 @@ def rewarm_calls(number: int) -> int:
     return max(1, int(number * REWARM))
 
 
-def settle_calls(number: int) -> int:
-    """The untimed calls before a sample that follows the same mode's: `SETTLE` of its calls, none for a sample of
-    fewer than 10 (each call is long beside the caches' refill, and one more would add 10% or more to the rounds)."""
-    return int(number * SETTLE)
+def settle_calls(number: int, per_call_s: float, *, short: bool = True) -> int:
+    """The untimed calls before a sample that follows the same mode's: `SETTLE` of its calls. A sample of fewer than
+    10 gets none when it lasts `SHORT_SAMPLE_S` or more (each call is long beside the caches' refill, and one more
+    would add 10% or more to the rounds), one when shorter (with `short`: a device's round trip idles between samples)."""
+    calls = int(number * SETTLE)
+    if calls == 0 and short and number * per_call_s < SHORT_SAMPLE_S:
+        return 1
+    return calls
 
 
 def rewarm_numbers(calibrated: Mapping[str, Calibrated]) -> dict[str, int]:
@@ -201,6 +209,7 @@ def measure_rounds(
     sampled: Callable[[], AbstractContextManager] = nullcontext,
     quiet_gc: bool = True,
     settle: bool = True,
+    settle_short: bool = True,
     collect_first: bool = True,
 ) -> Rounds:
     """Warm up and calibrate every mode, then sample them in interleaved rounds.
@@ -218,7 +227,8 @@ def measure_rounds(
     entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock);
     `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`); with `collect_first` its collection
     runs before the warm-up, not between calibration and the first round. With `settle`, a sample that follows the
-    same mode's is preceded by `settle_calls` untimed calls (the bookkeeping between samples cools the caches).
+    same mode's is preceded by `settle_calls` untimed calls (the bookkeeping between samples cools the caches);
+    `settle_short` gives a short sample of few calls its one (`settle_calls`).
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}
@@ -240,6 +250,7 @@ def measure_rounds(
                 errors[mode] = exc
     live = [m for m in modes if m not in errors]
     number = {m: c.number for m, c in calibrated.items()}
+    per_call_of = {m: c.per_call_s for m, c in calibrated.items()}
     rewarm = rewarm_numbers({m: calibrated[m] for m in live})
     if agree is None and live:  # a jax.distributed job's ranks measure their own per-call times: not judged there
         too_long = plan_too_long({m: calibrated[m] for m in live}, rewarm if len(live) > 1 else {}, policy)
@@ -264,8 +275,8 @@ def measure_rounds(
                         if mode != previous:
                             loops[mode](rewarm[mode])
                             previous = mode
-                        elif settle and settle_calls(number[mode]):
-                            loops[mode](settle_calls(number[mode]))
+                        elif settle and (calls := settle_calls(number[mode], per_call_of[mode], short=settle_short)):
+                            loops[mode](calls)
                         per_call, last[mode] = loops[mode](number[mode])
                 except Exception as exc:
                     if interrupted(exc):

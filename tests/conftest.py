@@ -34,6 +34,19 @@ def pytest_configure(config):
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """The garbage collector is off while the tests are collected, and runs once after: importing and rewriting a
+    layer's modules ran ~15 full collections over the growing heap (0.8 s of tests/unit's collection, of 1.3 s of
+    full collections in all); what the imports left in cycles is freed by the one collection."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.enable()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def frozen_heap():
     """What is alive once the tests are collected (the modules of pandas, matplotlib, Hydra, JAX) goes to the garbage

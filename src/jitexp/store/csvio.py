@@ -167,12 +167,12 @@ def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     if plain is not None:
         header, columns = plain
         if Path(path).name == "results.csv":
-            _check_cells(header, columns, path)
+            check_cells(header, columns, path)
         return _typed(header, pd.RangeIndex(len(columns[0])), columns)
     text = read_text(path)  # anything but a plain file: pandas reads it, and says what is wrong with it
     cells = _cells(text)  # each column's cells, taken from the frame once for the check and the types
     if Path(path).name == "results.csv":
-        _check_cells(list(text.columns), cells, path)
+        check_cells(list(text.columns), cells, path)
     return _typed(list(text.columns), text.index, cells, text)
 
 
@@ -255,10 +255,10 @@ def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
     numbers where the schema has numbers, a status of ok or error, times that are not negative, no row twice (a copied
     row would count a process twice). Each mistake is a BadCsv naming the file, the row and the column. A file from
     before a column existed (no companions either) is read as it is."""
-    _check_cells(list(text.columns), _cells(text), path)
+    check_cells(list(text.columns), _cells(text), path)
 
 
-def _check_cells(columns: list, cells: Cells, path: str | os.PathLike) -> None:
+def check_cells(columns: list, cells: Cells, path: str | os.PathLike) -> None:
     """check_results on a file's header and each column's cells (_cells)."""
     if not columns or not cells[0]:
         return

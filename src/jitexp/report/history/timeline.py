@@ -21,9 +21,9 @@ import pandas as pd
 from jitexp.analysis.formatting.phrases import bound_digits, ratio_cell
 from jitexp.analysis.stats import THRESHOLD, median_ci
 from jitexp.report.history.steps import Processes, Step, exact_steps, find_steps
-from jitexp.report.shared.cases import MACHINE, case_columns
+from jitexp.report.shared.cases import CASE, MACHINE, case_columns
 from jitexp.report.shared.memory import EXACT, MEASURED, MEMORY_METRICS, canonical
-from jitexp.store.csvio import check_results, read_text
+from jitexp.store.csvio import check_cells, read_cells, read_text, text_frame
 from jitexp.store.folders import PROCESSES_CSV, RESULTS_CSV, iter_jobs
 
 # metric -> (results.csv column, its CI columns or None: then the CI is the median's over processes.csv's values)
@@ -122,12 +122,8 @@ def _run_rows(folder: Path) -> pd.DataFrame:
     hundreds of runs: typing every column of every file was most of its time)."""
     out = []
     for job in iter_jobs(folder):
-        rows = read_text(job.path / RESULTS_CSV)
-        check_results(rows, job.path / RESULTS_CSV)  # a hand-edited cell is one line, not a false point
-        if rows.empty or "status" not in rows.columns:
-            continue
-        rows = rows[rows["status"] == "ok"].reset_index(drop=True)
-        if rows.empty:
+        rows = _ok_rows(job.path / RESULTS_CSV)
+        if rows is None:
             continue
         keys = case_columns(rows, ignore=("device_kind",))
         base = pd.DataFrame(
@@ -146,6 +142,32 @@ def _run_rows(folder: Path) -> pd.DataFrame:
         base["code_dirty"] = base["code_dirty"].map({"True": True, "False": False})
         out.append(_metric_rows(base, rows, job.path / PROCESSES_CSV))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+# the results.csv columns a timeline reads (params too): the rest of a row's ~160 are not made into a frame
+READ = {
+    "status",
+    *RUN_COLUMNS[1:],
+    *MACHINE,
+    *CASE,
+    "n_processes",
+    "steal_median",
+    *(c for column, ci in METRICS.values() for c in (column, *(ci or ()))),
+}
+
+
+def _ok_rows(path: Path) -> pd.DataFrame | None:
+    """A job's ok rows as text (only the READ columns and params), None where it has none; the whole file checked
+    first (check_results: a hand-edited cell is one line, not a false point)."""
+    header, cells = read_cells(path)
+    check_cells(header, cells, path)
+    if not header or not cells[0] or "status" not in header:
+        return None
+    ok = [i for i, status in enumerate(cells[header.index("status")]) if status == "ok"]
+    if not ok:
+        return None
+    keep = [i for i, name in enumerate(header) if name in READ or name.startswith("param_")]
+    return text_frame([header[i] for i in keep], [[cells[i][row] for row in ok] for i in keep])
 
 
 def _metric_rows(base: pd.DataFrame, rows: pd.DataFrame, processes: Path) -> pd.DataFrame:

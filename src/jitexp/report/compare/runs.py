@@ -234,7 +234,9 @@ def case_groups(rows: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame
     """Rows grouped by their case (the keys' values as text, see case_key); empty without rows or keys."""
     if rows.empty or not keys:
         return {}
-    rows = rows.reindex(columns=[*rows.columns, *(k for k in keys if k not in rows.columns)])
+    absent = [k for k in keys if k not in rows.columns]
+    if absent:  # a key one side lacks reads as missing (a reindex copies every column: only where needed)
+        rows = rows.reindex(columns=[*rows.columns, *absent])
     return {case_key(v): g for v, g in rows.groupby(keys, dropna=False, sort=False)}
 
 

@@ -76,6 +76,14 @@ ERROR_COLUMNS = [
 ]
 
 
+# the columns of a results frame that speedup_table reads besides the case keys (aggregate's among them)
+SPEEDUP_READS = {
+    *("mode", STATIC_ARGNUMS, "job_num", "baseline_mode", "verdict", "break_even_calls", "ahead_until_calls"),
+    *("speedup", "speedup_ci_low", "speedup_ci_high"),
+    *("median_s", "ci95_low_s", "ci95_high_s", "first_call_s", "compile_s"),
+}
+
+
 def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
     """Each compiled mode against its baseline per case: speedup with a CI, verdict, compile overhead, break-even.
 
@@ -89,6 +97,7 @@ def speedup_table(df: pd.DataFrame) -> pd.DataFrame:
     keys = case_keys(df)
     if ok.empty or "mode" not in ok.columns:
         return pd.DataFrame(columns=keys + SPEEDUP_COLUMNS)
+    ok = ok[[c for c in ok.columns if c in keys or c in SPEEDUP_READS]]  # each group and filter copies every column
     records = []
     for case_values, case in ok.groupby(keys, dropna=False, sort=False):
         ident = dict(zip(keys, as_tuple(case_values)))

@@ -44,6 +44,7 @@ def scaling_points(df: pd.DataFrame) -> pd.DataFrame:
     ]
     if ok.empty or "size" not in ok.columns:
         return pd.DataFrame(columns=columns)
+    ok = ok[[c for c in ok.columns if c in keys or c in columns]]  # the columns read: each group copies every column
     ok = ok.assign(mode=get_column(ok, "mode"), static_argnums=get_column(ok, STATIC_ARGNUMS))
     records = []
     group = keys + ["mode", STATIC_ARGNUMS, "size"]

@@ -227,9 +227,10 @@ def _main() -> None:
     from jitexp import helptext
     from jitexp.engine import preflight
 
-    helptext.register_resolvers()
+    asks_help = "--help" in argv or "-h" in argv
+    helptext.register_resolvers(listing=asks_help)
     try:
-        if "--help" in argv or "-h" in argv:
+        if asks_help:
             print(helptext.help_page(argv))
             return
         from jitexp.config.imports import check_shadowing

@@ -19,11 +19,37 @@ def options_of(group: str) -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def quiet_resolver_after():
+    """The listing resolver back to the one line after this module: registered, it lists the groups at every compose
+    of the later tests (OmegaConf resolves it while merging hydra.help)."""
+    yield
+    helptext.register_resolvers(listing=False)
+
+
 @pytest.fixture(scope="module")
 def page() -> str:
     register_configs()
     helptext.register_resolvers()
     return help_page(["--help"])
+
+
+def test_a_command_that_does_not_ask_for_help_composes_without_listing_the_groups(monkeypatch):
+    from omegaconf import OmegaConf
+
+    from jitexp.engine.compose import compose_raw, hydra_session
+
+    listed = []
+    monkeypatch.setattr(helptext, "groups_text", lambda: listed.append(1) or "listed")
+    register_configs()
+    for listing, expected in ((False, helptext.GROUPS_ELSEWHERE), (True, "listed")):
+        helptext.register_resolvers(listing=listing)
+        listed.clear()
+        with hydra_session(None) as hydra:
+            cfg = compose_raw(hydra, ["size=8"])
+        assert bool(listed) is listing  # --help's listing runs at a compose only when asked for
+        template = OmegaConf.to_container(cfg.hydra.help, resolve=True)["template"]
+        assert expected in template  # `--cfg hydra --resolve` still resolves the template
 
 
 def test_help_describes_jitexp_every_group_option_keys_examples_and_the_report(page):

@@ -119,7 +119,7 @@ PROCESS_OTHER = sorted(c for c in PROCESS_COLUMNS if c in TEXT_COLUMNS or c in B
 
 
 def _cell(column: str, kind: str, draw) -> object:
-    """One cell of a column of the given kind, within check_results' rules (no negative time, no infinite one), or
+    """One cell of a column of the given kind, within check_cells' rules (no negative time, no infinite one), or
     missing."""
     if draw(ONE_IN_FIVE) == 0:
         return draw(MISSING)

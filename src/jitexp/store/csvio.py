@@ -162,7 +162,7 @@ def _short_record(path: str | os.PathLike, width: int) -> tuple[int, int] | None
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read one results-style CSV with jitexp's column types; a results.csv whose cells are not what jitexp writes is a
-    BadCsv (check_results)."""
+    BadCsv (check_cells)."""
     plain = _plain_cells(path)
     if plain is not None:
         header, columns = plain
@@ -249,17 +249,12 @@ NON_NEGATIVE = (
 TIMES = ("median_s", "mean_s", "min_s", "max_s", "first_call_s")  # measured seconds: finite where written
 
 
-def check_results(text: pd.DataFrame, path: str | os.PathLike) -> None:
-    """A results.csv as jitexp writes it, read as text: no column deleted from beside its companions (a median_s gone
-    while mean_s stays; a speedup gone while its CI stays, which made the report recompute an unpaired figure),
-    numbers where the schema has numbers, a status of ok or error, times that are not negative, no row twice (a copied
-    row would count a process twice). Each mistake is a BadCsv naming the file, the row and the column. A file from
-    before a column existed (no companions either) is read as it is."""
-    check_cells(list(text.columns), _cells(text), path)
-
-
 def check_cells(columns: list, cells: Cells, path: str | os.PathLike) -> None:
-    """check_results on a file's header and each column's cells (_cells)."""
+    """A results.csv as jitexp writes it, as its header and each column's cells (_cells): no column deleted from
+    beside its companions (a median_s gone while mean_s stays; a speedup gone while its CI stays, which made the
+    report recompute an unpaired figure), numbers where the schema has numbers, a status of ok or error, times that
+    are not negative, no row twice (a copied row would count a process twice). Each mistake is a BadCsv naming the
+    file, the row and the column. A file from before a column existed (no companions either) is read as it is."""
     if not columns or not cells[0]:
         return
     # each column's cells by its name (a name twice never gets here: read_text refuses it)

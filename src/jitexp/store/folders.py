@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -150,18 +150,11 @@ def read_manifest(root: str | os.PathLike) -> dict[int, str] | None:
     return {int(n): o for n, o in zip(frame["job_num"], frame["overrides"])}
 
 
-def _gathered(root: Path) -> tuple[pd.DataFrame, SweepState]:
-    """Every job's rows below root as text, the job list's stale folders left out."""
-    columns, cells, state = _gathered_cells(root)
-    if not columns:
-        return pd.DataFrame(columns=COLUMNS, dtype=str), state
-    return text_frame(columns, cells), state
-
-
 def _gathered_cells(root: Path) -> tuple[list[str], list[list], SweepState]:
-    """_gathered's header and each column's cells ("" where a job lacks the column; columns in schema order, as
-    pandas' concat and reindex put them), and the sweep's state; no header when no job has a row. Cells, not a frame
-    per job joined by concat: each of those cost ~1 ms per ~160 columns."""
+    """Every job's rows below root as text, the job list's stale folders left out: the header and each column's cells
+    ("" where a job lacks the column; columns in schema order, as pandas' concat and reindex put them), and the
+    sweep's state; no header when no job has a row. Cells, not a frame per job joined by concat: each of those cost
+    ~1 ms per ~160 columns."""
     manifest = read_manifest(root)
     state = SweepState(n_jobs=len(manifest) if manifest is not None else None)
     jobs: list[tuple[dict[str, list], int]] = []
@@ -172,7 +165,7 @@ def _gathered_cells(root: Path) -> tuple[list[str], list[list], SweepState]:
         n = len(columns[0]) if columns else 0
         if manifest is not None:
             folder = job.path.relative_to(root).as_posix()
-            num = int(folder) if folder.isdigit() else _cells_job_num(by_name)  # hydra.sweep.subdir may be any name
+            num = int(folder) if folder.isdigit() else _job_num(by_name.get("job_num", []))  # subdir: any name
             if num not in manifest or not all(o == manifest[num] for o in by_name.get("overrides", [""])):
                 state.stale.append(folder)
                 continue
@@ -185,14 +178,9 @@ def _gathered_cells(root: Path) -> tuple[list[str], list[list], SweepState]:
     return names, [[cell for by_name, n in jobs for cell in by_name.get(c, [""] * n)] for c in names], state
 
 
-def _cells_job_num(by_name: dict[str, list]) -> int | None:
-    """_job_num of a job's cells by column name."""
-    nums = set(by_name.get("job_num", []))
-    return int(nums.pop()) if len(nums) == 1 and all(n.isdigit() for n in nums) else None
-
-
-def _job_num(frame: pd.DataFrame) -> int | None:
-    nums = set(frame.get("job_num", pd.Series(dtype=str)))
+def _job_num(cells: Iterable[str]) -> int | None:
+    """The job number a job folder's job_num cells (text) agree on, None where they do not or have none."""
+    nums = set(cells)
     return int(nums.pop()) if len(nums) == 1 and all(n.isdigit() for n in nums) else None
 
 
@@ -239,7 +227,8 @@ def load_results_state(path: str | os.PathLike) -> tuple[pd.DataFrame, SweepStat
     path = Path(path)
     if path.is_dir() and _has_jobs_below(path):
         return gather_state(path)
-    return load_results(path), _gathered(path)[1] if path.is_dir() else None  # the state alone: rows not typed again
+    # the state alone: the rows are not gathered into a frame nor typed again
+    return load_results(path), _gathered_cells(path)[2] if path.is_dir() else None
 
 
 def _has_jobs_below(path: Path) -> bool:
@@ -282,7 +271,7 @@ def resume_conflict(
         if frame.empty:
             continue
         name = path.parent.relative_to(root).as_posix()
-        num = 0 if not sweep else int(name) if name.isdigit() else _job_num(frame)
+        num = 0 if not sweep else int(name) if name.isdigit() else _job_num(frame.get("job_num", []))
         if num is None:
             continue
         old = str(frame["overrides"].iloc[0]) if "overrides" in frame.columns else ""

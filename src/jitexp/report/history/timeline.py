@@ -158,7 +158,7 @@ READ = {
 
 def _ok_rows(path: Path) -> pd.DataFrame | None:
     """A job's ok rows as text (only the READ columns and params), None where it has none; the whole file checked
-    first (check_results: a hand-edited cell is one line, not a false point)."""
+    first (check_cells: a hand-edited cell is one line, not a false point)."""
     header, cells = read_cells(path)
     check_cells(header, cells, path)
     if not header or not cells[0] or "status" not in header:

@@ -90,6 +90,8 @@ ARMS["all_off"] = (
 ARMS["before_fix"] = ([], ["settle", "early_collect"])
 # the one untimed call before a short sample of few calls (2026-12-07): off, the TPU's one-call samples as before
 ARMS["no_short_settle"] = ([], ["short_settle"])
+# the timed calls on the worker's own thread, ~15 frames deep (2026-12-07: jaxlib walks the stack at each call)
+ARMS["deep_stack"] = ([], ["shallow_stack"])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}

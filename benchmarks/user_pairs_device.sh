@@ -18,6 +18,8 @@
 # arms3: the worker's process itself: the plain loop in a forkserver child (preloaded as jitexp's, and bare) beside as_is.
 # tpu_main: more pairs of the main job on the chip.
 # tpu_settle: x+1 on the chip, as_is beside no_short_settle (the one-call samples as before 2026-12-07), in the same rounds.
+# deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
+#        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
 OUT=${OUT:-/tmp/user_pairs_out}; mkdir -p "$OUT"
 mode=${1:-cpu}
@@ -29,7 +31,7 @@ rm -f "$OUT/user_pairs_$mode.csv"
 { date -u; nproc; python3 -c "import jax; print(jax.__version__)"; } 2>&1 | tee "$OUT/user_pairs_$mode.txt"
 # The jobs run the installed jitexp (the carried wheel): it must hold this checkout's worker (JITEXP_WORKER_OFF's
 # names); an older wheel would measure old code under the new arms' names. Rebuild: bash ../shared/tpu/wheels.sh
-if ! python3 -c "from jitexp.worker import factors; assert 'short_settle' in factors.FACTORS; print('jitexp from', factors.__file__)" \
+if ! python3 -c "from jitexp.worker import factors; assert 'shallow_stack' in factors.FACTORS; print('jitexp from', factors.__file__)" \
     2>&1 | tee -a "$OUT/user_pairs_$mode.txt" | grep -q "jitexp from"; then
   echo "the installed jitexp predates benchmarks/user_pairs.py's worker switches: rebuild .whl-tpu (bash ../shared/tpu/wheels.sh)" \
     | tee -a "$OUT/user_pairs_$mode.txt"
@@ -72,6 +74,11 @@ case "$mode" in
     timeout $(( left + 120 )) python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s "$left" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
+  deep)  # x+1 on the CPU: as_is beside deep_stack (the timed calls ~15 frames deep, as before 2026-12-07)
+    export JAX_PLATFORMS=cpu
+    timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
   tpu_settle)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -82,7 +89,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|tpu|tpu_settle|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_settle|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

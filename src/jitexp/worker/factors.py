@@ -23,6 +23,8 @@ FACTORS = {
     "settle": "untimed calls before a sample that follows the same mode's (off: none, as before issue 61)",
     "short_settle": "the one untimed call before a short sample of fewer than 10 calls (off: none, as before 2026-12-07)",
     "ticks": "the CPU counters (/proc/stat, schedstat) read around each round",
+    "shallow_stack": "the rounds' calls on a thread of their own, two frames deep (off: on the worker's main thread, "
+    "~15 frames deep, as before 2026-12-07)",
 }
 
 

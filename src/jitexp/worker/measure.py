@@ -6,6 +6,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from contextlib import nullcontext
+from functools import partial
 from typing import Any
 
 import jax
@@ -34,6 +35,7 @@ from jitexp.worker.inputs import (
 )
 from jitexp.worker.modes import Carry, ColdCall, cold_call
 from jitexp.worker.profiling import device_time, profile_calls
+from jitexp.worker.shallow import shallow, shared
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
@@ -111,8 +113,9 @@ def _sample(
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
+    deep = factors.off("shallow_stack")
     rounds = measure_rounds(
-        {m: c.loop for m, c in live.items()},
+        {m: c.loop if deep else shallow(c.loop) for m, c in live.items()},
         t,
         shift=task.process,
         sampling=counters.__getitem__,
@@ -137,7 +140,8 @@ def _sample(
             try:
                 with phase("execute"), clock.phase("dispatch_probe"):
                     probes = dispatch_probes(t.dispatch_probes, float(np.median(samples)))
-                    m.extras.dispatch_s = float(np.median(dispatch_times(c.call, c.block, probes)))
+                    times = partial(dispatch_times, c.call, c.block)
+                    m.extras.dispatch_s = float(np.median(times(probes) if deep else shared().call(times, probes)))
             except PhaseError as exc:
                 out[mode] = distributed.dropped(task.cfg, exc)
                 continue

@@ -1,0 +1,84 @@
+"""The rounds' calls on a thread of their own, two Python frames deep, as a user's script makes them (issue 61).
+
+jaxlib records the calling Python traceback with every array a call returns (`tracebacks_enabled`, on by default),
+walking every frame on the thread's stack: ~20 ns a frame on the 2-core VM. The worker's main thread calls ~15 frames
+deep (the forkserver child, the worker's entry, the rounds); a user's script 2-3. For x + 1 (~5 us a call on the
+CPU) that was 4-5% (docs/benchmarks.md, "Issue 61: the stack's depth").
+"""
+
+from __future__ import annotations
+
+import _thread
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Shallow:
+    """`call(fn, arg)` runs `fn(arg)` on one thread kept for it, where only `_serve` lies below the call.
+
+    The caller waits; an exception `fn` raises is raised in the caller. Interrupted while it waits (a signal), the
+    caller first lets the call in flight end (a sample's calls cannot be cut short), then the interrupt goes on."""
+
+    def __init__(self) -> None:
+        self._go = _thread.allocate_lock()
+        self._done = _thread.allocate_lock()
+        self._go.acquire()
+        self._done.acquire()
+        self._job: tuple[Callable[[Any], Any], Any] | None = None
+        self._result: tuple[bool, Any] = (True, None)
+        self.thread_id = _thread.start_new_thread(self._serve, ())
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            fn, arg = self._job or (None, None)
+            self._job = None
+            if fn is None:
+                return
+            try:
+                self._result = (True, fn(arg))
+            except BaseException as exc:  # raised again in the caller's thread
+                self._result = (False, exc)
+            del fn, arg
+            self._done.release()
+
+    def call(self, fn: Callable[[Any], T], arg: Any) -> T:
+        """fn(arg) on the shallow thread; its value, or its exception raised here."""
+        self._job = (fn, arg)
+        self._go.release()
+        try:
+            self._done.acquire()
+        except BaseException:
+            self._done.acquire()
+            raise
+        ok, value = self._result
+        self._result = (True, None)
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        """The thread ends (it holds nothing between calls)."""
+        self._go.release()
+
+
+_SHARED: list[Shallow] = []
+
+
+def shared() -> Shallow:
+    """This process's one shallow thread, started at the first use."""
+    if not _SHARED:
+        _SHARED.append(Shallow())
+    return _SHARED[0]
+
+
+def shallow(loop: Callable[[int], T]) -> Callable[[int], T]:
+    """`loop` with each call made on the process's shallow thread."""
+    runner = shared()
+
+    def on_shallow_thread(number: int) -> T:
+        return runner.call(loop, number)
+
+    return on_shallow_thread

@@ -1,0 +1,91 @@
+"""The rounds' calls run on a thread of their own, two Python frames deep (issue 61: jaxlib walks the caller's whole
+stack at each call, so the worker's ~15 frames cost x + 1 ~5% more than a user's script)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from jitexp.config import TimingConfig
+from jitexp.worker.shallow import Shallow, shallow
+from jitexp.worker.timing import measure_rounds
+
+
+def _depth() -> tuple[int, int]:
+    """(frames on this thread's stack below the caller, this thread's id)."""
+    frame, n = sys._getframe(1), 0
+    while frame is not None:
+        n, frame = n + 1, frame.f_back
+    return n, threading.get_ident()
+
+
+def test_the_call_runs_two_frames_deep_on_another_thread_however_deep_the_caller():
+    runner = Shallow()
+
+    def deep(k: int) -> tuple[int, int]:
+        return runner.call(lambda _: _depth(), None) if k == 0 else deep(k - 1)
+
+    try:
+        for k in (0, 20):
+            depth, thread = deep(k)
+            assert depth == 2  # the called function and `_serve`, nothing of the caller's
+            assert thread == runner.thread_id != threading.get_ident()
+    finally:
+        runner.close()
+
+
+def test_values_come_back_in_order_and_an_exception_is_raised_in_the_caller():
+    runner = Shallow()
+    boom = ValueError("kaput")
+
+    def fail(_):
+        raise boom
+
+    try:
+        assert [runner.call(lambda n: n * n, n) for n in range(50)] == [n * n for n in range(50)]
+        with pytest.raises(ValueError) as caught:
+            runner.call(fail, None)
+        assert caught.value is boom
+        assert runner.call(lambda n: n + 1, 1) == 2  # still serving after the exception
+    finally:
+        runner.close()
+
+
+def test_an_interrupt_while_waiting_lets_the_call_in_flight_end_first():
+    runner = Shallow()
+    main, ended = threading.get_ident(), []
+
+    def sample(_):
+        signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C reaches the waiting worker
+        time.sleep(0.05)
+        ended.append(True)
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.call(sample, None)
+        assert ended == [True]
+        assert runner.call(lambda n: n, 7) == 7  # the thread is free again
+    finally:
+        runner.close()
+
+
+def test_measure_rounds_samples_and_drops_failing_modes_through_the_shallow_thread():
+    seen: set[int] = set()
+
+    def ok(number: int) -> tuple[float, int]:
+        seen.add(_depth()[1])
+        return 1e-3, number
+
+    def bad(number: int) -> tuple[float, int]:
+        raise RuntimeError("no")
+
+    policy = TimingConfig(warmup=1, min_samples=3, max_samples=3, min_sample_time_s=1e-4, max_time_s=1.0)
+    rounds = measure_rounds({"a": shallow(ok), "b": shallow(bad)}, policy)
+    assert list(rounds.samples_s) == ["a"] and isinstance(rounds.errors["b"], RuntimeError)
+    np.testing.assert_array_equal(rounds.samples_s["a"], [1e-3] * 3)
+    assert seen and threading.get_ident() not in seen  # every call, calibration included, on the shallow thread

@@ -1,19 +1,18 @@
-"""A job's timed calls are made two frames deep, as a user's script makes them, whatever the worker's own depth
-(issue 61: jaxlib walks the caller's stack at every call); JITEXP_WORKER_OFF=shallow_stack puts them back on the
-worker's thread."""
+"""In the caller's own process (isolate=none) a job's timed calls stay on the caller's thread, so its thread-local
+JAX settings hold in the rounds; in a worker process they go to the shallow thread (tests/e2e/test_shallow_stack.py)."""
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
 
-import pytest
+import jax
+import jax.numpy as jnp
 
 from jitexp import compose, run
 
 
-@pytest.mark.parametrize("off", ["", "shallow_stack"])
-def test_the_rounds_call_the_function_two_frames_deep(tmp_path, monkeypatch, off):
+def _depths(tmp_path, monkeypatch) -> Counter:
     module = tmp_path / "depthfns.py"
     module.write_text(
         "import sys\n"
@@ -26,16 +25,31 @@ def test_the_rounds_call_the_function_two_frames_deep(tmp_path, monkeypatch, off
         "    return x + 1\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("JITEXP_WORKER_OFF", off)
     sys.modules.pop("depthfns", None)
     cfg = compose(
         ["timing=quick", "isolate=none", "workload=custom", "workload.fn=depthfns.plus_one", "mode=eager"]
         + ["workload.args=[{shape:[]}]"]
     )
     assert run(cfg).row["status"] == "ok"
-    depths = Counter(sys.modules["depthfns"].DEPTHS)
-    usual = depths.most_common(1)[0][0]  # the rounds' calls outnumber the cold call and the probes
-    if off:
-        assert usual > 10
-    else:
-        assert usual == 3  # the function, the timed loop, the shallow thread's `_serve`
+    return Counter(sys.modules["depthfns"].DEPTHS)
+
+
+def test_in_the_callers_process_the_rounds_call_on_its_own_thread(tmp_path, monkeypatch):
+    usual = _depths(tmp_path, monkeypatch).most_common(1)[0][0]  # the rounds' calls outnumber the others
+    assert usual > 10  # under the test's and the runner's frames: the caller's thread
+
+
+def test_a_thread_local_jax_setting_of_the_caller_holds_in_the_rounds():
+    seen = []
+
+    def f(x):
+        seen.append(jax.config.jax_default_matmul_precision)  # at trace time: one trace if the setting holds
+        return x @ x
+
+    x = jnp.ones((4, 4))
+    with jax.default_matmul_precision("highest"):
+        from jitexp import measure
+
+        result = measure(f, x, isolate="none", timing="quick", modes=["jit"])
+    assert [row["status"] for row in result.result.rows] == ["ok"]
+    assert set(seen) == {"highest"}

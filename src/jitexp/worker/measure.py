@@ -113,7 +113,9 @@ def _sample(
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
-    deep = factors.off("shallow_stack")
+    # In the caller's own process (isolate=none) the calls stay on its thread: its thread-local JAX settings (a
+    # `with jax.default_matmul_precision(...)` around jitexp.measure) hold in the rounds as in the cold call.
+    deep = factors.off("shallow_stack") or task.cfg.isolate != "process"
     rounds = measure_rounds(
         {m: c.loop if deep else shallow(c.loop) for m, c in live.items()},
         t,

@@ -83,7 +83,9 @@ FLOATS = st.one_of(
 )
 TEXT = st.one_of(
     st.sampled_from(LOOKS_LIKE_A_NUMBER + NON_ASCII + AWKWARD),
-    st.text(min_size=1, max_size=12),
+    # every code point but the surrogates: st.text()'s own alphabet (codec="utf-8"), the same intervals and so the same
+    # examples, without hypothesis's 1.2 s loop over 1.1M code points in a fresh clone (no .hypothesis cache; issue 60)
+    st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12),
 )
 
 

@@ -401,3 +401,32 @@ def job_config(
         distributed=DistributedConfig(**(distributed or {})),
         **{"size": 8, **top},
     )
+
+
+def depth_job(folder: Path, isolate: str) -> int:
+    """Run an eager job of `depthfns.plus_one`, which records how many Python frames lie below each of its calls,
+    and give the most common count: the rounds' calls outnumber the cold call and the probes (issue 61)."""
+    from collections import Counter
+
+    from jitexp import compose, run
+
+    record = folder / "depths.txt"
+    (folder / "depthfns.py").write_text(
+        "import sys\n"
+        "def plus_one(x):\n"
+        "    frame, n = sys._getframe(), 0\n"
+        "    while frame is not None:\n"
+        "        n, frame = n + 1, frame.f_back\n"
+        f"    with open({str(record)!r}, 'a') as f:\n"
+        "        f.write(f'{n}\\n')\n"
+        "    return x + 1\n"
+    )
+    sys.path.insert(0, str(folder))
+    sys.modules.pop("depthfns", None)
+    try:
+        overrides = ["timing=quick", f"isolate={isolate}", "workload=custom", "workload.fn=depthfns.plus_one"]
+        assert run(compose([*overrides, "mode=eager", "workload.args=[{shape:[]}]"])).row["status"] == "ok"
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("depthfns", None)
+    return int(Counter(record.read_text().split()).most_common(1)[0][0])

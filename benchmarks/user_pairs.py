@@ -92,6 +92,9 @@ ARMS["before_fix"] = ([], ["settle", "early_collect"])
 ARMS["no_short_settle"] = ([], ["short_settle"])
 # the timed calls on the worker's own thread, ~15 frames deep (2026-12-07: jaxlib walks the stack at each call)
 ARMS["deep_stack"] = ([], ["shallow_stack"])
+# the main job without eager beside jit in its rounds (on the TPU the whole job's jit row read 0.970 of the user's loop,
+# the jit-only job 1.005, in calls 10 minutes apart: 2026-12-07)
+ARMS["jit_only"] = (["mode=jit"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}

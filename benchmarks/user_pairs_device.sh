@@ -18,6 +18,8 @@
 # arms3: the worker's process itself: the plain loop in a forkserver child (preloaded as jitexp's, and bare) beside as_is.
 # tpu_main: more pairs of the main job on the chip.
 # tpu_settle: x+1 on the chip, as_is beside no_short_settle (the one-call samples as before 2026-12-07), in the same rounds.
+# tpu_eager: the main job as it is beside the same job with mode=jit, in the same rounds: does eager beside jit in a
+#        process's rounds make the chip's jit calls read faster than the user's loop of jit calls alone?
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
@@ -79,6 +81,11 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
+  tpu_eager)  # the main job as it is beside the same job with mode=jit only, in the same rounds (eager beside jit?)
+    python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
+    timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases main_job --arms as_is,jit_only --pairs 24 --budget-s 420 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
   tpu_settle)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -89,7 +96,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_settle|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_settle|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

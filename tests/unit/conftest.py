@@ -12,6 +12,7 @@ layout puts it.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import pytest
@@ -40,8 +41,25 @@ def pytest_runtest_teardown(item, nextitem):
     """A test after which JAX is loaded (by the test or its fixtures) fails at its teardown; a hook rather than an
     autouse fixture, which cost each of the layer's ~1,700 tests a fixture's setup and teardown."""
     yield
+    if nextitem is not None:
+        _freeze_survivors()
     if not _HAD_JAX["on"] and "jax" in sys.modules:
         pytest.fail(f"{item.nodeid} loaded JAX: tests/unit may not (tests/inprocess may)", pytrace=False)
+
+
+_FULL_PASSES = {"seen": 0}  # the collector's count of full collections when the heap was last frozen
+
+
+def _freeze_survivors() -> None:
+    """After a test during which the collector made a full pass, the heap is collected and what survives is frozen,
+    as tests/conftest.py's frozen_heap froze the imports: later full passes (automatic ones, and the gc.collect()
+    before each sampling in worker.timing) scan only what the tests made since, not the modules imported on first
+    use (scipy, Hydra's, pyplot) and the caches, alive to the end anyway. Between tests, after a collection: no
+    garbage is frozen and no test sees another object; the session's end (frozen_heap) unfreezes the heap."""
+    if gc.get_stats()[2]["collections"] != _FULL_PASSES["seen"]:
+        gc.collect()
+        gc.freeze()
+        _FULL_PASSES["seen"] = gc.get_stats()[2]["collections"]
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -69,7 +69,6 @@ def test_an_interrupt_while_waiting_lets_the_call_in_flight_end_first():
         with pytest.raises(KeyboardInterrupt):
             runner.call(sample, None)
         assert ended == [True]
-        assert runner.call(lambda n: n, 7) == 7  # the thread is free again
     finally:
         runner.close()
 
@@ -89,3 +88,39 @@ def test_measure_rounds_samples_and_drops_failing_modes_through_the_shallow_thre
     assert list(rounds.samples_s) == ["a"] and isinstance(rounds.errors["b"], RuntimeError)
     np.testing.assert_array_equal(rounds.samples_s["a"], [1e-3] * 3)
     assert seen and threading.get_ident() not in seen  # every call, calibration included, on the shallow thread
+
+
+def test_the_call_sees_the_callers_context_variables():
+    import contextvars
+
+    var = contextvars.ContextVar("var", default="unset")
+    runner = Shallow()
+    try:
+        token = var.set("caller's")
+        assert runner.call(lambda _: var.get(), None) == "caller's"
+        var.reset(token)
+        assert runner.call(lambda _: var.get(), None) == "unset"
+    finally:
+        runner.close()
+
+
+def test_after_an_interrupt_the_shallow_is_broken_and_shared_starts_another(monkeypatch):
+    from jitexp.worker import shallow as module
+
+    runner = Shallow()
+    main = threading.get_ident()
+
+    def sample(_):
+        signal.pthread_kill(main, signal.SIGINT)
+        time.sleep(0.05)
+
+    monkeypatch.setattr(module, "_SHARED", [runner])
+    with pytest.raises(KeyboardInterrupt):
+        runner.call(sample, None)
+    assert runner.broken
+    with pytest.raises(RuntimeError, match="interrupted"):
+        runner.call(lambda n: n, 1)  # not a stale result
+    fresh = module.shared()
+    assert fresh is not runner and fresh.call(lambda n: n + 1, 1) == 2
+    runner.close()
+    fresh.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from functools import partial
 from typing import Any
@@ -35,7 +35,7 @@ from jitexp.worker.inputs import (
 )
 from jitexp.worker.modes import Carry, ColdCall, cold_call
 from jitexp.worker.profiling import device_time, profile_calls
-from jitexp.worker.shallow import shallow, shared
+from jitexp.worker.shallow import Shallow, shallow, shared
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
@@ -104,6 +104,34 @@ def _cold_calls(task: Task, w: workload.Workload, out: dict[str, ModeResult], in
     return cold
 
 
+def _shallow_runner(task: Task) -> Shallow | None:
+    """The thread the timed calls are made on (worker.shallow), or None: on the worker's own thread.
+
+    None in the caller's own process (isolate=none), so that its thread-local JAX settings (a `with
+    jax.default_matmul_precision(...)` around jitexp.measure) hold in the rounds as in the cold call; and None where
+    JAX's thread-local trace context differs on the other thread (a `jax.set_mesh` at a module's import, a config
+    context left open): jit keys its cache on it, so the rounds would trace and time another program."""
+    if factors.off("shallow_stack") or task.cfg.isolate != "process":
+        return None
+    runner = shared()
+    return runner if runner.call(_trace_context, None) == _trace_context(None) else None
+
+
+def _trace_context(_: object) -> Any:
+    from jax._src.config import trace_context  # what jit's cache is keyed on, beside the arguments
+
+    return trace_context()
+
+
+def _ticks(runner: Shallow | None) -> Callable[[], Any] | None:
+    """The CPU counters read around each round, on the thread that makes the calls (its run-queue wait)."""
+    if factors.off("ticks"):
+        return None
+    if runner is None:
+        return noise.cpu_times
+    return partial(runner.call, lambda _: noise.cpu_times(), None)
+
+
 def _sample(
     task: Task, cold: Mapping[str, ColdCall], out: dict[str, ModeResult], cold_share: noise.Shares | None
 ) -> Noise:
@@ -113,15 +141,14 @@ def _sample(
     live = {m: c for m, c in cold.items() if out[m].error is None}
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
-    # In the caller's own process (isolate=none) the calls stay on its thread: its thread-local JAX settings (a
-    # `with jax.default_matmul_precision(...)` around jitexp.measure) hold in the rounds as in the cold call.
-    deep = factors.off("shallow_stack") or task.cfg.isolate != "process"
+    runner = _shallow_runner(task)
+    deep = runner is None
     rounds = measure_rounds(
         {m: c.loop if deep else shallow(c.loop) for m, c in live.items()},
         t,
         shift=task.process,
         sampling=counters.__getitem__,
-        tick=None if factors.off("ticks") else noise.cpu_times,
+        tick=_ticks(runner),
         agree=distributed.agree if task.cfg.distributed.processes > 1 else None,
         warming=lambda: clock.phase("warmup"),
         sampled=lambda: clock.phase("sampling"),
@@ -143,7 +170,9 @@ def _sample(
                 with phase("execute"), clock.phase("dispatch_probe"):
                     probes = dispatch_probes(t.dispatch_probes, float(np.median(samples)))
                     times = partial(dispatch_times, c.call, c.block)
-                    m.extras.dispatch_s = float(np.median(times(probes) if deep else shared().call(times, probes)))
+                    m.extras.dispatch_s = float(
+                        np.median(times(probes) if runner is None else runner.call(times, probes))
+                    )
             except PhaseError as exc:
                 out[mode] = distributed.dropped(task.cfg, exc)
                 continue

@@ -41,8 +41,9 @@ class Reading(NamedTuple):
     wall_ns: int
 
 
-def cpu_times(path: str | None = None) -> Reading | None:
-    """The worker's counters now, or None where /proc/stat has no per-CPU steal accounting."""
+def cpu_times(path: str | None = None, thread: int | None = None) -> Reading | None:
+    """The worker's counters now, or None where /proc/stat has no per-CPU steal accounting; `thread` (a native
+    thread id in this process) reads that thread's CPU and run-queue wait instead of the calling thread's."""
     try:
         with open(path or os.environ.get(STAT_ENV) or STAT) as stat:
             lines = [line.split() for line in stat if line.startswith("cpu")]
@@ -51,32 +52,38 @@ def cpu_times(path: str | None = None) -> Reading | None:
     cpus = {int(f[0][3:]): tuple(int(v) for v in f[1:9]) for f in lines if f[0][3:].isdigit() and len(f) >= 9}
     if not cpus:
         return None
-    return Reading(cpus, own_cpus(cpus), run_queue_wait_ns(), time.perf_counter_ns())
+    return Reading(cpus, own_cpus(cpus, thread), run_queue_wait_ns(thread), time.perf_counter_ns())
 
 
-def own_cpus(cpus: Mapping[int, object]) -> frozenset[int]:
+def own_cpus(cpus: Mapping[int, object], thread: int | None = None) -> frozenset[int]:
     """The CPUs whose counters are the worker's: its affinity set when pinned to fewer than all, else the
     CPU its timing thread is on now (a neighbour's or the driver's steal on another CPU is not its own)."""
     allowed = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset(cpus)
     if allowed and allowed < frozenset(cpus):
         return allowed & frozenset(cpus)
-    now = current_cpu()
+    now = current_cpu(thread)
     return frozenset([now]) if now is not None and now in cpus else frozenset(cpus)
 
 
-def current_cpu() -> int | None:
-    """The CPU the calling thread last ran on (/proc/thread-self/stat field 39), None where unknown."""
+def _thread_file(name: str, thread: int | None) -> str:
+    """/proc's file `name` of the calling thread, or of native thread `thread` of this process."""
+    return f"/proc/thread-self/{name}" if thread is None else f"/proc/self/task/{thread}/{name}"
+
+
+def current_cpu(thread: int | None = None) -> int | None:
+    """The CPU the calling thread (or `thread`) last ran on (/proc/thread-self/stat field 39), None where unknown."""
     try:
-        with open("/proc/thread-self/stat") as stat:
+        with open(_thread_file("stat", thread)) as stat:
             return int(stat.read().rsplit(")", 1)[1].split()[36])
     except (OSError, IndexError, ValueError):
         return None
 
 
-def run_queue_wait_ns() -> int | None:
-    """Nanoseconds the calling thread has waited on a run queue (ready, not running), None where unavailable."""
+def run_queue_wait_ns(thread: int | None = None) -> int | None:
+    """Nanoseconds the calling thread (or `thread`) has waited on a run queue (ready, not running), None where
+    unavailable."""
     try:
-        with open(SCHEDSTAT) as stat:
+        with open(SCHEDSTAT if thread is None else _thread_file("schedstat", thread)) as stat:
             return int(stat.read().split()[1])
     except (OSError, IndexError, ValueError):
         return None

@@ -124,3 +124,18 @@ def test_after_an_interrupt_the_shallow_is_broken_and_shared_starts_another(monk
     assert fresh is not runner and fresh.call(lambda n: n + 1, 1) == 2
     runner.close()
     fresh.close()
+
+
+def test_the_thread_tells_its_native_id_and_its_counters_are_read_by_it():
+    from jitexp import noise
+
+    runner = Shallow()
+    try:
+        assert runner.native_id == runner.call(lambda _: threading.get_native_id(), None) != threading.get_native_id()
+        # its own /proc entry, read from here: a blocked thread's run-queue wait does not move between two reads
+        first = noise.run_queue_wait_ns(runner.native_id)
+        assert first is not None and first == noise.run_queue_wait_ns(runner.native_id)
+        assert noise.current_cpu(runner.native_id) is not None
+        assert noise.run_queue_wait_ns(2**22 + 1) is None  # no such thread in this process
+    finally:
+        runner.close()

@@ -124,12 +124,13 @@ def _trace_context(_: object) -> Any:
 
 
 def _ticks(runner: Shallow | None) -> Callable[[], Any] | None:
-    """The CPU counters read around each round, on the thread that makes the calls (its run-queue wait)."""
+    """The CPU counters read around each round: the calling thread's CPU and run-queue wait (read from the main
+    thread, so that no extra handoff to the shallow thread comes between samples)."""
     if factors.off("ticks"):
         return None
     if runner is None:
         return noise.cpu_times
-    return partial(runner.call, lambda _: noise.cpu_times(), None)
+    return partial(noise.cpu_times, thread=runner.native_id)
 
 
 def _sample(

@@ -33,9 +33,13 @@ class Shallow:
         self._job: tuple[contextvars.Context, Callable[[Any], Any], Any] | None = None
         self._result: tuple[bool, Any] = (True, None)
         self.broken = False
+        self.native_id = 0
         self.thread_id = _thread.start_new_thread(self._serve, ())
+        self._done.acquire()  # the thread has told its native id (its /proc/self/task entry)
 
     def _serve(self) -> None:
+        self.native_id = _thread.get_native_id()
+        self._done.release()
         while True:
             self._go.acquire()
             if self._job is None:

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 STAT = "/proc/stat"
 STAT_ENV = "JITEXP_PROC_STAT"  # another file in /proc/stat's format (tests feed fake counters)
-SCHEDSTAT = "/proc/thread-self/schedstat"  # on-CPU ns, run-queue wait ns, timeslices of the calling thread
 # /proc/stat's cpuN lines: user nice system idle iowait irq softirq steal [guest guest_nice];
 # guest time is already counted in user, so the total is the first eight.
 IDLE, IOWAIT, STEAL = 3, 4, 7
@@ -83,7 +82,7 @@ def run_queue_wait_ns(thread: int | None = None) -> int | None:
     """Nanoseconds the calling thread (or `thread`) has waited on a run queue (ready, not running), None where
     unavailable."""
     try:
-        with open(SCHEDSTAT if thread is None else _thread_file("schedstat", thread)) as stat:
+        with open(_thread_file("schedstat", thread)) as stat:  # on-CPU ns, run-queue wait ns, timeslices
             return int(stat.read().split()[1])
     except (OSError, IndexError, ValueError):
         return None

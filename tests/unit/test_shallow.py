@@ -7,12 +7,13 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import pytest
 
 from jitexp.config import TimingConfig
-from jitexp.worker.shallow import Shallow, shallow
+from jitexp.worker.shallow import Shallow
 from jitexp.worker.timing import measure_rounds
 
 
@@ -84,7 +85,11 @@ def test_measure_rounds_samples_and_drops_failing_modes_through_the_shallow_thre
         raise RuntimeError("no")
 
     policy = TimingConfig(warmup=1, min_samples=3, max_samples=3, min_sample_time_s=1e-4, max_time_s=1.0)
-    rounds = measure_rounds({"a": shallow(ok), "b": shallow(bad)}, policy)
+    runner = Shallow()
+    try:
+        rounds = measure_rounds({"a": partial(runner.call, ok), "b": partial(runner.call, bad)}, policy)
+    finally:
+        runner.close()
     assert list(rounds.samples_s) == ["a"] and isinstance(rounds.errors["b"], RuntimeError)
     np.testing.assert_array_equal(rounds.samples_s["a"], [1e-3] * 3)
     assert seen and threading.get_ident() not in seen  # every call, calibration included, on the shallow thread

@@ -35,7 +35,7 @@ from jitexp.worker.inputs import (
 )
 from jitexp.worker.modes import Carry, ColdCall, cold_call
 from jitexp.worker.profiling import device_time, profile_calls
-from jitexp.worker.shallow import Shallow, shallow, shared
+from jitexp.worker.shallow import Shallow, shared
 from jitexp.worker.timing import dispatch_times, measure_rounds, rotation
 
 
@@ -143,9 +143,8 @@ def _sample(
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
     runner = _shallow_runner(task)
-    deep = runner is None
     rounds = measure_rounds(
-        {m: c.loop if deep else shallow(c.loop) for m, c in live.items()},
+        {m: c.loop if runner is None else partial(runner.call, c.loop) for m, c in live.items()},
         t,
         shift=task.process,
         sampling=counters.__getitem__,

@@ -87,13 +87,3 @@ def shared() -> Shallow:
 
 
 os.register_at_fork(after_in_child=_SHARED.clear)  # a forked child has no copy of the thread, only of the object
-
-
-def shallow(loop: Callable[[int], T]) -> Callable[[int], T]:
-    """`loop` with each call made on the process's shallow thread."""
-    runner = shared()
-
-    def on_shallow_thread(number: int) -> T:
-        return runner.call(loop, number)
-
-    return on_shallow_thread

@@ -20,6 +20,7 @@
 # tpu_settle: x+1 on the chip, as_is beside no_short_settle (the one-call samples as before 2026-12-07), in the same rounds.
 # tpu_eager: the main job as it is beside the same job with mode=jit, in the same rounds: does eager beside jit in a
 #        process's rounds make the chip's jit calls read faster than the user's loop of jit calls alone?
+#        BUDGET=s TMO=s (default 420, 540): its --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
@@ -83,8 +84,8 @@ case "$mode" in
     ;;
   tpu_eager)  # the main job as it is beside the same job with mode=jit only, in the same rounds (eager beside jit?)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
-    timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases main_job --arms as_is,jit_only --pairs 24 --budget-s 420 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases main_job --arms as_is,jit_only --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   tpu_settle)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -69,6 +69,26 @@ def test_a_copy_of_the_structured_source_reads_the_one_store():
     assert clone.load_config("jitexp_schema").config == source.load_config("jitexp_schema").config
 
 
+def test_each_load_from_the_store_is_a_copy_of_its_own_and_a_new_store_entry_is_read():
+    """The stored node is copied by a pickle, not deep-copied: a change to one load reaches neither the store nor the
+    next load, and `store()` of the same name again (a notebook re-registering) is what the next load reads."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    store.store(name="jitexp_test_node", node={"a": {"b": 1}}, group="jitexp_test_group", package="pkg")
+    try:
+        source = config_files.StructuredConfigSource("schema", "structured://")
+        first = source.load_config("jitexp_test_group/jitexp_test_node")
+        assert first.header == {"package": "pkg"} and first.provider == "schema" and first.path == "structured://"
+        first.config.a.b = 5
+        second = source.load_config("jitexp_test_group/jitexp_test_node")
+        assert second.config.a.b == 1 and second.config is not first.config
+        store.store(name="jitexp_test_node", node={"a": {"b": 2}}, group="jitexp_test_group", package="pkg")
+        assert source.load_config("jitexp_test_group/jitexp_test_node").config.a.b == 2
+    finally:
+        del store.repo["jitexp_test_group"]  # the process's one store: the help's group listing reads it
+
+
 def test_the_grammar_memo_resolves_as_omegaconf_and_a_bad_string_raises_each_time():
     from omegaconf import _utils, base, grammar_parser
     from omegaconf.errors import GrammarParseError

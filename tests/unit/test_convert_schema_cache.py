@@ -1,16 +1,21 @@
-"""to_config's structured schema is built once per process and merged into, never changed by a config."""
+"""to_config's structured schema is built once per process; each use gets a copy of its own to merge into."""
 
 from __future__ import annotations
 
 from omegaconf import OmegaConf
 
-from jitexp.config.convert import _schema
+from jitexp.config.convert import _schema, _schema_pickled
 from jitexp.config.schema import ExperimentConfig
 
 
-def test_the_cached_schema_is_unchanged_by_a_merge():
-    before = OmegaConf.to_container(_schema())
-    merged = OmegaConf.merge(_schema(), {"size": 123, "timing": {"warmup": 7}})
-    assert merged.size == 123 and merged.timing.warmup == 7
-    assert OmegaConf.to_container(_schema()) == before == OmegaConf.to_container(OmegaConf.structured(ExperimentConfig))
-    assert _schema() is _schema()
+def test_each_schema_is_a_fresh_copy_a_merge_into_it_leaves_the_next_alone():
+    built = OmegaConf.structured(ExperimentConfig)
+    first = _schema()
+    first.merge_with({"size": 123, "timing": {"warmup": 7}})
+    assert first.size == 123 and first.timing.warmup == 7
+    again = _schema()
+    assert again is not first and OmegaConf.to_container(again) == OmegaConf.to_container(built)
+    assert OmegaConf.get_type(again) is ExperimentConfig and OmegaConf.get_type(again.timing) is OmegaConf.get_type(
+        built.timing
+    )
+    assert _schema_pickled() is _schema_pickled()  # built and pickled once per process

@@ -6,6 +6,7 @@ import dataclasses
 import difflib
 import functools
 import logging
+import pickle
 import re
 from typing import Any, Mapping, cast
 
@@ -96,7 +97,9 @@ def _to_config(cfg: DictConfig | Mapping, node: DictConfig) -> ExperimentConfig:
         if not isinstance(item, DictConfig):
             raise ConfigError(f"sequence[{i}]", item, _SEQUENCE_FORM)
     try:
-        exp = cast(ExperimentConfig, OmegaConf.to_object(OmegaConf.merge(_schema(), cfg)))
+        typed = _schema()
+        typed.merge_with(cfg)  # OmegaConf.merge(schema, cfg) without its deep copy of the schema
+        exp = cast(ExperimentConfig, OmegaConf.to_object(typed))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or "config"
         if isinstance(exc, ValidationError) and key != "config":  # a value of the wrong type: what the key takes
@@ -253,7 +256,12 @@ def _plain(value: Any) -> Any:
         return value
 
 
-@functools.cache
 def _schema() -> DictConfig:
-    """The structured schema, built once per process (16 ms each time): OmegaConf.merge copies it, never changes it."""
-    return OmegaConf.structured(ExperimentConfig)
+    """A fresh copy of the structured schema to merge a config into: built once per process (16 ms), kept pickled (a
+    copy is a pickle.loads, 0.5 ms, where OmegaConf.merge's deep copy takes 1.8)."""
+    return cast(DictConfig, pickle.loads(_schema_pickled()))
+
+
+@functools.cache
+def _schema_pickled() -> bytes:
+    return pickle.dumps(OmegaConf.structured(ExperimentConfig), protocol=pickle.HIGHEST_PROTOCOL)

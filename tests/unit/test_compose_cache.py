@@ -89,6 +89,29 @@ def test_each_load_from_the_store_is_a_copy_of_its_own_and_a_new_store_entry_is_
         del store.repo["jitexp_test_group"]  # the process's one store: the help's group listing reads it
 
 
+def test_a_stored_node_that_does_not_pickle_is_deep_copied_as_hydra_does():
+    """In a launcher's child that restored Hydra's state (submitit), a structured node's class is not the one
+    importable by its name, and pickle refuses it: such a node is copied as Hydra copies it."""
+    import dataclasses
+
+    from hydra.core.config_store import ConfigStore
+
+    @dataclasses.dataclass
+    class LocalConf:  # a class pickle cannot find by its name
+        a: int = 1
+
+    store = ConfigStore.instance()
+    store.store(name="jitexp_local_node", node=LocalConf, group="jitexp_test_local")
+    try:
+        source = config_files.StructuredConfigSource("schema", "structured://")
+        first = source.load_config("jitexp_test_local/jitexp_local_node").config
+        first.a = 5
+        second = source.load_config("jitexp_test_local/jitexp_local_node").config
+        assert second.a == 1 and OmegaConf.get_type(second) is LocalConf
+    finally:
+        del store.repo["jitexp_test_local"]
+
+
 def test_the_grammar_memo_resolves_as_omegaconf_and_a_bad_string_raises_each_time():
     from omegaconf import _utils, base, grammar_parser
     from omegaconf.errors import GrammarParseError

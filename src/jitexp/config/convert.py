@@ -264,4 +264,5 @@ def _schema() -> DictConfig:
 
 @functools.cache
 def _schema_pickled() -> bytes:
+    # ExperimentConfig and its parts are jitexp's own classes, importable by their names (what pickle needs)
     return pickle.dumps(OmegaConf.structured(ExperimentConfig), protocol=pickle.HIGHEST_PROTOCOL)

@@ -88,16 +88,22 @@ class StructuredConfigSource(structured_config_source.StructuredConfigSource):
         )
 
 
-# id(stored node) -> (the node, kept alive so that no other object takes its id; the node pickled)
-_STORED: dict[int, tuple[Container, bytes]] = {}
+# id(stored node) -> (the node, kept alive so that no other object takes its id; the node pickled, or None)
+_STORED: dict[int, tuple[Container, bytes | None]] = {}
 
 
 def _fresh(node: Container) -> Container:
-    """A copy of a ConfigStore node of its own."""
+    """A copy of a ConfigStore node of its own: unpickled, or deep-copied as Hydra does where the node does not pickle
+    (a launcher's child that restored Hydra's state holds structured nodes whose class is not the one importable by
+    its name: submitit's, for one)."""
     hit = _STORED.get(id(node))
     if hit is None:
-        hit = _STORED[id(node)] = (node, pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL))
-    return pickle.loads(hit[1])
+        try:
+            pickled: bytes | None = pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            pickled = None
+        hit = _STORED[id(node)] = (node, pickled)
+    return pickle.loads(hit[1]) if hit[1] is not None else copy.deepcopy(node)
 
 
 def install() -> None:

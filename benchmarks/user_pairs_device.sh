@@ -21,6 +21,8 @@
 # tpu_eager: the main job as it is beside the same job with mode=jit, in the same rounds: does eager beside jit in a
 #        process's rounds make the chip's jit calls read faster than the user's loop of jit calls alone?
 #        BUDGET=s TMO=s (default 420, 540): its --budget-s and timeout, to leave room for another probe in the call.
+# tpu_fs: the main job beside the user's loop run in a forkserver child preloaded as jitexp's workers are (plain_fs), in
+#        the same rounds: is the chip's 2-3% gap (docs/benchmarks.md, round 4) the worker's process, not its rounds?
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
@@ -87,6 +89,11 @@ case "$mode" in
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --arms as_is,jit_only --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
+  tpu_fs)
+    python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
+    timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
+      --cases main_job --arms as_is,plain_fs --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+    ;;
   tpu_settle)
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -97,7 +104,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_settle|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -20,9 +20,10 @@
 # tpu_settle: x+1 on the chip, as_is beside no_short_settle (the one-call samples as before 2026-12-07), in the same rounds.
 # tpu_eager: the main job as it is beside the same job with mode=jit, in the same rounds: does eager beside jit in a
 #        process's rounds make the chip's jit calls read faster than the user's loop of jit calls alone?
-#        BUDGET=s TMO=s (default 420, 540): its --budget-s and timeout, to leave room for another probe in the call.
 # tpu_fs: the main job beside the user's loop run in a forkserver child preloaded as jitexp's workers are (plain_fs), in
 #        the same rounds: is the chip's 2-3% gap (docs/benchmarks.md, round 4) the worker's process, not its rounds?
+#        tpu_settle, tpu_eager and tpu_fs take BUDGET=s TMO=s (default 420, 540), the pairs' --budget-s and timeout, to leave
+#        room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
@@ -84,20 +85,15 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  tpu_eager)  # the main job as it is beside the same job with mode=jit only, in the same rounds (eager beside jit?)
+  tpu_eager|tpu_fs|tpu_settle)  # two arms of one case on the chip, in the same rounds (each mode's question above)
+    case "$mode" in
+      tpu_eager) CASE=main_job ARMS=as_is,jit_only ;;
+      tpu_fs) CASE=main_job ARMS=as_is,plain_fs ;;
+      tpu_settle) CASE=add_one ARMS=as_is,no_short_settle ;;
+    esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases main_job --arms as_is,jit_only --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
-    ;;
-  tpu_fs)
-    python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
-    timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases main_job --arms as_is,plain_fs --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
-    ;;
-  tpu_settle)
-    python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
-    timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
-      --cases add_one --arms as_is,no_short_settle --pairs 24 --budget-s 420 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
+      --cases "$CASE" --arms "$ARMS" --pairs 24 --budget-s "${BUDGET:-420}" $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
   tpu_main)  # a main job is 6-12 processes that each open the chip: as many pairs as ~7 minutes allow
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +35,7 @@ def main() -> None:
     args = user_plain.inputs("compute_heavy")
     jit_loop = user_plain.user_loop("compute_heavy")
 
-    def eager_loop(n: int) -> float:
-        start = time.perf_counter_ns()
-        for _ in range(n):
-            fn(*args).block_until_ready()
-        return (time.perf_counter_ns() - start) / 1e9 / n
+    eager_loop = user_plain.timed_loop(fn, args)
 
     for loop in (jit_loop, eager_loop):
         loop(3)

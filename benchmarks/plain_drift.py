@@ -54,16 +54,11 @@ def main() -> None:
     device = jax.devices()[0]
     placed = [jax.device_put(np.asarray(x), device) for x in loose]
 
-    def timed(args: list) -> float:
-        t0 = time.perf_counter_ns()
-        for _ in range(number):
-            fn(*args).block_until_ready()
-        return (time.perf_counter_ns() - t0) / 1e9 / number
-
+    loops = {"uncommitted": user_plain.timed_loop(fn, loose), "committed": user_plain.timed_loop(fn, placed)}
     got: dict[str, list[float]] = {"uncommitted": [], "committed": []}
     for r in range(a.rounds):
         for name in ("uncommitted", "committed")[:: 1 if r % 2 else -1]:
-            got[name].append(timed(loose if name == "uncommitted" else placed))
+            got[name].append(loops[name](number))
     ratio = np.array(got["committed"]) / np.array(got["uncommitted"])
     lo, hi = user_pairs.bootstrap_ci(ratio)
     print(

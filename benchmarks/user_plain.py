@@ -114,11 +114,14 @@ def inputs(case: str, seed: int = 0) -> list:
 
 
 def user_loop(case: str) -> Callable[[int], float]:
-    """`f(*args).block_until_ready()` n times (a training loop feeds the carried outputs back): seconds per call."""
+    """The case's jitted function in the user's loop, on its inputs (timed_loop)."""
     spec = CASES[case]
-    f = jax.jit(spec["fn"])
-    args = inputs(case)
-    carry = tuple(spec.get("carry", {}).items())
+    return timed_loop(jax.jit(spec["fn"]), inputs(case), tuple(spec.get("carry", {}).items()))
+
+
+def timed_loop(f: Callable, args: list, carry: tuple = ()) -> Callable[[int], float]:
+    """`f(*args).block_until_ready()` n times (a training loop feeds the carried outputs back, output k into argument
+    i for each (k, i) of `carry`): seconds per call."""
 
     def loop(n: int) -> float:
         start = time.perf_counter_ns()

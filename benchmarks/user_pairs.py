@@ -95,6 +95,9 @@ ARMS["deep_stack"] = ([], ["shallow_stack"])
 # the main job without eager beside jit in its rounds (on the TPU the whole job's jit row read 0.970 of the user's loop,
 # the jit-only job 1.005, in calls 10 minutes apart: 2026-12-07)
 ARMS["jit_only"] = (["mode=jit"], [])
+# the next worker not forked while the current one measures (on the chip it is, by default): is the host's other work
+# during the rounds what makes the chip's figure read low? (benchmarks/busy_host.py measures that in one process)
+ARMS["no_prepare"] = (["timing.prepare_next=false"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}

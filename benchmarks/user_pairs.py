@@ -100,7 +100,13 @@ ARMS["jit_only"] = (["mode=jit"], [])
 ARMS["no_prepare"] = (["timing.prepare_next=false"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
-PLAIN_ARMS = {"plain_fs": "forkserver", "plain_fs_bare": "forkserver_bare"}
+PLAIN_ARMS = {
+    "plain_fs": "forkserver",
+    "plain_fs_bare": "forkserver_bare",
+    # the user's own process with the collector as jitexp's worker has it (2026-12-07: plain_fs read 0.968 on the chip)
+    "plain_frozen": "fresh_frozen",
+    "plain_gcoff": "fresh_gcoff",
+}
 TARGET = {"cpu": 0.03, "tpu": 0.02}
 
 

@@ -1,11 +1,13 @@
 """The user's side of benchmarks/user_pairs.py: each case's function, its inputs, and the loop a user writes.
 
 Imports no jitexp (the point: a process a user would start), unless asked to run the loop in a forkserver child as
-jitexp's worker runs (`forkserver`: the server preloads jitexp's worker as jitexp's does; `forkserver_bare`: nothing). The jitexp side runs the same functions by import
+jitexp's worker runs (`forkserver`: the server preloads jitexp's worker as jitexp's does; `forkserver_bare`: nothing).
+`fresh_frozen` and `fresh_gcoff` are the user's process with the garbage collector as jitexp's worker has it (main's
+`collector`). The jitexp side runs the same functions by import
 path (`workload=custom workload.fn=user_plain.NAME`), on the same input values: `inputs` draws them as jitexp's
 `workload.make_array` does for `init: normal` (default_rng([seed, argument position]), standard normal in float32).
 
-    python benchmarks/user_plain.py CASE [fresh|forkserver|forkserver_bare]   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
+    python benchmarks/user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare]   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
 
 The loop: 3 warm-up calls, calls per batch doubled until a batch lasts >= 10 ms, then 30 batches; the median.
 """
@@ -13,6 +15,7 @@ The loop: 3 warm-up calls, calls per batch doubled until a batch lasts >= 10 ms,
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import sys
 import time
@@ -148,9 +151,17 @@ def calls_per_batch(loop: Callable[[int], float]) -> int:
     return number
 
 
-def main(case: str, send: Callable[[str], Any] = print) -> None:
-    """The plain loop's median, as one JSON line passed to `send` (printed, or sent back from a forked child)."""
+def main(case: str, send: Callable[[str], Any] = print, collector: str = "on") -> None:
+    """The plain loop's median, as one JSON line passed to `send` (printed, or sent back from a forked child).
+
+    `collector`: "on", as a user leaves it; "frozen", gc.freeze() over the imports before the inputs are made (what
+    jitexp's forkserver does to its workers); "off", a collection and then none from the warm-up on (jitexp's rounds)."""
+    if collector == "frozen":
+        gc.freeze()
     loop = user_loop(case)
+    if collector == "off":
+        gc.collect()
+        gc.disable()
     loop(3)
     number = calls_per_batch(loop)
     samples = [loop(number) for _ in range(BATCHES)]
@@ -188,10 +199,12 @@ def in_forkserver(case: str, preload: list[str]) -> None:
     child.join()
 
 
+COLLECTOR = {"fresh": "on", "fresh_frozen": "frozen", "fresh_gcoff": "off"}
+
 if __name__ == "__main__":
-    # python user_plain.py CASE [fresh|forkserver|forkserver_bare]
+    # python user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare]
     where = sys.argv[2] if len(sys.argv) > 2 else "fresh"
-    if where == "fresh":
-        main(sys.argv[1])
+    if where in COLLECTOR:
+        main(sys.argv[1], collector=COLLECTOR[where])
     else:
         in_forkserver(sys.argv[1], jitexp_preload() if where == "forkserver" else [])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import logging
 import math
 import os
@@ -335,6 +336,13 @@ _TYPE_WORDS = {
 }
 
 
+@functools.cache
+def type_hints(cls: type) -> dict[str, Any]:
+    """A schema dataclass's fields and their types, resolved once (typing.get_type_hints evaluates every string
+    annotation at each call: ~0.3 ms a class). Read, never changed."""
+    return typing.get_type_hints(cls)
+
+
 def expected_type(key: str) -> str:
     """What the schema accepts at a dotted key, in words ("must be an integer"), for type errors."""
     node: Any = ExperimentConfig
@@ -343,7 +351,7 @@ def expected_type(key: str) -> str:
         fields = {f.name: f for f in dataclasses.fields(node)} if dataclasses.is_dataclass(node) else {}
         if part not in fields:
             return "has the wrong type"
-        hint = typing.get_type_hints(node)[part]
+        hint = type_hints(node)[part]
         node = hint
     optional = typing.get_origin(hint) is typing.Union and type(None) in typing.get_args(hint)
     if optional:
@@ -382,7 +390,7 @@ def unknown_keys(cfg: Any, schema: type = ExperimentConfig, prefix: str = "") ->
     """Refuse keys the schema does not know (a `+sise=64` addition is a typo, not a new knob)."""
     if not isinstance(cfg, dict):
         return
-    hints = typing.get_type_hints(schema)
+    hints = type_hints(schema)
     for k, value in cfg.items():
         if k not in hints:
             raise unknown_key(f"{prefix}{k}", value, hints)

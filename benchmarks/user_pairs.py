@@ -98,9 +98,6 @@ ARMS["jit_only"] = (["mode=jit"], [])
 # the next worker not forked while the current one measures (on the chip it is, by default): is the host's other work
 # during the rounds what makes the chip's figure read low? (benchmarks/busy_host.py measures that in one process)
 ARMS["no_prepare"] = (["timing.prepare_next=false"], [])
-# the workers forkserver children on the chip too, as before 2026-12-07 (the default spawns them on an accelerator:
-# the user's loop in a forkserver child read 0.968 of a fresh process there)
-ARMS["fork"] = (["timing.start_method=forkserver"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {
@@ -158,8 +155,7 @@ def jitexp_side(case: str, arm: str, folder: Path, env: dict[str, str], extra: l
     if not rows or rows[0].get("status") != "ok" or not rows[0].get("median_s"):
         row = rows[0] if rows else {}
         return None, f"jit row: {row.get('status', 'missing')} {row.get('error_message', '')}"
-    spawned = rows[0].get("spawned_processes") or "-"
-    return float(rows[0]["median_s"]), f"job {float(rows[0]['job_wall_s']):.1f} s, {spawned} spawned"
+    return float(rows[0]["median_s"]), f"job {float(rows[0]['job_wall_s']):.1f} s"
 
 
 def bootstrap_ci(values: np.ndarray, resamples: int = 10000, seed: int = 0) -> tuple[float, float]:
@@ -247,7 +243,7 @@ def pairs_of(case: str, arms: list[str], args: argparse.Namespace, folder: Path,
         if (i // len(sides)) % 2:
             order.reverse()
         got: dict[str, float] = {}
-        notes: dict[str, str] = {}  # a jitexp job's wall time and spawned workers
+        notes: dict[str, str] = {}  # a jitexp job's wall time
         for side in order:
             if side == "plain":
                 value, note = plain_side(case, env, args.timeout_s)

@@ -353,7 +353,6 @@ class JobRaw:
     profile: ProcessResult | None = None  # the profile worker (profile=true)
     wall_s: float | None = None  # the job's wall time in the driver, its probes' workers included
     prepared: int = 0  # processes whose worker was forked while the one before measured (engine.handover)
-    spawned: int = 0  # processes whose worker was an interpreter of its own (timing.start_method)
     probes: dict[str, float] = field(default_factory=dict)  # each probe worker's wall time (cache, retrace, profile)
     processes_s: float | None = None  # the driver's wall time from the job's start to its last timed process's end
 

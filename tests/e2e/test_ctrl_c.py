@@ -109,9 +109,7 @@ def test_ctrl_c_before_any_job_ran_is_one_line(slow, after_s):
 
 
 @pytest.mark.serial
-# the workers as on an accelerator too: each an interpreter of its own, started while the one before measures
-@pytest.mark.parametrize("started", [[], ["timing.start_method=spawn", "timing.prepare_next=true"]])
-def test_ctrl_c_in_a_single_job_keeps_its_finished_processes(slow, started):
+def test_ctrl_c_in_a_single_job_keeps_its_finished_processes(slow):
     out = slow / "one"
     args = [
         *BASE,
@@ -119,7 +117,6 @@ def test_ctrl_c_in_a_single_job_keeps_its_finished_processes(slow, started):
         "size=4",
         "timing.processes=4",  # 4, not 6: resume=true below measures them all again, a second each
         "timing.max_processes=4",
-        *started,
         f"hydra.run.dir={out}",
     ]
     run = Started(args, slow)

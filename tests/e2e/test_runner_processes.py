@@ -4,8 +4,6 @@ in-process: tests/inprocess/test_runner_jobs.py."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -145,32 +143,6 @@ def test_the_next_worker_is_prepared_while_one_measures_and_each_open_is_recorde
     assert jit["device_open_s"] > 0 and jit["job_open_s"] >= jit["device_open_s"]
     assert jit["job_wall_s"] > jit["job_open_s"] + jit["job_compile_s"]
     assert jit["flops"] > 0  # process 0 (the extras) is still the one that ran first
-
-
-@pytest.mark.parametrize(("method", "spawned"), [("spawn", 3), ("forkserver", 0)])
-def test_spawned_workers_are_the_drivers_own_children_and_are_counted(tmp_path, monkeypatch, method, spawned):
-    # each import of the workload's module writes its process's parent: a spawned worker's is this (the driver's)
-    # process, a forkserver child's the server
-    log = tmp_path / "parents.txt"
-    (tmp_path / "whose.py").write_text(
-        f"import os\nopen({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n')\ndef f(x):\n    return x + 1\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    result = job(
-        "workload=custom",
-        "workload.fn=whose.f",
-        "workload.args=[{shape:[2]}]",
-        "mode=jit",
-        "timing.processes=3",
-        "timing.max_processes=3",
-        "timing.prepare_next=true",
-        f"timing.start_method={method}",
-    )
-    jit = result.by_mode("jit")
-    assert jit["status"] == "ok" and jit["n_processes"] == 3
-    assert (jit["spawned_processes"], jit["prepared_processes"]) == (spawned, 2)
-    parents = [int(line) for line in log.read_text().split()]
-    assert parents.count(os.getpid()) == spawned
 
 
 def test_a_cpu_job_on_the_default_device_says_where_it_ran_and_why_columns_are_empty():

@@ -1,6 +1,5 @@
 """The accelerator's columns and the engine's hand-over, without a device: the open retry against a fake launch that
-refuses, when the next worker is prepared and how it is started, the device columns and the job line's split, from
-plain records."""
+refuses, when the next worker is prepared, the device columns and the job line's split, from plain records."""
 
 from __future__ import annotations
 
@@ -12,10 +11,9 @@ import pytest
 from jitexp import compose
 from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.formatting.answer import device_clause, split_text
-from jitexp.engine import processes
-from jitexp.engine.handover import Handover, busy, hands_over, prepares, start_method, with_retries
+from jitexp.engine.handover import busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
-from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult, Task
+from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult
 
 # what libtpu said on the TPU v5e machine when a second process opened the chip (2026-12-05)
 HELD = (
@@ -84,59 +82,7 @@ def configs():
         ("timing.prepare_next=true",): timing(prepare_next=True),
         ("timing.prepare_next=false",): timing(prepare_next=False),
         ("isolate=none",): dataclasses.replace(quick, isolate="none"),
-        ("timing.start_method=forkserver",): timing(start_method="forkserver"),
-        ("timing.start_method=spawn",): timing(start_method="spawn"),
-        ("device=tpu",): dataclasses.replace(quick, device=dataclasses.replace(quick.device, platform="tpu")),
     }
-
-
-@pytest.mark.parametrize(
-    ("overrides", "opened", "expected"),
-    [
-        ((), None, "forkserver"),  # device.platform=auto, before the first worker has found it
-        ((), "cpu", "forkserver"),
-        ((), "tpu", "spawn"),  # an interpreter of its own, as a user's process is (issue 61)
-        ((), "gpu", "spawn"),
-        (("device=tpu",), None, "spawn"),  # named: the first worker too
-        (("timing.start_method=forkserver",), "tpu", "forkserver"),
-        (("timing.start_method=spawn",), None, "spawn"),
-        (("timing.start_method=spawn",), "cpu", "spawn"),
-    ],
-)
-def test_workers_are_spawned_on_an_accelerator_or_when_asked(configs, overrides, opened, expected):
-    assert start_method(configs[overrides], opened) == expected
-
-
-class _Started:
-    """A fake processes.Running: opens `platform` and returns a result when waited on."""
-
-    def __init__(self, task, method, platform):
-        self.task, self.method, self.platform = task, method, platform
-
-    def go(self, task):
-        self.task = task
-
-    def wait(self, timeout_s, on_open=None, on_phase=None):
-        on_open(self.platform)
-        return ProcessResult(self.task.process, platform=self.platform)
-
-
-def test_the_handover_spawns_the_workers_after_the_first_found_an_accelerator_and_counts_those_it_launched(
-    configs, monkeypatch
-):
-    started = []
-
-    def start(target, task, method="forkserver"):
-        started.append(method)
-        return _Started(task, method, "tpu")
-
-    monkeypatch.setattr(processes, "start", start)
-    handover = Handover(configs[()])
-    results = [handover.launch(processes.WORKER, Task(configs[()], process=i), 10.0) for i in range(3)]
-    assert [r.process for r in results] == [0, 1, 2]
-    # the first forked (the platform unknown), each next one spawned while the one before measured
-    assert started == ["forkserver", "spawn", "spawn", "spawn"]
-    assert (handover.prepared, handover.spawned) == (2, 2)  # the fourth, prepared and not launched, is not counted
 
 
 @pytest.mark.parametrize(
@@ -192,16 +138,10 @@ def test_the_job_split_adds_each_process_open_and_compile_and_names_the_rest():
         cold = Cold(first_call_s=0.5, trace_s=0.01, lower_s=0.02, compile_s=0.1, execute_s=0.37, first_call_compiles=1)
         return ProcessResult(i, modes={"jit": ModeResult(cold=cold)}, device_open_s=opened)
 
-    raw = JobRaw([process(0, 1.5), process(1, 1.25)], "ci", wall_s=10.0, prepared=1, spawned=1)
+    raw = JobRaw([process(0, 1.5), process(1, 1.25)], "ci", wall_s=10.0, prepared=1)
     split = job_split(raw)
     assert split == pytest.approx(
-        {
-            "job_wall_s": 10.0,
-            "job_open_s": 2.75,
-            "job_compile_s": 0.26,
-            "prepared_processes": 1,
-            "spawned_processes": 1,
-        }
+        {"job_wall_s": 10.0, "job_open_s": 2.75, "job_compile_s": 0.26, "prepared_processes": 1}
     )
     assert split_text(split) == "10 s: open 2.75 s, compiling 260 ms, the rest 6.99 s"
     assert job_split(JobRaw([process(0, 1.0)], "ci")) == {}  # no wall time (a bare record): nothing to split
@@ -276,13 +216,7 @@ def test_the_job_split_counts_replaced_processes_and_every_variants_cold_call_an
     measured = ProcessResult(0, variants={"a": {"jit": ModeResult(cold=cold)}, "b": {"jit": ModeResult(cold=cold)}})
     replaced = ProcessResult(1, modes={"jit": ModeResult(cold=cold), "eager": ModeResult()})  # eager: no cold call
     split = job_split(JobRaw([measured], "ci", replaced=[replaced], wall_s=4.0))
-    assert split == {
-        "job_wall_s": 4.0,
-        "job_open_s": None,
-        "job_compile_s": 2.625,
-        "prepared_processes": 0,
-        "spawned_processes": 0,
-    }
+    assert split == {"job_wall_s": 4.0, "job_open_s": None, "job_compile_s": 2.625, "prepared_processes": 0}
 
 
 @pytest.mark.parametrize(

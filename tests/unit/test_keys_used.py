@@ -65,7 +65,6 @@ REFUSED: dict[str, list[str]] = {
     "timing.cold_processes": [*A, "timing.cold_processes=50"],
     "timing.interleave": [*A, "mode=jit", "timing.interleave=processes"],
     "timing.prepare_next": [*NONE, "timing.prepare_next=true"],
-    "timing.start_method": [*NONE, "timing.start_method=spawn"],
     "timing.open_retries": [*A, "device=cpu", "timing.open_retries=9"],
     "timing.open_wait_s": [*A, "device=cpu", "timing.open_wait_s=9"],
     "cpu_affinity": [*A, "cpu_affinity=[0,0]"],

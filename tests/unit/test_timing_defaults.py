@@ -32,7 +32,6 @@ DOCUMENTED = {
     "max_steal": 0.05,
     "interleave": "rounds",
     "prepare_next": None,
-    "start_method": None,
     "open_retries": 5,
     "open_wait_s": 2.0,
 }

@@ -571,18 +571,6 @@ GIVEN = [
         "timing.prepare_next=True is invalid; forks the next worker process, and isolate=none starts none; drop it",
     ),
     (
-        "timing.start_method",
-        config(timing={"start_method": "spawn"}, isolate="none"),
-        "timing.start_method='spawn' is invalid; is how this interpreter starts its fresh worker processes, and with "
-        "isolate=none it starts none; drop it",
-    ),
-    (
-        "timing.start_method",
-        config(timing={"start_method": "forkserver"}, envs={"a": "python", "b": "python"}),
-        "timing.start_method='forkserver' is invalid; is how this interpreter starts its fresh worker processes, and "
-        "with envs it starts none; drop it",
-    ),
-    (
         "compilation_cache",
         config(isolate="none"),
         "compilation_cache=True is invalid; is the job's cache for its fresh worker processes, and isolate=none has "
@@ -650,8 +638,6 @@ GIVEN_KEPT = [
     ("timing.interleave", config(mode={"eager": False}, timing={"interleave": "rounds"})),
     ("timing.prepare_next", config(timing={"prepare_next": False}, isolate="none")),
     ("timing.prepare_next", config(timing={"prepare_next": True})),
-    ("timing.start_method", config(timing={"start_method": "spawn"})),
-    ("timing.start_method", config(timing={"start_method": None}, isolate="none")),
     ("compilation_cache", config(compilation_cache=False, isolate="none")),
     ("compilation_cache", config(compilation_cache=True)),
     ("cache_probe", config(cache_probe=False, isolate="none")),

@@ -53,7 +53,6 @@ def job_split(raw: JobRaw) -> dict[str, Any]:
         "job_open_s": sum(opened) if opened else None,
         "job_compile_s": sum(compiled),
         "prepared_processes": raw.prepared,
-        "spawned_processes": raw.spawned,
     }
     timed = [p for p in every if p.phases]
     if not timed:

@@ -18,7 +18,6 @@ DTYPES = ("float32", "float16", "bfloat16", "float64")
 MODES = ("eager", "jit", "aot", "numpy")  # the order modes are reported and paired in (the first is the baseline)
 ISOLATES = ("process", "none")
 INTERLEAVES = ("rounds", "processes")  # timing.interleave: how a job's processes take its modes
-START_METHODS = ("forkserver", "spawn")  # timing.start_method: how a fresh worker process is started
 AXIS_TYPES = (
     "auto",
     "explicit",
@@ -150,11 +149,6 @@ class TimingConfig:
     # the next worker forked (its imports done) while the current one measures; it opens the device when the
     # current one has exited. null: when the job's device is an accelerator (one process may hold a TPU at a time)
     prepare_next: Optional[bool] = None
-    # how a fresh worker is started: "forkserver" (a fork of a server that imported JAX: ~0.2 s) or "spawn" (an
-    # interpreter of its own, as a user's process is: ~2 s of imports). null: spawn on an accelerator, where a
-    # forkserver child's synced calls read ~3% faster than a user's process (issue 61) and the next worker's imports
-    # overlap the current one's measuring (prepare_next); forkserver on a CPU
-    start_method: Optional[str] = None
     open_retries: int = 5  # a device refused at open (held by another process) is tried again this many times...
     open_wait_s: float = 2.0  # ...after this many seconds each; then the process is an error row
 

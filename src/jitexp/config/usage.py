@@ -320,13 +320,6 @@ def _check_given(exp: ExperimentConfig, given: set[str], written_dtype: Any = No
         raise ConfigError(
             "timing.prepare_next", True, "forks the next worker process, and isolate=none starts none; drop it"
         )
-    if "timing.start_method" in given and t.start_method is not None and (local or exp.envs):
-        raise ConfigError(
-            "timing.start_method",
-            t.start_method,
-            f"is how this interpreter starts its fresh worker processes, and with {where if local else 'envs'} it "
-            "starts none; drop it",
-        )
     if "compilation_cache" in given and exp.compilation_cache and local:
         raise ConfigError(
             "compilation_cache",

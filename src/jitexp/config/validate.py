@@ -23,7 +23,6 @@ from jitexp.config.schema import (
     INTERLEAVES,
     ISOLATES,
     PLATFORMS,
-    START_METHODS,
     ExperimentConfig,
 )
 from jitexp.config.tune import validate_tune
@@ -99,8 +98,6 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if cfg.roofline not in (True, False, "fresh"):
         raise ConfigError("roofline", cfg.roofline, "true (peaks from the store), fresh (measured again) or false")
     _validate_interleave(cfg)
-    if t.start_method is not None:
-        _choice("timing.start_method", t.start_method, START_METHODS)
     _validate_affinity(cfg.cpu_affinity)
     if not _import_path(cfg.workload.fn):
         raise ConfigError("workload.fn", cfg.workload.fn, "an import path like package.module.function")

@@ -4,8 +4,7 @@ Opening a TPU takes seconds and only one process may hold it, so a job's process
 `Handover` runs a job's fresh workers: once the current worker says it has opened its device, and that device is one
 to prepare for (`prepares`), the next worker is forked (the forkserver's imports, then the workload's) while the
 current one measures; it waits (records.Task.gated) and opens the device only when the driver releases it, after the
-current worker has exited and let go; on an accelerator it is an interpreter of its own (`start_method`), whose
-imports the current worker's measuring hides. `with_retries` tries again a process refused the device at open.
+current worker has exited and let go. `with_retries` tries again a process refused the device at open.
 """
 
 from __future__ import annotations
@@ -29,17 +28,6 @@ def prepares(cfg: ExperimentConfig, platform: str | None) -> bool:
     return platform not in (None, "cpu")
 
 
-def start_method(cfg: ExperimentConfig, platform: str | None) -> str:
-    """How a worker on `platform` (None: not known yet) is started: timing.start_method, or (null) "spawn" on an
-    accelerator, where a forkserver child's synced calls read ~3% faster than a user's own process (issue 61), and
-    "forkserver" elsewhere, where a worker costs ~0.2 s instead of an interpreter's ~2 s of imports. With
-    device.platform=auto the first worker finds the platform, and so is a forkserver child."""
-    if cfg.timing.start_method is not None:
-        return cfg.timing.start_method
-    known = platform if platform is not None else (None if cfg.device.platform == "auto" else cfg.device.platform)
-    return "spawn" if known not in (None, "cpu") else "forkserver"
-
-
 def hands_over(cfg: ExperimentConfig) -> bool:
     """The job's processes run through a Handover: fresh workers of this interpreter (not in-process, not as SLURM
     tasks, not in an env's server: each of those has a launcher of its own) and a preparation not ruled out."""
@@ -56,29 +44,24 @@ class Handover:
         self.cfg = cfg
         self._next: Running | None = None
         self.prepared = 0  # launches that found their worker already forked
-        self.spawned = 0  # launches whose worker is an interpreter of its own (start_method)
-        self._platform: str | None = None  # the device the workers opened, once the first said so
         self.on_phase: Callable[[str], None] | None = None  # told each phase the running worker enters (the status)
 
     def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
         gated = dataclasses.replace(task, gated=True)  # its process, modes, calls and extras come with the go
         running, self._next = self._next, None
         if running is None:
-            running = self._start(target, gated)
+            running = processes.start(target, gated)
         else:
             self.prepared += 1
-        self.spawned += running.method == "spawn"
         running.go(task)
 
         def opened(platform: str) -> None:
-            self._platform = platform
             if self._next is None and prepares(self.cfg, platform):
-                self._next = self._start(target, dataclasses.replace(gated))  # imports while `running` measures
+                self._next = processes.start(
+                    target, dataclasses.replace(gated)
+                )  # forks and imports while `running` measures
 
         return running.wait(timeout_s, on_open=opened, on_phase=self.on_phase)
-
-    def _start(self, target: Target, task: Task) -> Running:
-        return processes.start(target, task, start_method(self.cfg, self._platform))
 
     def close(self) -> None:
         """End the prepared worker the job did not need."""

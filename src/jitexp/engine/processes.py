@@ -141,25 +141,20 @@ def launch(target: Target, task: Task, timeout_s: float) -> ProcessResult:
     return start(target, task).wait(timeout_s)
 
 
-def start(target: Target, task: Task, method: str = "forkserver") -> Running:
-    """Start `target(task, conn)` in a fresh process now; `Running.wait` collects its result. A `task.gated` worker
-    does its imports, then waits for `Running.go` before it opens the device (engine.handover). `method` is
-    multiprocessing's: a "forkserver" child (its imports done in the server), or a "spawn"ed interpreter of its own,
-    which imports JAX itself (~2 s) and is the kind of process a user starts (timing.start_method)."""
+def start(target: Target, task: Task) -> Running:
+    """Fork `target(task, conn)` in a fresh process now; `Running.wait` collects its result. A `task.gated` worker
+    does its imports, then waits for `Running.go` before it opens the device (engine.handover)."""
     # the server spawned with Ctrl-C ignored here too (jitexp.measure, a job without the preflight's early start):
     # spawned by ctx.Process's start instead, it printed a KeyboardInterrupt traceback of its own from its preload
-    ctx = multiprocessing.get_context("spawn") if method == "spawn" else start_server(target.module)
+    ctx = start_server(target.module)
     task.sys_path = list(sys.path)
     task.cwd = os.getcwd()
     fd, task.stderr_path = tempfile.mkstemp(prefix="jitexp-worker-", suffix=".stderr")
     os.close(fd)
     receive, send = ctx.Pipe(duplex=task.gated)  # a gated worker also reads its go from the driver
     proc = ctx.Process(target=_entry, args=(target, task, send), daemon=True)
-    # a spawned worker keeps SIGINT ignored across its exec, as a forkserver child keeps the server's: until it is in
-    # a process group of its own, a terminal's Ctrl-C would print a traceback of its own beside the driver's line
-    ignored = _ctrl_c_ignored() if method == "spawn" else contextlib.nullcontext()
     try:
-        with _main_left_alone(), ignored:
+        with _main_left_alone():
             proc.start()
     except BaseException:
         _kill(proc)
@@ -168,15 +163,15 @@ def start(target: Target, task: Task, method: str = "forkserver") -> Running:
         raise
     finally:
         send.close()
-    return Running(task, proc, receive, method)
+    return Running(task, proc, receive)
 
 
 class Running:
     """A started worker: `go` releases a gated one (with the task it is to run), `wait` collects its result and
     waits for it to exit (a device it held is free then), `kill` ends it unused."""
 
-    def __init__(self, task: Task, proc: Any, conn: Any, method: str = "forkserver") -> None:
-        self.task, self.proc, self.conn, self.method = task, proc, conn, method
+    def __init__(self, task: Task, proc: Any, conn: Any) -> None:
+        self.task, self.proc, self.conn = task, proc, conn
         self.done = False
         self.launched = time.monotonic()  # forked; a gated worker's launch is its go
 
@@ -401,12 +396,12 @@ def _entry(target: Target, task: Task, conn: Any) -> None:
     import faulthandler
 
     faulthandler.enable()  # a segfault or abort leaves "Fatal Python error: ..." in the stderr file
-    target(task, conn)  # its module was preloaded by the forkserver (a spawned worker imports it here)
+    target(task, conn)  # its module was preloaded by the forkserver: no import cost here
 
 
 def _detach() -> None:
-    """A worker's start: a process group of its own (Ctrl-C reaches the driver, which kills the group), the
-    forkserver no longer kept alive by it, and death with its parent (the server, or a spawned worker's driver)."""
+    """A forkserver child's start: a process group of its own (Ctrl-C reaches the driver, which kills the group),
+    the server no longer kept alive by it, and death with the server."""
     os.setpgid(0, 0)
     _release_forkserver()
     die_with_parent()

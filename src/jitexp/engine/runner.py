@@ -148,7 +148,7 @@ def _probed(
     raw = JobRaw(processes, stop_reason, cache, retrace, load_start, load_end, replaced, code)
     with timed(probes, "profile_probe"):
         raw.profile = profile_probe(cfg, cache_dir)
-    raw.wall_s, raw.prepared, raw.spawned = time.perf_counter() - started, handover.prepared, handover.spawned
+    raw.wall_s, raw.prepared = time.perf_counter() - started, handover.prepared
     raw.probes, raw.processes_s = {k: v for k, v in probes.items() if v > 0.001}, measured - started
     return job_result(cfg, raw, job_num=job_num, overrides=overrides)
 

@@ -147,7 +147,6 @@ DEVICE = [
     "job_compile_s",
     *JOB_PART_COLUMNS,
     "prepared_processes",
-    "spawned_processes",
     "unavailable",
 ]
 # the collectives XLA inserted for a sharded job (worker.attribution.collective_counts): totals, then per kind
@@ -330,7 +329,6 @@ INT_COLUMNS = [
     "profile_calls",
     "device_time_calls",
     "prepared_processes",
-    "spawned_processes",
     "tpu_premapped_buffer_bytes",
     "count",
     "peak_rss_growth_bytes",

@@ -106,6 +106,8 @@ PLAIN_ARMS = {
     # the user's own process with the collector as jitexp's worker has it (2026-12-07: plain_fs read 0.968 on the chip)
     "plain_frozen": "fresh_frozen",
     "plain_gcoff": "fresh_gcoff",
+    # the user's loop in an interpreter multiprocessing spawns (jitexp's workers spawned read 1.097 on the chip)
+    "plain_spawn": "spawn",
 }
 TARGET = {"cpu": 0.03, "tpu": 0.02}
 

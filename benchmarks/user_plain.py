@@ -1,13 +1,14 @@
 """The user's side of benchmarks/user_pairs.py: each case's function, its inputs, and the loop a user writes.
 
 Imports no jitexp (the point: a process a user would start), unless asked to run the loop in a forkserver child as
-jitexp's worker runs (`forkserver`: the server preloads jitexp's worker as jitexp's does; `forkserver_bare`: nothing).
+jitexp's worker runs (`forkserver`: the server preloads jitexp's worker as jitexp's does; `forkserver_bare`: nothing),
+or in a child multiprocessing spawns (`spawn`).
 `fresh_frozen` and `fresh_gcoff` are the user's process with the garbage collector as jitexp's worker has it (main's
 `collector`). The jitexp side runs the same functions by import
 path (`workload=custom workload.fn=user_plain.NAME`), on the same input values: `inputs` draws them as jitexp's
 `workload.make_array` does for `init: normal` (default_rng([seed, argument position]), standard normal in float32).
 
-    python benchmarks/user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare]   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
+    python benchmarks/user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare|spawn]   ->  one JSON line: {"median_s", "number", "samples_s", "platform"}
 
 The loop: 3 warm-up calls, calls per batch doubled until a batch lasts >= 10 ms, then 30 batches; the median.
 """
@@ -184,14 +185,17 @@ def jitexp_preload() -> list[str]:
     return [WORKER.module, FROZEN]
 
 
-def in_forkserver(case: str, preload: list[str]) -> None:
-    """The same loop in a forkserver child, as jitexp's worker runs (issue 61: is the 3% the worker's process?).
+def in_child(case: str, preload: list[str], method: str = "forkserver") -> None:
+    """The same loop in a forkserver child, as jitexp's worker runs (issue 61: is the 3% the worker's process?), or
+    in a spawned child (`method="spawn"`: an interpreter of its own started by multiprocessing; on the chip jitexp's
+    workers read 1.097 of the user's process started so, 2026-12-07).
 
-    `preload` is the server's imports: jitexp's own (its worker entry, then gc.freeze over them) or none."""
+    `preload` is the forkserver's imports: jitexp's own (its worker entry, then gc.freeze over them) or none."""
     import multiprocessing
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(preload)
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(preload)
     here, there = ctx.Pipe()
     child = ctx.Process(target=_child, args=(case, there))
     child.start()
@@ -202,9 +206,11 @@ def in_forkserver(case: str, preload: list[str]) -> None:
 COLLECTOR = {"fresh": "on", "fresh_frozen": "frozen", "fresh_gcoff": "off"}
 
 if __name__ == "__main__":
-    # python user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare]
+    # python user_plain.py CASE [fresh|fresh_frozen|fresh_gcoff|forkserver|forkserver_bare|spawn]
     where = sys.argv[2] if len(sys.argv) > 2 else "fresh"
     if where in COLLECTOR:
         main(sys.argv[1], collector=COLLECTOR[where])
+    elif where == "spawn":
+        in_child(sys.argv[1], [], "spawn")
     else:
-        in_forkserver(sys.argv[1], jitexp_preload() if where == "forkserver" else [])
+        in_child(sys.argv[1], jitexp_preload() if where == "forkserver" else [])

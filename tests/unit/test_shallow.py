@@ -144,3 +144,42 @@ def test_the_thread_tells_its_native_id_and_its_counters_are_read_by_it():
         assert noise.run_queue_wait_ns(2**22 + 1) is None  # no such thread in this process
     finally:
         runner.close()
+
+
+def test_an_interrupt_raised_once_the_call_has_ended_does_not_wait_for_it_again(monkeypatch):
+    """A Ctrl-C that lands just before the caller blocks is raised only when its wait is over, the call ended and its
+    lock taken. Waiting for the call to end again hung there for good (the CI's parallel layer, 2026-12-07)."""
+    import _thread
+
+    from jitexp.worker import shallow as module
+
+    class TakenThenInterrupted:
+        """The caller's lock: its second acquire (the caller's wait) succeeds, then raises KeyboardInterrupt."""
+
+        def __init__(self):
+            self.lock, self.acquired = _thread.allocate_lock(), 0
+
+        def acquire(self):
+            self.lock.acquire()
+            self.acquired += 1
+            if self.acquired == 2:
+                raise KeyboardInterrupt
+            return True
+
+        def release(self):
+            self.lock.release()
+
+    runner = Shallow()
+    monkeypatch.setattr(module, "_new_lock", TakenThenInterrupted)
+    ended = []
+
+    def caller():
+        with pytest.raises(KeyboardInterrupt):
+            runner.call(lambda n: n, 1)
+        ended.append(runner.broken)
+
+    thread = threading.Thread(target=caller, daemon=True)  # off the main thread: a hang fails the test, not the run
+    thread.start()
+    thread.join(10.0)
+    runner.close()
+    assert ended == [True]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import _thread
 import contextvars
 import os
+import queue
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+_new_lock = _thread.allocate_lock  # each call's "done" lock (a test puts one there that is interrupted late)
 
 
 class Shallow:
@@ -23,57 +25,59 @@ class Shallow:
     The caller waits; an exception `fn` raises is raised in the caller; the call runs in a copy of the caller's
     context variables (NumPy's errstate lives there). Interrupted while it waits (a signal), the caller first lets the
     call in flight end (a sample's calls cannot be cut short), then the interrupt goes on, and this Shallow is
-    `broken`: a later call raises rather than read a stale result."""
+    `broken`: a later call raises. Each call has a result slot and a lock of its own, so an interrupt raised at any
+    moment (also after the call ended and its lock was taken) leaves nothing a later call could wait on or read."""
 
     def __init__(self) -> None:
-        self._go = _thread.allocate_lock()
-        self._done = _thread.allocate_lock()
-        self._go.acquire()
-        self._done.acquire()
-        self._job: tuple[contextvars.Context, Callable[[Any], Any], Any] | None = None
-        self._result: tuple[bool, Any] = (True, None)
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.broken = False
         self.native_id = 0
-        self.thread_id = _thread.start_new_thread(self._serve, ())
-        self._done.acquire()  # the thread has told its native id (its /proc/self/task entry)
+        started = _thread.allocate_lock()
+        started.acquire()
+        self.thread_id = _thread.start_new_thread(self._serve, (started,))
+        started.acquire()  # the thread has told its native id (its /proc/self/task entry)
 
-    def _serve(self) -> None:
+    def _serve(self, started: Any) -> None:
         self.native_id = _thread.get_native_id()
-        self._done.release()
+        started.release()
+        del started
         while True:
-            self._go.acquire()
-            if self._job is None:
+            job = self._jobs.get()
+            if job is None:
                 return
-            context, fn, arg = self._job
-            self._job = None
+            context, fn, arg, box, done = job
+            del job
             try:
-                self._result = (True, context.run(fn, arg))  # a C call: no Python frame between _serve and fn
+                box.append((True, context.run(fn, arg)))  # a C call: no Python frame between _serve and fn
             except BaseException as exc:  # raised again in the caller's thread
-                self._result = (False, exc)
-            del context, fn, arg
-            self._done.release()
+                box.append((False, exc))
+            del context, fn, arg, box
+            done.release()
+            del done
 
     def call(self, fn: Callable[[Any], T], arg: Any) -> T:
         """fn(arg) on the shallow thread; its value, or its exception raised here."""
         if self.broken:
             raise RuntimeError("this Shallow was interrupted while a call was in flight; start another")
-        self._job = (contextvars.copy_context(), fn, arg)
-        self._go.release()
+        box: list[tuple[bool, Any]] = []
+        done = _new_lock()
+        done.acquire()
+        self._jobs.put((contextvars.copy_context(), fn, arg, box, done))
         try:
-            self._done.acquire()
+            done.acquire()
         except BaseException:
             self.broken = True
-            self._done.acquire()
+            if not box:  # the call in flight ends first, unless it had ended (a signal raised once the wait was over)
+                done.acquire()
             raise
-        ok, value = self._result
-        self._result = (True, None)
+        ok, value = box[0]
         if not ok:
             raise value
         return value
 
     def close(self) -> None:
         """The thread ends (it holds nothing between calls)."""
-        self._go.release()
+        self._jobs.put(None)
 
 
 _SHARED: list[Shallow] = []

@@ -3,6 +3,7 @@ stack at each call, so the worker's ~15 frames cost x + 1 ~5% more than a user's
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -127,7 +128,10 @@ def test_after_an_interrupt_the_shallow_is_broken_and_shared_starts_another(monk
         runner.call(lambda n: n, 1)  # not a stale result
     fresh = module.shared()
     assert fresh is not runner and fresh.call(lambda n: n + 1, 1) == 2
-    runner.close()
+    gone = time.monotonic() + 5.0  # the broken one's thread was ended, not left waiting for work
+    while os.path.exists(f"/proc/self/task/{runner.native_id}") and time.monotonic() < gone:
+        time.sleep(0.01)
+    assert not os.path.exists(f"/proc/self/task/{runner.native_id}")
     fresh.close()
 
 

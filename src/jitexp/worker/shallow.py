@@ -26,7 +26,8 @@ class Shallow:
     context variables (NumPy's errstate lives there). Interrupted while it waits (a signal), the caller first lets the
     call in flight end (a sample's calls cannot be cut short), then the interrupt goes on, and this Shallow is
     `broken`: a later call raises. Each call has a result slot and a lock of its own, so an interrupt raised at any
-    moment (also after the call ended and its lock was taken) leaves nothing a later call could wait on or read."""
+    moment (also after the call ended and its lock was taken) leaves nothing a later call could wait on or read; only
+    a second one while the first waits leaves the call in flight to end on its own."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -62,8 +63,10 @@ class Shallow:
         box: list[tuple[bool, Any]] = []
         done = _new_lock()
         done.acquire()
-        self._jobs.put((contextvars.copy_context(), fn, arg, box, done))
-        try:
+        job = (contextvars.copy_context(), fn, arg, box, done)
+        try:  # a signal is raised after a call returns: from here on, only once the job is queued
+            self._jobs.put(job)
+            del job
             done.acquire()
         except BaseException:
             self.broken = True
@@ -86,6 +89,8 @@ _SHARED: list[Shallow] = []
 def shared() -> Shallow:
     """This process's one shallow thread, started at the first use (again after an interrupt broke it)."""
     if not _SHARED or _SHARED[0].broken:
+        if _SHARED:
+            _SHARED[0].close()  # its thread ends once the call it was interrupted in has
         _SHARED[:] = [Shallow()]
     return _SHARED[0]
 

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -79,11 +80,7 @@ def main() -> None:
     os.kill(spinner.pid, signal.SIGSTOP)
     try:
         arms = {"alone": loop, "spin": with_spinner(loop, spinner), "ticker": with_ticker(loop)}
-        got: dict[str, list[float]] = {k: [] for k in arms}
-        names = list(arms)
-        for r in range(a.rounds):
-            for name in names[r % 3 :] + names[: r % 3]:
-                got[name].append(arms[name](number))
+        got = user_plain.rotated({name: partial(arm, number) for name, arm in arms.items()}, a.rounds)
     finally:
         spinner.kill()
         spinner.wait()

@@ -52,15 +52,10 @@ def main() -> None:
         jit_loop(rewarm)
         return jit_loop(n_jit)
 
-    arms = {"alone": alone, "after_eager": after_eager}
-    got: dict[str, list[float]] = {k: [] for k in arms}
-    names = list(arms)
     gc.collect()
     gc.disable()
     try:
-        for r in range(a.rounds):
-            for k in names[r % 2 :] + names[: r % 2]:
-                got[k].append(arms[k]())
+        got = user_plain.rotated({"alone": alone, "after_eager": after_eager}, a.rounds)
     finally:
         gc.enable()
     import jax

@@ -49,12 +49,7 @@ def main() -> None:
             gc.unfreeze()
 
     gc.collect()
-    arms = {"on": on, "off": off, "frozen": frozen}
-    got: dict[str, list[float]] = {k: [] for k in arms}
-    names = list(arms)
-    for r in range(a.rounds):
-        for k in names[r % 3 :] + names[: r % 3]:
-            got[k].append(arms[k]())
+    got = user_plain.rotated({"on": on, "off": off, "frozen": frozen}, a.rounds)
     import jax
 
     print(

@@ -143,6 +143,18 @@ def timed_loop(f: Callable, args: list, carry: tuple = ()) -> Callable[[int], fl
     return loop
 
 
+def rotated(arms: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Each arm's samples over `rounds` rounds, one sample of every arm a round, the order rotated each round, so that
+    drift falls on every arm alike (the in-process A/B of busy_host, gc_user_loop and eager_beside_jit)."""
+    got: dict[str, list[float]] = {k: [] for k in arms}
+    names = list(arms)
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            got[name].append(arms[name]())
+    return got
+
+
 def calls_per_batch(loop: Callable[[int], float]) -> int:
     """Calls doubled until a batch lasts >= BATCH_S, by the faster of two timings: one slow call while calibrating
     (on the TPU, compute_heavy's first calls after the warm-up) had stopped the doubling at 2 calls, ~1 ms batches."""

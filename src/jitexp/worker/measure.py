@@ -169,6 +169,8 @@ def _sample(
             try:
                 with phase("execute"), clock.phase("dispatch_probe"):
                     probes = dispatch_probes(t.dispatch_probes, float(np.median(samples)))
+                    if task.cfg.distributed.processes > 1:  # from the rank's own median: every rank takes rank 0's
+                        probes = int(distributed.agree(np.array([probes]))[0])
                     times = partial(dispatch_times, c.call, c.block)
                     m.extras.dispatch_s = float(
                         np.median(times(probes) if runner is None else runner.call(times, probes))

@@ -250,15 +250,17 @@ def measure_rounds(
                 errors[mode] = exc
     live = [m for m in modes if m not in errors]
     number = {m: c.number for m, c in calibrated.items()}
-    per_call_of = {m: c.per_call_s for m, c in calibrated.items()}
     rewarm = rewarm_numbers({m: calibrated[m] for m in live})
     if agree is None and live:  # a jax.distributed job's ranks measure their own per-call times: not judged there
         too_long = plan_too_long({m: calibrated[m] for m in live}, rewarm if len(live) > 1 else {}, policy)
         if too_long is not None:
             errors.update(dict.fromkeys(live, too_long))
             live = []
-    if agree is not None and len(live) > 1:  # every rank makes rank 0's untimed calls too
-        rewarm = dict(zip(live, (int(v) for v in agree(np.array([rewarm[m] for m in live])))))
+    settles = {m: settle_calls(number[m], calibrated[m].per_call_s, short=settle_short) if settle else 0 for m in live}
+    if agree is not None and live:  # every rank makes rank 0's untimed calls too (a short sample's settle call
+        # hangs on the rank's own per-call time, so ranks at the bound would part: a collective mismatch)
+        agreed = [int(v) for v in agree(np.array([*(rewarm[m] for m in live), *(settles[m] for m in live)]))]
+        rewarm, settles = dict(zip(live, agreed[: len(live)])), dict(zip(live, agreed[len(live) :]))
     samples: dict[str, list[float]] = {m: [] for m in live}
     stop, rounds = "max_samples", 0
     ticks: list[Any] = []
@@ -275,8 +277,8 @@ def measure_rounds(
                         if mode != previous:
                             loops[mode](rewarm[mode])
                             previous = mode
-                        elif settle and (calls := settle_calls(number[mode], per_call_of[mode], short=settle_short)):
-                            loops[mode](calls)
+                        elif settles[mode]:
+                            loops[mode](settles[mode])
                         per_call, last[mode] = loops[mode](number[mode])
                 except Exception as exc:
                     if interrupted(exc):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -32,6 +33,12 @@ def pytest_configure(config):
     # The suite measures on the CPU by its own config, whatever the product's default device (auto: an accelerator
     # where there is one): every worker and command it starts inherits this. tests/e2e/test_tpu.py takes it off.
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+    # SIGINT as KeyboardInterrupt also where the suite was started with it ignored (a shell's background job, nohup):
+    # Python then installs no handler, and a test that interrupts a call sees nothing happen (test_shallow's two
+    # failed so in a nohup'd run). The processes the tests start then inherit the default, not the ignoring.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True)

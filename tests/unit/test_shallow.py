@@ -18,15 +18,6 @@ from jitexp.worker.shallow import Shallow
 from jitexp.worker.timing import measure_rounds
 
 
-@pytest.fixture(autouse=True)
-def interruptible():
-    """SIGINT raises KeyboardInterrupt here also where the suite started with it ignored (a shell's background job
-    inherits SIG_IGN, and Python then installs no handler of its own)."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def _depth() -> tuple[int, int]:
     """(frames on this thread's stack below the caller, this thread's id)."""
     frame, n = sys._getframe(1), 0

@@ -268,25 +268,6 @@ def test_every_rank_takes_rank_zeros_calibration_and_stops_at_its_round():
     assert [len(v) for v in sent] == [2, 2, 2, 1, 1, 1]
 
 
-def test_every_rank_makes_rank_zeros_settle_calls_though_its_own_calls_are_long():
-    """A short sample's settle call hangs on the rank's own per-call time (settle_calls): a rank whose calls run
-    past the bound would make none where rank 0 makes one, and the next collective would meet the wrong one (a
-    gloo abort in CI, 2026-12-07)."""
-    calls: list[int] = []
-
-    def loop(number):  # this rank's one call lasts 6 ms: not short, so on its own no settle call
-        calls.append(number)
-        return 6e-3, None
-
-    answers = iter([[1, 1], [1, 1], [0], [0], [0]])  # calibration (done at 1 call); (re-warm, settle) 1 and 1; rounds
-    policy = Policy(warmup=0, min_samples=3, max_samples=3, min_sample_time_s=1e-4)
-    measure_rounds({"m": loop}, policy, agree=lambda values: np.array(next(answers)))
-    assert calls == [1] + [1, 1] * 3  # rank 0's settle call before each sample
-    calls.clear()
-    measure_rounds({"m": loop}, policy)  # alone, this rank makes none
-    assert calls == [1] * 4
-
-
 def test_with_agree_a_failing_mode_ends_the_process_instead_of_being_dropped_on_one_rank():
     def fails():
         raise ValueError("only here")

@@ -34,7 +34,7 @@ def pytest_configure(config):
     # where there is one): every worker and command it starts inherits this. tests/e2e/test_tpu.py takes it off.
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-    # SIGINT as KeyboardInterrupt also where the suite was started with it ignored (a shell's background job, nohup):
+    # SIGINT as KeyboardInterrupt also where the suite was started with it ignored (a job put in the background by `&` in a shell without job control):
     # Python then installs no handler, and a test that interrupts a call sees nothing happen (test_shallow's two
     # failed so in a nohup'd run). The processes the tests start then inherit the default, not the ignoring.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:

@@ -4,8 +4,9 @@
 Each task calls `jax.distributed.initialize()`, which reads SLURM's environment (its rank, the task count, rank 0's
 node; inside an allocation the driver also sets the port, JAX_COORDINATOR_PORT), then runs the plain worker's
 measurement over one global mesh. Every rank must run the same calls, since each call of the sharded step holds a
-cross-process collective: rank 0's calibration and stop decisions are broadcast (worker.distributed's `agree`), and
-a failure on any rank ends it (`_stop`) so that srun ends the others. Rank 0 writes the result.
+cross-process collective: rank 0's calibration, untimed-call counts and stop decisions are broadcast
+(worker.distributed's `agree`), and a failure on any rank ends it (`_stop`) so that srun ends the others. Rank 0
+writes the result.
 
 The top of the worker: it imports worker.entry, and no module of worker/ imports it (no import circle).
 """

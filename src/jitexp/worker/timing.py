@@ -222,8 +222,9 @@ def measure_rounds(
     compile counter) is entered around each of that mode's samples; `tick()` (the CPU counters)
     is read before the first round and after each. A mode that raises is dropped from later
     rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
-    makes every rank take rank 0's calibration and stop at its round, since each call is a collective; there a
-    failing mode raises (the step ends, naming the rank) instead of being dropped on one rank only. `warming()` is
+    makes every rank take rank 0's calibration, untimed calls (re-warm, settle) and stop at its round, since each call
+    is a collective; there a failing mode raises (the step ends, naming the rank) instead of being dropped on one rank
+    only. `warming()` is
     entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock);
     `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`); with `collect_first` its collection
     runs before the warm-up, not between calibration and the first round. With `settle`, a sample that follows the

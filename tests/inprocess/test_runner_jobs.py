@@ -370,3 +370,28 @@ def test_a_mode_failing_on_one_rank_of_a_distributed_job_ends_the_step_instead_o
     assert dropped(ExperimentConfig(), exc).error.line().endswith("only on this rank")  # one process: its error row
     with pytest.raises(PhaseError):  # checks, profiles and cold calls alike: the others would wait in its collectives
         dropped(ExperimentConfig(distributed=DistributedConfig(processes=2)), exc)
+
+
+def test_the_cache_probes_cold_call_failing_on_a_rank_ends_the_step_and_in_one_process_is_its_error_row():
+    """worker.measure.cache_calls (cache_probe=true) as the rounds: a mode failing on one rank of a distributed job is
+    not dropped there alone (the other ranks would wait in its collectives until the timeout)."""
+    from jitexp.config import ExperimentConfig
+    from jitexp.config.schema import DistributedConfig
+    from jitexp.errors import PhaseError
+    from jitexp.records import Task
+    from jitexp.worker import workload
+    from jitexp.worker.inputs import Handed
+    from jitexp.worker.measure import cache_calls
+
+    def fails(x):
+        raise ValueError("only on this rank")
+
+    def probe(cfg):
+        out = {}
+        w = workload.Workload("fails", fails, (np.float32(1.0),), ())
+        cache_calls(Task(cfg, modes=("jit",)), Handed(w), out, inputs=None)
+        return out
+
+    assert "only on this rank" in probe(ExperimentConfig())["jit"].error.line()  # one process: its error row
+    with pytest.raises(PhaseError, match="only on this rank"):
+        probe(ExperimentConfig(distributed=DistributedConfig(processes=2)))

@@ -369,8 +369,8 @@ def cache_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: 
         try:
             with CompileCounter() as counter:
                 c = cold_call(donor(w if position == 0 else inputs()), mode, keep_output=False)
-        except PhaseError as exc:
-            out[mode] = ModeResult(failure_of(exc.phase, exc.cause, workload.call_of(w)))
+        except PhaseError as exc:  # on a rank of a distributed job: the step ends (the others would wait in it)
+            out[mode] = distributed.dropped(task.cfg, exc, workload.call_of(w))
             continue
         out[mode] = ModeResult(
             cold=_cold_record(c),

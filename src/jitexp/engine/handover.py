@@ -56,10 +56,8 @@ class Handover:
         running.go(task)
 
         def opened(platform: str) -> None:
-            if self._next is None and prepares(self.cfg, platform):
-                self._next = processes.start(
-                    target, dataclasses.replace(gated)
-                )  # forks and imports while `running` measures
+            if self._next is None and prepares(self.cfg, platform):  # forks and imports while `running` measures
+                self._next = processes.start(target, dataclasses.replace(gated))
 
         return running.wait(timeout_s, on_open=opened, on_phase=self.on_phase)
 

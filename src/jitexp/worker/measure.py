@@ -143,13 +143,14 @@ def _sample(
     enter_phase("execute")
     counters = {m: CompileCounter() for m in live}
     runner = _shallow_runner(task)
+    agree = distributed.agree if task.cfg.distributed.processes > 1 else None  # every rank makes rank 0's calls
     rounds = measure_rounds(
         {m: c.loop if runner is None else partial(runner.call, c.loop) for m, c in live.items()},
         t,
         shift=task.process,
         sampling=counters.__getitem__,
         tick=_ticks(runner),
-        agree=distributed.agree if task.cfg.distributed.processes > 1 else None,
+        agree=agree,
         warming=lambda: clock.phase("warmup"),
         sampled=lambda: clock.phase("sampling"),
         quiet_gc=not factors.off("gc_disable"),
@@ -169,8 +170,8 @@ def _sample(
             try:
                 with phase("execute"), clock.phase("dispatch_probe"):
                     probes = dispatch_probes(t.dispatch_probes, float(np.median(samples)))
-                    if task.cfg.distributed.processes > 1:  # from the rank's own median: every rank takes rank 0's
-                        probes = int(distributed.agree(np.array([probes]))[0])
+                    if agree is not None:  # counted from the rank's own median
+                        probes = int(agree(np.array([probes]))[0])
                     times = partial(dispatch_times, c.call, c.block)
                     m.extras.dispatch_s = float(
                         np.median(times(probes) if runner is None else runner.call(times, probes))

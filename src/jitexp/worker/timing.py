@@ -224,12 +224,11 @@ def measure_rounds(
     rounds and its exception kept in `errors`. `agree(values)` (a jax.distributed job's broadcast from rank 0)
     makes every rank take rank 0's calibration, untimed calls (re-warm, settle) and stop at its round, since each call
     is a collective; there a failing mode raises (the step ends, naming the rank) instead of being dropped on one rank
-    only. `warming()` is
-    entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase clock);
-    `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`); with `collect_first` its collection
-    runs before the warm-up, not between calibration and the first round. With `settle`, a sample that follows the
-    same mode's is preceded by `settle_calls` untimed calls (the bookkeeping between samples cools the caches);
-    `settle_short` gives a short sample of few calls its one (`settle_calls`).
+    only. `warming()` is entered around the warm-up and calibration, `sampled()` around the rounds (the worker's phase
+    clock); `quiet_gc` keeps the garbage collector off during the rounds (`gc_disabled`); with `collect_first` its
+    collection runs before the warm-up, not between calibration and the first round. With `settle`, a sample that
+    follows the same mode's is preceded by `settle_calls` untimed calls (the bookkeeping between samples cools the
+    caches); `settle_short` gives a short sample of few calls its one (`settle_calls`).
     """
     modes = list(loops)
     errors: dict[str, BaseException] = {}

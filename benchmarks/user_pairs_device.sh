@@ -23,10 +23,16 @@
 # tpu_fs: the main job beside the user's loop run in a forkserver child preloaded as jitexp's workers are (plain_fs), in
 #        the same rounds: is the chip's 2-3% gap (docs/benchmarks.md, round 4) the worker's process, not its rounds?
 # tpu_kind: the user's loop alone (no jitexp job) in a fresh interpreter beside the same loop in a forkserver child
-#        preloaded as jitexp's (plain_fs: 0.968 on 2026-12-07) and in a spawned child (plain_spawn; jitexp's workers
-#        spawned read 1.097): which kind of process moves the chip's synced call, and which way.
-#        tpu_settle, tpu_eager, tpu_fs and tpu_kind take BUDGET=s TMO=s (default 420, 540), the pairs' --budget-s and
-#        timeout, to leave room for another probe in the call.
+#        preloaded as jitexp's (plain_fs: 0.968 on 2026-12-07), in a bare forkserver child (plain_fs_bare) and in a
+#        spawned child (plain_spawn; jitexp's workers spawned read 1.097): which kind of process moves the chip's
+#        synced call, and which way (12:03 UTC: preloaded 0.969x bare, 0.961-0.992; spawned 1.001x bare).
+# tpu_preload: the main job beside the same job whose forkserver preloads nothing (no_preload: 1.090, 12:12 UTC).
+# tpu_import: no_preload beside no_preload_no_prepare (no next worker importing while one measures): is no_preload's
+#        9% the neighbour's import during the rounds, or the worker's own import after the fork?
+# tpu_stack: x + 1 on the chip, as_is beside deep_stack: does the shallow thread move the chip's one-call samples
+#        (x + 1 read 0.989 over 14 pairs before it, 1.026, 0.992-1.100, over 11 after)?
+#        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import and tpu_stack take BUDGET=s TMO=s (default
+#        420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
 set -u
@@ -88,12 +94,15 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  tpu_eager|tpu_fs|tpu_settle|tpu_kind)  # two arms of one case on the chip, in the same rounds (each mode's question above)
+  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack)  # two arms of one case on the chip, in the same rounds (each mode's question above)
     case "$mode" in
       tpu_eager) CASE=main_job ARMS=as_is,jit_only ;;
       tpu_fs) CASE=main_job ARMS=as_is,plain_fs ;;
-      tpu_kind) CASE=compute_heavy ARMS=plain_fs,plain_spawn ;;
+      tpu_kind) CASE=compute_heavy ARMS=plain_fs,plain_fs_bare,plain_spawn ;;
       tpu_settle) CASE=add_one ARMS=as_is,no_short_settle ;;
+      tpu_preload) CASE=main_job ARMS=as_is,no_preload ;;
+      tpu_import) CASE=main_job ARMS=no_preload,no_preload_no_prepare ;;
+      tpu_stack) CASE=add_one ARMS=as_is,deep_stack ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -104,7 +113,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

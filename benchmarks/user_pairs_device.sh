@@ -29,8 +29,9 @@
 # tpu_preload: the main job beside the same job whose forkserver preloads nothing (no_preload: 1.090, 12:12 UTC).
 # tpu_import: no_preload beside no_preload_no_prepare (no next worker importing while one measures): is no_preload's
 #        9% the neighbour's import during the rounds, or the worker's own import after the fork?
-# tpu_stack: x + 1 on the chip, as_is beside deep_stack: does the shallow thread move the chip's one-call samples
-#        (x + 1 read 0.989 over 14 pairs before it, 1.026, 0.992-1.100, over 11 after)?
+# tpu_stack: x + 1 on the chip, as_is beside deep_stack and user_timing: does the shallow thread move the chip's
+#        one-call samples (x + 1 read 0.989 over 14 pairs before it, 1.026, 0.992-1.100, over 11 after), and how far
+#        is the median of one-call samples (timing=quick) from the mean per call of the user's 10 ms batches?
 #        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import and tpu_stack take BUDGET=s TMO=s (default
 #        420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
@@ -102,7 +103,7 @@ case "$mode" in
       tpu_settle) CASE=add_one ARMS=as_is,no_short_settle ;;
       tpu_preload) CASE=main_job ARMS=as_is,no_preload ;;
       tpu_import) CASE=main_job ARMS=no_preload,no_preload_no_prepare ;;
-      tpu_stack) CASE=add_one ARMS=as_is,deep_stack ;;
+      tpu_stack) CASE=add_one ARMS=as_is,deep_stack,user_timing ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \

@@ -42,7 +42,8 @@ PLAIN = (
 
 
 def run(args: list[str], out: Path, name: str) -> tuple[float, str]:
-    """The command's wall seconds and its last answer line's bracket (the split)."""
+    """The command's wall seconds and the answer block's `job` line (the split: `job  624 ms: setup 268 ms, ...`,
+    its wrapped continuation joined; a sweep's last one)."""
     env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     folder = out / name
     where = ["hydra.sweep.dir=" + str(folder)] if "-m" in args else ["hydra.run.dir=" + str(folder)]
@@ -51,11 +52,10 @@ def run(args: list[str], out: Path, name: str) -> tuple[float, str]:
         [sys.executable, "-m", "jitexp", *args, *where], capture_output=True, text=True, env=env, cwd=out
     )
     wall = time.perf_counter() - start
-    lines = [line for line in proc.stdout.splitlines() if "[" in line and "]" in line]
     if proc.returncode != 0:
         return wall, f"FAILED ({proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"
-    bracket = re.findall(r"\[([^\]]*)\]\s*$", lines[-1]) if lines else []
-    return wall, (bracket[0] if bracket else (lines[-1] if lines else ""))
+    found = re.findall(r"^  job +(.*(?:\n {12}\S.*)*)", proc.stdout, flags=re.MULTILINE)
+    return wall, (" ".join(found[-1].split()) if found else "")
 
 
 def plain() -> float:

@@ -2,7 +2,8 @@
 checkout ("before", its src/ and conf/ first on PYTHONPATH) in turn, the order swapped each pair.
 
 Prints per run the wall and the job line's split, then per case the pair-by-pair ratios now / before (<= 1: the
-change did not slow it) and the command's own time (wall minus the job's wall from the split) of each side.
+change did not slow it) and the command's own time (wall minus the job's wall from the split) of each side, and
+each mode's cold first call (results.csv's first_call_s) now / before (issue 61: within 10%).
 
     git worktree add /tmp/before COMMIT && mkdir -p .before && cp -r /tmp/before/src .before/ \\
         && cp -r /tmp/before/conf .before/src/jitexp/conf
@@ -12,6 +13,7 @@ change did not slow it) and the command's own time (wall minus the job's wall fr
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import re
 import sys
@@ -24,9 +26,18 @@ import job_time  # noqa: E402
 
 
 def job_wall(split: str) -> float:
-    """The job's own wall seconds from the line's split: `6 processes; 28.2 s: open ...`."""
-    found = re.search(r"processes?; ([\d.]+) s", split)
-    return float(found[1]) if found else float("nan")
+    """The job's own wall seconds from the block's job line: `28.2 s: setup 3.1 s, ...` or `624 ms: ...`."""
+    found = re.match(r"([\d.]+) (s|ms):", split)
+    return float(found[1]) * (1e-3 if found and found[2] == "ms" else 1) if found else float("nan")
+
+
+def cold_calls(folder: Path) -> dict[str, float]:
+    """Each mode's cold first call in seconds (results.csv's first_call_s), from a finished job's folder."""
+    path = folder / "results.csv"
+    if not path.exists():
+        return {}
+    with path.open() as f:
+        return {r["mode"]: float(r["first_call_s"]) for r in csv.DictReader(f) if r.get("first_call_s")}
 
 
 def main() -> None:
@@ -39,6 +50,7 @@ def main() -> None:
     base = os.environ.get("PYTHONPATH", "")
     paths = {"now": base, "before": f"{Path(options.before).resolve()}{os.pathsep}{base}"}
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    colds: dict[tuple[str, str], list[dict[str, float]]] = {}
     print(f"plain process: {job_time.plain():.2f} s", flush=True)
     job_time.run(*job_time.CASES["add_one"][:1], out, "warm-up")  # the peaks stored before either side is timed
     for pair in range(options.pairs):
@@ -46,8 +58,10 @@ def main() -> None:
             sides = ["now", "before"] if pair % 2 == 0 else ["before", "now"]
             for side in sides:
                 os.environ["PYTHONPATH"] = paths[side]
-                wall, split = job_time.run(job_time.CASES[name][0], out, f"{name}-{side}-{time.time_ns()}")
+                folder = f"{name}-{side}-{time.time_ns()}"
+                wall, split = job_time.run(job_time.CASES[name][0], out, folder)
                 runs.setdefault((name, side), []).append((wall, wall - job_wall(split)))
+                colds.setdefault((name, side), []).append(cold_calls(out / folder))
                 print(f"{side:<6} {name:<12} {wall:6.1f} s  {split}", flush=True)
     os.environ["PYTHONPATH"] = base
     print(f"\n{'case':<12} {'now / before (pair by pair)':<30} {'own time now / before':<24} target")
@@ -56,6 +70,12 @@ def main() -> None:
         ratios = " ".join(f"{n[0] / b[0]:.3f}" for n, b in zip(now, before))
         own = " ".join(f"{n[1]:.1f}/{b[1]:.1f}" for n, b in zip(now, before))
         print(f"{name:<12} {ratios:<30} {own:<24} <= 1")
+    print(f"\n{'case':<12} {'mode':<8} {'cold first call now / before (pair by pair)':<46} target")
+    for name in options.cases.split(","):
+        now, before = colds[(name, "now")], colds[(name, "before")]
+        for mode in sorted({m for c in now for m in c}):
+            ratios = " ".join(f"{n[mode] / b[mode]:.3f}" for n, b in zip(now, before) if mode in n and mode in b)
+            print(f"{name:<12} {mode:<8} {ratios:<46} 0.9-1.1")
 
 
 if __name__ == "__main__":

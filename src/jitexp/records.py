@@ -217,6 +217,7 @@ class Noise:
     round_steal: list[float | None] = field(default_factory=list)  # per round (None: no tick in it)
     rounds_under_steal: int | None = None  # rounds whose steal share exceeded timing.max_steal
     under_steal: bool = False  # measured mostly under steal (host.mostly_under_steal)
+    accounted: bool = False  # the CPU counters were read around every round (the shares may still be None: too short)
     host_probe: dict[str, float] = field(default_factory=dict)  # host_probe_<name>_s
 
 

@@ -89,13 +89,13 @@ def test_a_job_says_it_is_alive_on_a_terminal_and_in_plain_lines_elsewhere(tmp_p
     plain = _cli(tmp_path / "plain", tty=False)
     assert plain.returncode == 0, plain.stderr[-2000:]
     lines = [line for line in plain.stderr.splitlines() if line.startswith("jitexp: process")]
-    assert lines and lines[0].startswith("jitexp: process 1 of at least 1 done in ")
+    assert lines and lines[0].startswith("jitexp: process 1 of 1 done in ")
     assert "eager/jit" in lines[0]  # the estimate so far
     log = (tmp_path / "plain" / "run" / "jitexp.log").read_text()
-    assert "process 1 of at least 1 done" in log
+    assert "process 1 of 1 done" in log
     live = _cli(tmp_path / "live", tty=True)
     assert live.returncode == 0, live.stdout[-2000:]
-    assert "process 1 of at least 1" in live.stdout and "jitexp: process 1" not in live.stdout  # drawn, not logged
+    assert "process 1 of 1" in live.stdout and "jitexp: process 1" not in live.stdout  # drawn, not logged
     assert "\x1b[" in live.stdout  # redrawn in place on the terminal
     off = _cli(tmp_path / "off", "progress=false", tty=False)
     assert "jitexp: process" not in off.stderr

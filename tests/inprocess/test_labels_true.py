@@ -72,6 +72,22 @@ def test_measure_with_mixed_arguments_says_both():
     assert result.rows["dtype"].tolist() == ["float16+float32"]
 
 
+# ---- the noise columns' blank says why ------------------------------------------------------------------------------
+
+
+def test_a_quick_jobs_blank_noise_is_too_short_not_the_hosts_lack():
+    """On a host whose /proc/stat has the counters, a quick job's few ticks are not "not available on this host"."""
+    from jitexp import noise
+
+    row = run(compose([*QUICK, "workload.fn=ltcode.scale", "workload.args=[{shape:[8]},{value:2}]"])).row
+    assert row["status"] == "ok", row
+    if noise.cpu_times() is None:
+        pytest.skip("this host's /proc/stat has no per-CPU steal")
+    note = str(row["unavailable"])
+    assert "not available on this host" not in note
+    assert "noise" not in note or "noise: not measured (the rounds lasted under 10" in note, note
+
+
 # ---- size only where it built the inputs ----------------------------------------------------------------------------
 
 

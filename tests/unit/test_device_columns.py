@@ -160,6 +160,20 @@ def test_unavailable_says_once_which_columns_this_host_cannot_give_and_why():
     assert "peaks: roofline=false" in unavailable(rows, tpu_host, roofline=False)
 
 
+def test_counters_read_over_too_few_ticks_are_not_the_hosts_lack():
+    """A timing=quick job's rounds last a tick or two of /proc/stat: its blank noise columns said the host had no
+    accounting, on a host whose longer jobs had them (a newcomer's walkthrough, 2026-12-07)."""
+    rows = [{"mode": "jit", "status": "ok", "device_time_error": None}]
+    short = ProcessResult(0, platform="tpu", noise=Noise(accounted=True), peaks={"peak_flops_per_s": 1.0})
+    note = unavailable(rows, short, roofline=True)
+    assert note.startswith("noise: not measured (the rounds lasted under 10 of /proc/stat's 10 ms ticks")
+    assert "not available on this host" not in note
+    unread = ProcessResult(0, platform="tpu", noise=Noise(accounted=False), peaks={"peak_flops_per_s": 1.0})
+    assert unavailable(rows, unread, roofline=True).startswith("noise: not available on this host")
+    measured = ProcessResult(0, platform="tpu", noise=Noise(steal=0.0, accounted=True), peaks={"peak_flops_per_s": 1})
+    assert "noise" not in unavailable(rows, measured, roofline=True)
+
+
 BYTES = {"bytes_ceiling": "probe"}
 NO_NOISE_NOTE = "noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)"
 NOISE = Noise(steal=0.0, run_queue_wait=0.01)

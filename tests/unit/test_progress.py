@@ -86,6 +86,12 @@ def test_past_the_fewest_processes_the_line_names_the_most():
     assert status_text(s, now=1.0).startswith("process 6 of at least 6 \u00b7")
 
 
+def test_a_fixed_number_of_processes_is_named_as_it_is():
+    """timing=quick runs one process of one: the line said "process 1 of at least 1"."""
+    s = Standing(["jit"], at_least=1, at_most=1, running=0, phase="first_call", started=0.0)
+    assert status_text(s, now=1.0) == "process 1 of 1 \u00b7 first call \u00b7 1 s"
+
+
 # ---- a quiet process says where it is (issue 57, item 6) ----------------------------------------------------------
 
 

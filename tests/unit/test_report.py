@@ -273,6 +273,21 @@ def test_main_without_dir_uses_newest_under_outputs(tmp_path, monkeypatch, capsy
     assert not (old / "report").exists()
 
 
+def test_a_folder_named_right_under_outputs_is_newest_when_its_jobs_are(tmp_path, monkeypatch):
+    """A tutorial's `hydra.sweep.dir=outputs/static_args` written after the dated run is the one reported."""
+    dated = tmp_path / "outputs" / "run" / "2025-01-01_10-00-00"
+    write_csv(pd.DataFrame([ok("old", "eager", 8, 0.004, 0.01)]), dated / RESULTS_CSV)
+    named = write_sweep(tmp_path / "outputs" / "static_args", sweep_rows())
+    for job in named.rglob(RESULTS_CSV):
+        os.utime(job, (2_000_000_000, 2_000_000_000))
+    os.utime(dated / RESULTS_CSV, (1_000_000_000, 1_000_000_000))
+    (tmp_path / "outputs" / "notes.txt").write_text("not a folder")
+    monkeypatch.chdir(tmp_path)
+    assert build.find_latest() == Path("outputs/static_args")
+    os.utime(dated / RESULTS_CSV, (3_000_000_000, 3_000_000_000))
+    assert build.find_latest() == dated.relative_to(tmp_path)
+
+
 def test_main_without_dir_and_no_outputs_is_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert build.main([]) == 2
@@ -452,7 +467,7 @@ def test_caveats_are_counted_by_kind():
     ]
     lines = caveat_summary(frame(rows))
     assert lines[0].startswith(
-        "unstable: 4 of 6 rows (load average above CPU(s): 4, samples within a process spread: 3)"
+        "unstable: 4 of 6 rows (load average above CPU(s): 4 rows, samples within a process spread: 3 rows)"
     )
     assert lines[1].startswith("compiled while timed: 1 of 6 rows (2 compile(s))")
     assert lines[2].startswith("result differs from eager: 1 of 6 rows: w jit size 2")

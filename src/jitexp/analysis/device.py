@@ -9,6 +9,7 @@ from typing import Any
 
 from jitexp.analysis.ceilings import above_words, ceilings, device_above_wall, nominal
 from jitexp.analysis.formatting.values import format_seconds, is_missing, is_positive
+from jitexp.noise import MIN_TICKS
 from jitexp.records import COLD_PHASES, NOISE_COLUMNS, JobRaw, ProcessResult
 
 COMPILE_PHASES = tuple(p for p in COLD_PHASES if p != "execute_s")  # trace, lower, compile
@@ -104,16 +105,24 @@ def device_columns(row: Mapping[str, Any], peaks: Mapping[str, float]) -> dict[s
     return out
 
 
+NOISE_UNAVAILABLE = "noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)"
+NOISE_TOO_SHORT = (
+    f"noise: not measured (the rounds lasted under {MIN_TICKS} of /proc/stat's 10 ms ticks, too few for a share, "
+    "which a longer timing than quick gives)"
+)
+
+
 def unavailable(rows: Sequence[Mapping[str, Any]], first: ProcessResult, roofline: bool) -> str:
     """Which columns the job could not fill and why, once for the job ("noise: not available on this host; ..."):
-    a blank is then a fact about the host or backend, not a silent NaN."""
+    a blank is then a fact about the host or backend, not a silent NaN. Counters read but over too few ticks (a
+    timing=quick job's rounds) are not the host's lack."""
     notes = []
     if (
         first.error is None
         and first.config_error is None
         and all(getattr(first.noise, c, None) is None for c in NOISE_COLUMNS)
     ):
-        notes.append("noise: not available on this host (no per-CPU steal or run-queue accounting in /proc)")
+        notes.append(NOISE_TOO_SHORT if first.noise.accounted else NOISE_UNAVAILABLE)
     reasons = {r.get("device_time_error") for r in rows if r.get("mode") in ("jit", "aot") and r.get("status") == "ok"}
     reasons.discard(None)
     above = [r for r in rows if r.get("mode") in ("jit", "aot") and r.get("status") == "ok" and device_above_wall(r)]

@@ -112,7 +112,10 @@ def status_text(s: Standing, now: float) -> str:
 
 
 def _of(s: Standing) -> str:
-    """`of at least 6`, or past it `of at most 12` (more are added while the CI is wider than its target)."""
+    """`of at least 6`, or past it `of at most 12` (more are added while the CI is wider than its target); `of 1`
+    when the fewest and the most are one number (timing=quick), where "at least" would promise more."""
+    if s.at_most == s.at_least:
+        return f"of {s.at_least}"
     if s.at_most > s.at_least and s.running + 1 > s.at_least:
         return f"of at most {s.at_most}"
     return f"of at least {s.at_least}"

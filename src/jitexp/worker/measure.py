@@ -221,6 +221,7 @@ def noise_of(cold: noise.Shares | None, ticks: list, max_steal: float) -> Noise:
         round_steal=per_round,
         rounds_under_steal=sum(s > max_steal for s in known) if known else None,
         under_steal=noise.mostly_under_steal(per_round, overall, max_steal),
+        accounted=len(ticks) > 1 and all(t is not None for t in ticks),
     )
 
 

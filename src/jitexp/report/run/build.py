@@ -52,18 +52,22 @@ class NoResultsError(FileNotFoundError):
 
 
 def find_latest(outputs: str | os.PathLike = OUTPUTS) -> Path | None:
-    """The run or sweep folder under outputs/run and outputs/multirun whose job results are newest.
+    """The run or sweep folder under outputs whose job results are newest: one under outputs/run or
+    outputs/multirun (Hydra's dated folders), or one named by `hydra.run.dir`/`hydra.sweep.dir` right under
+    outputs (the tutorials' `outputs/static_args`).
 
     Job files, not folder times: writing a report or a gathered CSV into an old run touches
     that folder but must not make it "the newest".
     """
     outputs = Path(outputs)
+    dated = (outputs / "run", outputs / "multirun")
+    named = [f for f in sorted(outputs.iterdir()) if f not in dated] if outputs.is_dir() else []
+    candidates = [*(f for base in dated if base.is_dir() for f in sorted(base.iterdir())), *named]
     newest = {}
-    for base in (outputs / "run", outputs / "multirun"):
-        for folder in base.iterdir() if base.is_dir() else ():
-            jobs = list(iter_jobs(folder)) if folder.is_dir() else []
-            if jobs:
-                newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
+    for folder in candidates:
+        jobs = list(iter_jobs(folder)) if folder.is_dir() else []
+        if jobs:
+            newest[folder] = (max((job.path / RESULTS_CSV).stat().st_mtime_ns for job in jobs), folder.name)
     return max(newest, key=lambda folder: newest[folder]) if newest else None
 
 

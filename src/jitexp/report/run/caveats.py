@@ -66,7 +66,7 @@ def row_notes(row: pd.Series, short: bool = False) -> str:
 def caveat_summary(df: pd.DataFrame) -> list[str]:
     """Caveats counted by kind, not repeated per row.
 
-    ``unstable: 7 of 12 rows (waited to run: 7, samples within a process spread: 2)``;
+    ``unstable: 7 of 12 rows (waited to run: 7 rows, samples within a process spread: 2 rows)``;
     the rows and their full reasons are in results.csv (unstable, unstable_reason).
     """
     n = len(df)
@@ -78,7 +78,9 @@ def caveat_summary(df: pd.DataFrame) -> list[str]:
         for reason in get_column(unstable, "unstable_reason"):
             for kind in {reason_kind(r) for r in split_reasons(reason)}:
                 kinds[kind] = kinds.get(kind, 0) + 1
-        detail = ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        detail = ", ".join(
+            f"{k}: {v} row{'s' if v != 1 else ''}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
         lines.append(
             f"unstable: {len(unstable)} of {n} rows"
             + (f" ({detail})" if detail else "")

@@ -33,7 +33,9 @@ def test_a_job_without_a_device_override_runs_on_the_chip_and_says_so(tmp_path):
     assert row["peak_flops_per_s"] > 1e13 and row["peak_bytes_per_s"] > 1e11
     assert row["device_peak_bytes"] > 0 and row["tpu_premapped_buffer_bytes"] == 268435456
     # a quick job's rounds are too short for /proc/stat's ticks; a host without the counters says so instead
-    assert row["unavailable"].startswith(("noise: not measured (the rounds lasted", "noise: not available on this host"))
+    assert row["unavailable"].startswith(
+        ("noise: not measured (the rounds lasted", "noise: not available on this host")
+    )
 
 
 def test_a_jobs_processes_hand_the_chip_over(tmp_path):

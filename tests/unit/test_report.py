@@ -110,6 +110,19 @@ def test_errors_table_content():
     assert row["hint"] == "use jax.lax.cond"
 
 
+def test_the_terminal_report_gives_each_hint_whole_below_the_errors_table():
+    """The errors table cuts its cells at 60 characters; the textbook page sends a reader to the hint there."""
+    from jitexp.report.run.terminal import hint_lines
+    from jitexp.report.run.text_parts import errors_view
+
+    long_hint = "a traced value was used as a Python int (range(), indexing): make n static, or use jax.lax.fori_loop"
+    errors = tables.errors_table(frame(sweep_rows())).assign(hint=long_hint)
+    errors = pd.concat([errors, errors], ignore_index=True)  # the same error twice: its hint once
+    lines = hint_lines(errors_view(errors), width=200)
+    assert lines == ["hints:", f"  TracerBoolConversionError: {long_hint}"]
+    assert hint_lines(errors_view(errors.assign(hint=None)), width=200) == []
+
+
 def test_format_seconds():
     assert formatting.format_seconds(0.0123) == "12.3 ms"
     assert formatting.format_seconds(45e-6) == "45 us"

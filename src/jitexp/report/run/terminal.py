@@ -90,5 +90,20 @@ def format_terminal_report(
             text_table(scaling_view(frames["scaling"])),
         ]
     if not frames["errors"].empty:
-        parts += ["", "errors", text_table(errors_view(frames["errors"]), width=60)]
+        view = errors_view(frames["errors"])
+        parts += ["", "errors", text_table(view.drop(columns="hint"), width=60)]
+        parts += hint_lines(view, width)
     return "\n".join(parts)
+
+
+def hint_lines(view: pd.DataFrame, width: int) -> list[str]:
+    """Each distinct hint of the errors table whole, after the error type it answers: a table cell cuts it at 60
+    characters, and a hint is a sentence to read."""
+    pairs = view.reindex(columns=["error_type", "hint"]).dropna().drop_duplicates()
+    pairs = pairs[pairs["hint"].astype(str).str.strip().astype(bool)]
+    if pairs.empty:
+        return []
+    return ["hints:"] + [
+        textwrap.fill(f"{kind.rsplit('.', 1)[-1]}: {hint}", width, initial_indent="  ", subsequent_indent="    ")
+        for kind, hint in pairs.itertuples(index=False, name=None)
+    ]

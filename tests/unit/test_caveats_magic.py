@@ -76,7 +76,7 @@ def test_the_jobs_own_worker_is_not_other_work_but_real_foreign_load_is():
 def test_the_load_reason_is_counted_by_kind_in_the_caveats():
     df = with_instability([row(load_avg_end=5.2), row(mode="eager", load_avg_end=5.2), row(size=128)])
     lines = caveat_summary(df)
-    assert lines and lines[0].startswith("unstable: 2 of 3 rows (other work on the machine: 2)")
+    assert lines and lines[0].startswith("unstable: 2 of 3 rows (other work on the machine: 2 rows)")
 
 
 # ---- steal and the host probe: a line only when something moved ----------------------------------
@@ -132,8 +132,8 @@ def test_the_host_probe_is_a_caveat_only_when_it_moved_between_jobs():
     moved = df.assign(job_num=1, host_probe_matmul_s=6.0e-4)  # 1.5x: the host changed between the jobs
     lines = steal_caveats(pd.concat([df, moved]))
     assert lines == [
-        "host probe across 2 jobs (the same kernels every time: the host moved between jobs): "
-        "matmul 400 us..600 us (1.50x)"
+        "the host moved between jobs: the same small kernels, timed in each of 2 jobs (host_probe_*_s), read "
+        "matmul 400 us..600 us (1.50x); figures from different jobs differ by as much for the host's own reasons"
     ]
 
 

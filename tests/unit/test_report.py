@@ -666,7 +666,7 @@ def test_time_chart_hollow_only_where_the_ci_missed_its_target(tmp_path, monkeyp
     assert jit.get_markerfacecolor() != "white" and jit.get_marker() == plot_time.UNSTABLE_MARKER
     assert aot.get_markerfacecolor() != "white" and aot.get_marker() == "o"
     labels = [t.get_text() for t in figures[0].legends[0].get_texts()]
-    assert "hollow: CI wider than the target" in labels and "diamond: unstable (see Caveats)" in labels
+    assert "hollow: CI wider than timing.target_rel_ci" in labels and "diamond: unstable (see Caveats)" in labels
 
 
 def test_speedup_axis_has_readable_ticks(tmp_path, monkeypatch):
@@ -808,7 +808,8 @@ def test_steal_and_the_host_probe_spread_are_caveats():
     assert lines[0].startswith("CPU steal (hypervisor): median process 1.0%..14.0% over 3 rows, worst process 30.0%")
     assert "2 row(s) above timing.max_steal" in lines[0]
     assert "2 process(es) replaced under steal" in lines[0]  # once per job, not per row
-    assert lines[1].startswith("host probe across 2 jobs") and lines[1].endswith("matmul 400 us..800 us (2.00x)")
+    assert lines[1].startswith("the host moved between jobs: the same small kernels, timed in each of 2 jobs")
+    assert "matmul 400 us..800 us (2.00x); figures from different jobs" in lines[1]
     assert steal_caveats(frame([ok("w", "jit", 1, 0.001, 0.05)])) == []  # not recorded: no line
     notes = rows_table(frame(rows))["notes"].tolist()
     assert notes == ["", "unstable; CPU steal 14%", "unstable; CPU steal 14%"]  # beside the figures it moved

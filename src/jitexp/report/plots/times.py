@@ -111,7 +111,7 @@ def time_charts(df: pd.DataFrame, out: Path) -> list[Path]:
                     color="grey",
                     markerfacecolor="white",
                     markeredgewidth=1.5,
-                    label="hollow: CI wider than the target",
+                    label="hollow: CI wider than timing.target_rel_ci",
                 )
             )
         if _any_unstable(cases.ok_rows(rows)):

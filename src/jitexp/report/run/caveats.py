@@ -195,8 +195,10 @@ def steal_caveats(df: pd.DataFrame) -> list[str]:
             )
     if spreads and widest > 1 + HOST_MOVED:
         lines.append(
-            f"host probe across {len(jobs)} jobs (the same kernels every time: the host moved between jobs): "
+            f"the host moved between jobs: the same small kernels, timed in each of {len(jobs)} jobs "
+            "(host_probe_*_s), read "
             + ", ".join(spreads)
+            + "; figures from different jobs differ by as much for the host's own reasons"
         )
     return lines
 

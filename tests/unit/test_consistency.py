@@ -54,9 +54,11 @@ def close(printed: float, value: float) -> bool:
     return math.isclose(printed, float(value), rel_tol=6e-3)
 
 
-# a verdict as the line and the block word it: `jit 1.28x faster than eager (95% CI 1.22x-1.32x)`
+# a verdict as the line and the block word it: `jit 1.28x faster than eager (95% CI 1.22x-1.32x)`, the block with
+# `, 1 process` inside the parentheses for a one-process CI
 VERDICT = re.compile(
-    r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x\)"
+    r"(\w+) ([\d.]+)x (faster|slower) than (\w+)(: no significant difference)? \(95% CI ([\d.]+)x-([\d.]+)x"
+    r"(?:, 1 process)?\)"
 )
 
 

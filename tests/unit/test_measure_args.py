@@ -25,6 +25,10 @@ def _two(x, n):
             "modes='jot' is invalid; valid choices: eager, jit, aot",
         ),
         (
+            lambda: jitexp.measure(abs, 1, modes="eager,jot"),  # one string of names, as the magic's -m takes them
+            "modes='jot' is invalid; valid choices: eager, jit, aot",
+        ),
+        (
             lambda: jitexp.measure(abs, 1, timing="fast"),
             "timing='fast' is invalid; valid choices: default, quick, rigorous",
         ),
@@ -52,6 +56,15 @@ def test_mistakes_are_one_line_value_errors_naming_the_choices(call, message):
     with pytest.raises(ValueError) as caught:
         call()
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_modes_as_one_comma_separated_string_are_the_same_modes():
+    """`modes="eager,jit"` was refused as one unknown mode, 'eager,jit', beside a list naming both as valid."""
+    from jitexp.api import prepare
+
+    as_string, _ = prepare(_two, np.ones(2), 2, modes="eager, jit", timing=QUICK)
+    as_names, _ = prepare(_two, np.ones(2), 2, modes=("eager", "jit"), timing=QUICK)
+    assert tuple(as_string.mode.names) == tuple(as_names.mode.names) == ("eager", "jit")
 
 
 def test_the_memory_guard_counts_the_argument_bytes(monkeypatch):

@@ -125,6 +125,11 @@ MISTAKES = [
     (["check=maybe"], "check='maybe' is invalid; must be true or false"),
     (["cpu_async_dispatch=sometimes"], "cpu_async_dispatch='sometimes' is invalid; must be true or false or null"),
     (["mode.static_argnums=abc"], "mode.static_argnums='abc' is invalid; must be a list of integers or null"),
+    # a mapping where a list goes: OmegaConf's "Cannot merge DictConfig with ListConfig" was the message
+    (
+        ["workload=custom", "workload.fn=math.sin", "workload.args={shape:[8]}"],
+        "workload.args='{shape:[8]}' is invalid; must be a list or null",
+    ),
     (["dtype=float128"], "dtype='float128' is invalid; valid choices: float32, float16, bfloat16, float64"),
     (["isolate=thread"], "isolate='thread' is invalid; valid choices: process, none"),
     (["foo=1"], "foo='1' is invalid; no such key;"),

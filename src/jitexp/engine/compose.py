@@ -436,7 +436,8 @@ def _node_mistake(exc: Exception, parsed: list[Any]) -> ConfigError | None:
             if key.startswith("workload.params."):
                 return new_param(unknown_key(key, value, known))
             return unknown_key(key, value, known)
-        if isinstance(cause, ValidationError):
+        if isinstance(cause, ValidationError) or first_line(cause).startswith("Cannot merge"):
+            # a value of the wrong type, or a mapping where a list goes ("Cannot merge DictConfig with ListConfig")
             return ConfigError(key, value, expected_type(key))
         if "does not support deletion" in first_line(cause):  # ~KEY of a key every job has
             value = "package.module.function (every job measures a function)" if key == "workload.fn" else "VALUE"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from jitexp.analysis.formatting.answer import failure_text
 from jitexp.config import DTYPES, MODES, PLATFORMS, ExperimentConfig, TimingConfig, from_dict
-from jitexp.errors import ConfigError
+from jitexp.errors import ConfigError, python_hint
 from jitexp.labels import GIVEN, MEASURED_SETUP, SIZE, shapes_label
 from jitexp.records import JobResult, Payload
 
@@ -90,9 +90,12 @@ def measure(
 
 
 def labelled(result: JobResult, fn: Callable, args: Sequence, kwargs: Mapping[str, Any], size: int | None) -> JobResult:
-    """result with its rows labelled by the arguments measure was given (given_inputs)."""
+    """result with its rows labelled by the arguments measure was given (given_inputs), and its hints in measure's
+    keywords (errors.python_hint: `static_argnums=1`, not the command line's `mode.static_argnums=[1]`)."""
     for row in result.rows:
         row.update(given_inputs(fn, args, kwargs, size))
+        if isinstance(row.get("hint"), str):
+            row["hint"] = python_hint(row["hint"])
     return result
 
 

@@ -254,6 +254,23 @@ def static_knob(path: str, call: Call | None) -> str:
     return f"mode.static_argnums=[<position of {name}>] (mode.static_argnames=[{name}] if passed by keyword)"
 
 
+# a hint's command-line knobs as jitexp.measure's keywords: the same advice where the job came from Python
+_PYTHON_KNOBS = (
+    (re.compile(r"mode\.static_argnums=\[(\d+)\]"), r"static_argnums=\1"),
+    (re.compile(r"mode\.static_argnums=\[(<position of \w+>)\]"), r"static_argnums=\1"),
+    (re.compile(r"mode\.static_argnames=\[(\w+)\]"), r'static_argnames="\1"'),
+    (re.compile(r"mode\.jit_fn=([\w.]+)"), r'jit_fn="\1"'),
+)
+
+
+def python_hint(hint: str) -> str:
+    """A hint written for the command line (`mode.static_argnums=[1]`) in jitexp.measure's keywords
+    (`static_argnums=1`), for rows measured from Python."""
+    for pattern, keyword in _PYTHON_KNOBS:
+        hint = pattern.sub(keyword, hint)
+    return hint
+
+
 def _name(path: str) -> str | None:
     """The argument's name at the head of JAX's path (`cfg` of `cfg.scale`, `c` of `c[0]`), None if none."""
     match = re.match(r"\w+", path)

@@ -97,6 +97,18 @@ def test_a_traced_loop_count_names_its_argument_and_index():
     assert "make n static (mode.static_argnums=[1])" in row["hint"], row["hint"]
 
 
+def test_from_python_the_hint_names_measures_keyword_and_that_works():
+    """jitexp.measure's row said `mode.static_argnums=[1]`, the command line's knob, where its keyword is
+    `static_argnums=1`."""
+    from hlcode import fn, make_pos
+
+    x, cfg = make_pos()
+    row = jitexp.measure(fn, x, cfg, modes="jit", timing="quick", isolate="none").rows.iloc[0]
+    assert row["status"] == "error" and row["hint"].endswith("make it static: static_argnums=1"), row["hint"]
+    fixed = jitexp.measure(fn, x, cfg, modes="jit", timing="quick", isolate="none", static_argnums=1)
+    assert fixed.rows.iloc[0]["status"] == "ok"
+
+
 def test_without_the_call_the_hint_names_both_forms_and_never_a_placeholder_i():
     import jax
 

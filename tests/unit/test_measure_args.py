@@ -85,3 +85,28 @@ def test_measure_and_prepare_spell_out_one_signature():
 
     measure, prepare = inspect.signature(api.measure), inspect.signature(api.prepare)
     assert list(measure.parameters.values()) == list(prepare.parameters.values())
+
+
+@pytest.mark.parametrize(
+    ("cli", "python"),
+    [
+        (
+            "make n static (mode.static_argnums=[1]), or use jax.lax.fori_loop",
+            "make n static (static_argnums=1), or use",
+        ),
+        ("make it static: mode.static_argnames=[cfg]", 'make it static: static_argnames="cfg"'),
+        (
+            "mode.static_argnums=[<position of a>] (mode.static_argnames=[a] if",
+            "static_argnums=<position of a> (static_",
+        ),
+        ("mode.jit_fn=equinox.filter_jit traces the arrays", 'jit_fn="equinox.filter_jit" traces the arrays'),
+        ("use jax.lax.cond", "use jax.lax.cond"),
+    ],
+)
+def test_a_hint_from_python_names_measures_keywords(cli, python):
+    """A row measured by jitexp.measure gave the command line's `mode.static_argnums=[1]` where the keyword is
+    `static_argnums=1` (a newcomer's walkthrough of the Python path, 2026-12-07)."""
+    from jitexp.errors import python_hint
+
+    assert python_hint(cli).startswith(python)
+    assert "mode." not in python_hint(cli)

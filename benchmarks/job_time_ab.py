@@ -28,7 +28,9 @@ import job_time  # noqa: E402
 def job_wall(split: str) -> float:
     """The job's own wall seconds from the block's job line: `28.2 s: setup 3.1 s, ...` or `624 ms: ...`."""
     found = re.match(r"([\d.]+) (s|ms):", split)
-    return float(found[1]) * (1e-3 if found and found[2] == "ms" else 1) if found else float("nan")
+    if not found:
+        return float("nan")
+    return float(found[1]) * (1e-3 if found[2] == "ms" else 1.0)
 
 
 def cold_calls(folder: Path) -> dict[str, float]:

@@ -62,11 +62,11 @@ def measure(
     """Measure fn(*args, **kwargs) in each mode on the CLI's engine; failures are error rows, mistakes ValueErrors.
 
     kwargs are fn's own keyword arguments; the options mean what the CLI's keys of the same name
-    mean (docs/configuration.md). modes: names, or one string of them, "jit" or "eager,jit" as the magic's -m. timing: a preset (default, quick, rigorous) or a mapping of timing
-    keys over the default preset. device: cpu, gpu, tpu, auto or e.g. gpu:1 (default: where the first
-    array argument lives, else auto). name and size label the rows (default: fn's qualified name, and
-    the arguments' shapes in short, `input_shapes`; the `size` column then holds the element count of
-    the largest array argument).
+    mean (docs/configuration.md). modes: names, or one string of them ("jit", "eager,jit", as the magic's -m).
+    timing: a preset (default, quick, rigorous) or a mapping of timing keys over the default preset.
+    device: cpu, gpu, tpu, auto or e.g. gpu:1 (default: where the first array argument lives, else auto).
+    name and size label the rows (default: fn's qualified name, and the arguments' shapes in short,
+    `input_shapes`; the `size` column then holds the element count of the largest array argument).
     """
     cfg, payload = prepare(
         fn,

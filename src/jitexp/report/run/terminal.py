@@ -8,6 +8,7 @@ import textwrap
 import pandas as pd
 
 from jitexp.analysis.formatting.tables import text_table
+from jitexp.analysis.formatting.values import short_name
 from jitexp.report.run.caveats import caveat_summary
 from jitexp.report.run.tables import speedup_table
 from jitexp.report.run.text_parts import AB_NOTE, TRIALS_NOTE, WHY_NOTE, errors_view, headline, scaling_view
@@ -104,6 +105,6 @@ def hint_lines(view: pd.DataFrame, width: int) -> list[str]:
     if pairs.empty:
         return []
     return ["hints:"] + [
-        textwrap.fill(f"{kind.rsplit('.', 1)[-1]}: {hint}", width, initial_indent="  ", subsequent_indent="    ")
+        textwrap.fill(f"{short_name(kind)}: {hint}", width, initial_indent="  ", subsequent_indent="    ")
         for kind, hint in pairs.itertuples(index=False, name=None)
     ]

@@ -13,7 +13,7 @@ ratio over as_is's is that factor's share.
 
     python benchmarks/user_pairs.py [--cases add_one,chain_1e5,compute_heavy,optax_step] [--arms as_is,...]
         [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...]
-    python benchmarks/user_pairs.py --table-from rounds.csv [--markdown]   # the tables again, from the rounds
+    python benchmarks/user_pairs.py --table-from rounds.csv [more.csv ...] [--markdown]   # the tables, from the rounds
 
 Rows print as each round ends (a crash keeps what came before); the table at the end of each case.
 """
@@ -220,16 +220,18 @@ def table(case: str, platform: str, arms: list[str], rounds: list[dict[str, floa
     return missed
 
 
-def tables_from(path: str, markdown: bool = False) -> int:
-    """The tables of the rounds a --csv file holds (a run cut short keeps its rounds there); rows missed."""
+def tables_from(paths: list[str], markdown: bool = False) -> int:
+    """The tables of the rounds --csv files hold (a run cut short keeps its rounds there; several files pool their
+    rounds, each arm over the rounds that ran it); rows missed."""
     cases: dict[str, dict] = {}
-    with open(path, newline="") as f:
-        for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
-            c = cases.setdefault(case, {"platform": platform, "arms": [], "rounds": {}})
-            c["arms"] += [arm] if arm not in c["arms"] else []
-            r = c["rounds"].setdefault((i, plain_s), {"plain": float(plain_s)})  # a round's plain once
-            if jitexp_s:
-                r[arm] = float(jitexp_s)
+    for path in paths:
+        with open(path, newline="") as f:
+            for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
+                c = cases.setdefault(case, {"platform": platform, "arms": [], "rounds": {}})
+                c["arms"] += [arm] if arm not in c["arms"] else []
+                r = c["rounds"].setdefault((path, i, plain_s), {"plain": float(plain_s)})  # a round's plain once
+                if jitexp_s:
+                    r[arm] = float(jitexp_s)
     return sum(table(k, c["platform"], c["arms"], list(c["rounds"].values()), markdown) for k, c in cases.items())
 
 
@@ -287,7 +289,9 @@ def main() -> None:
     parser.add_argument("--timeout-s", type=float, default=300.0, help="one process's limit")
     parser.add_argument("--csv", help="append each round's values here (case, arm, round, platform, plain_s, jitexp_s)")
     parser.add_argument("--extra", nargs="*", default=[], help="overrides added to every jitexp job")
-    parser.add_argument("--table-from", help="print the tables of a --csv file's rounds (nothing is run)")
+    parser.add_argument(
+        "--table-from", nargs="+", help="print the tables of --csv files' rounds, pooled (nothing is run)"
+    )
     parser.add_argument("--markdown", action="store_true", help="with --table-from: the rows as a Markdown table")
     args = parser.parse_args()
     if args.table_from:

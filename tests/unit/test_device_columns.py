@@ -11,7 +11,7 @@ import pytest
 from jitexp import compose
 from jitexp.analysis.device import device_columns, job_split, unavailable
 from jitexp.analysis.formatting.answer import device_clause, split_text
-from jitexp.engine.handover import busy, hands_over, prepares, with_retries
+from jitexp.engine.handover import Handover, busy, hands_over, prepares, with_retries
 from jitexp.errors import DEVICE_BUSY, Failure, device_busy
 from jitexp.records import Cold, ConfigProblem, JobRaw, ModeResult, Noise, ProcessResult
 
@@ -109,6 +109,58 @@ def test_the_next_worker_is_prepared_on_an_accelerator_or_when_asked(configs, ov
 )
 def test_fresh_workers_of_this_interpreter_run_through_the_handover(configs, overrides, expected):
     assert hands_over(configs[overrides]) is expected
+
+
+class FakeWorker:
+    """A worker as processes.start returns it: opens a TPU when waited for, then returns its process's result."""
+
+    def __init__(self, task, log):
+        self.task, self.log = task, log
+        log.append("start")
+
+    def go(self, task):
+        self.task = task
+
+    def wait(self, timeout_s, on_open=None, on_phase=None):
+        on_open("tpu")
+        return ProcessResult(self.task.process, platform="tpu")
+
+    def kill(self):
+        self.log.append("kill")
+
+
+@pytest.mark.parametrize(("processes", "forked"), [(1, 1), (3, 3)])
+def test_the_jobs_last_possible_process_prepares_no_next_worker(configs, monkeypatch, processes, forked):
+    # each worker that opens a TPU has the next one forked while it measures, but not the last the job can run: a
+    # quick job's one process measured beside a neighbour forking and importing for nothing (issue 61)
+    from jitexp.engine import handover as handover_module
+    from jitexp.engine import runner
+
+    log: list[str] = []
+    monkeypatch.setattr(handover_module.processes, "start", lambda target, task: FakeWorker(task, log))
+    timing = dataclasses.replace(configs[()].timing, processes=processes, max_processes=processes)
+    cfg = dataclasses.replace(configs[()], timing=timing)
+    launcher = Handover(cfg)
+    try:
+        results, why, _ = runner.collect(cfg, handover=launcher)
+    finally:
+        launcher.close()
+    assert [r.process for r in results] == list(range(processes)) and why == "max_processes"
+    assert log == ["start"] * forked  # none forked only to be killed
+    assert launcher.prepared == processes - 1
+
+
+def test_a_process_may_follow_until_a_round_reaches_max_processes(configs):
+    from jitexp.engine.process_plan import ProcessPlan
+
+    timing = dataclasses.replace(configs[()].timing, processes=2, max_processes=2, interleave="processes")
+    modes = dataclasses.replace(configs[()].mode, eager=True, jit=True)
+    plan = ProcessPlan(dataclasses.replace(configs[()], timing=timing, mode=modes))
+    follows = []
+    for n in range(4):  # separate modes: a round is one process of each mode
+        follows.append(plan.may_follow())
+        plan.results.append(ProcessResult(n))
+    assert follows == [True, True, True, False]
 
 
 def test_the_device_columns_put_device_time_beside_wall_time_and_the_shares_of_the_measured_peaks():

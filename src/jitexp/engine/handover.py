@@ -2,9 +2,11 @@
 
 Opening a TPU takes seconds and only one process may hold it, so a job's processes hand it over one to the next.
 `Handover` runs a job's fresh workers: once the current worker says it has opened its device, and that device is one
-to prepare for (`prepares`), the next worker is forked (the forkserver's imports, then the workload's) while the
-current one measures; it waits (records.Task.gated) and opens the device only when the driver releases it, after the
-current worker has exited and let go. `with_retries` tries again a process refused the device at open.
+to prepare for (`prepares`) and a process may follow it (`follows`), the next worker is forked (the forkserver's
+imports, then the workload's) while the current one measures; it waits (records.Task.gated) and opens the device only
+when the driver releases it, after the current worker has exited and let go. The job's last possible process prepares
+none (a neighbour forking and importing beside its rounds for nothing: docs/decisions.md). `with_retries` tries again
+a process refused the device at open.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Handover:
         self.cfg = cfg
         self._next: Running | None = None
         self.prepared = 0  # launches that found their worker already forked
+        self.follows = True  # a process may follow the next one launched (ProcessPlan.may_follow)
         self.on_phase: Callable[[str], None] | None = None  # told each phase the running worker enters (the status)
 
     def launch(self, target: Target, task: Task, timeout_s: float) -> ProcessResult:
@@ -56,7 +59,7 @@ class Handover:
         running.go(task)
 
         def opened(platform: str) -> None:
-            if self._next is None and prepares(self.cfg, platform):  # forks and imports while `running` measures
+            if self._next is None and self.follows and prepares(self.cfg, platform):  # forks, imports while it measures
                 self._next = processes.start(target, dataclasses.replace(gated))
 
         return running.wait(timeout_s, on_open=opened, on_phase=self.on_phase)

@@ -81,6 +81,12 @@ class ProcessPlan:
             self.cfg, p, modes, extra_calls, extras=p == 0, payload=payload, env=env, cold=cold, cache_dir=cache_dir
         )
 
+    def may_follow(self) -> bool:
+        """Whether another process can start after the next one: not when the next one ends a round that reaches
+        timing.max_processes (stop_reason's count; a replacement under steal stays under it too)."""
+        after = len(self.results) + 1
+        return after % len(self.names) != 0 or after // len(self.names) < self.cfg.timing.max_processes
+
     def replaces(self, result: ProcessResult) -> bool:
         """Whether a process measured mostly under CPU steal is replaced by a new one (kept in `replaced`): while the
         process count and the job's budget allow, until a replacement is stolen from too (the steal persists)."""

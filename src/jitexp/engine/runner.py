@@ -233,8 +233,11 @@ def _next_process(plan: ProcessPlan, task: Task, prepared: Handover | None, stat
         status.started(len(plan.results))
     if plan.slot in plan.stand_in:
         result = plan.stand_in[plan.slot]
+    elif prepared is not None:
+        prepared.follows = plan.may_follow()  # the job's last process prepares no neighbour to measure beside
+        result = run_task(task, plan.cfg, prepared)
     else:
-        result = run_task(task, plan.cfg, prepared) if prepared is not None else run_task(task, plan.cfg)
+        result = run_task(task, plan.cfg)
     if status is not None:
         status.finished(result)
     return result

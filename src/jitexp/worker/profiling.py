@@ -22,6 +22,7 @@ from jitexp.worker.timing import Loop
 
 PROFILE_SECONDS = 0.5  # the profiled loop lasts about this long (at least MIN_CALLS calls), after as long a warm-up
 MIN_CALLS, MAX_CALLS = 10, 10_000
+PROFILE_EVENTS = 200_000  # and at most about this many trace events (within_events)
 KEPT = (".trace.json.gz", ".xplane.pb")  # Perfetto / chrome://tracing reads the first, TensorBoard's XProf the second
 
 
@@ -36,7 +37,7 @@ def profile_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs
         try:
             c = cold_call(donor(own) if inputs.shares else own, mode, keep_output=False)
             seconds, _ = c.loop(MIN_CALLS)
-            calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
+            calls = within_events(c.loop, int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9)))))
             c.loop(calls)  # warm: caches, the allocator, thread pools, the carried state, as the timed rounds are
         except PhaseError as exc:
             out[mode] = distributed.dropped(task.cfg, exc, workload.call_of(own))
@@ -69,13 +70,25 @@ def traced(loop: Loop, calls: int, kept: tuple[str, ...] = (), warm: int = 0) ->
     return per_call, trace, {name: data for name, data in found.items() if name.endswith(kept)}
 
 
+def within_events(loop: Loop, calls: int, budget: int = PROFILE_EVENTS, probe: int = MIN_CALLS) -> int:
+    """`calls`, or fewer (not under `probe`) where that many would put more than `budget` events in the trace, as
+    counted in a short trace of `probe` calls: the export keeps the first 1,000,000 events only, and writing and
+    reading that many took ~20 s (a scan of 128 steps, 1,000 calls)."""
+    if calls <= probe:
+        return calls
+    _, trace, _ = traced(loop, probe)
+    per_call = len(trace.get("traceEvents", [])) / probe
+    return max(probe, min(calls, int(budget / max(per_call, 1.0))))
+
+
 def device_time(loop: Loop, per_call_s: float) -> dict[str, Any]:
     """Extras' device_s: the device's busy time per call of a warm steady loop (the union of its op intervals within
     the traced calls, jitexp.analysis.profile.device_busy), from a trace of about DEVICE_SECONDS of it after the timed
-    rounds, and device_trace_wall_s, that traced loop's own wall time per call; device_time_error says why device_s
-    is empty."""
+    rounds (fewer calls where that would be over DEVICE_EVENTS events), and device_trace_wall_s, that traced loop's
+    own wall time per call; device_time_error says why device_s is empty."""
     calls = int(min(DEVICE_MAX_CALLS, max(DEVICE_MIN_CALLS, DEVICE_SECONDS / max(per_call_s, 1e-9))))
     try:
+        calls = within_events(loop, calls, DEVICE_EVENTS, DEVICE_MIN_CALLS)
         per_call, trace, _ = traced(loop, calls, warm=DEVICE_MIN_CALLS)
     except Exception as exc:
         return {"device_time_error": f"the profiler failed: {type(exc).__name__}: {first_line(exc)}"}
@@ -87,4 +100,5 @@ def device_time(loop: Loop, per_call_s: float) -> dict[str, Any]:
 
 DEVICE_SECONDS = 0.1  # device_time traces about this long a loop (at least DEVICE_MIN_CALLS calls)
 DEVICE_MIN_CALLS, DEVICE_MAX_CALLS = 5, 1000
+DEVICE_EVENTS = 50_000  # and at most about this many trace events (within_events)
 NO_EXECUTION = "the program ran inline on the calling thread (a small CPU program): the trace has no device events"

@@ -65,10 +65,10 @@ def test_the_calls_traced_keep_the_trace_under_its_event_budget(monkeypatch):
         return 1e-3, {"traceEvents": [{}] * (calls * 400)}, {}
 
     monkeypatch.setattr(profiling, "traced", traced)
-    assert within_events(lambda n: (0.0, None), 1000, budget=20_000, probe=5) == 50  # 400 events a call
-    assert within_events(lambda n: (0.0, None), 30, budget=20_000, probe=5) == 30  # under the budget: as asked
-    assert within_events(lambda n: (0.0, None), 1000, budget=100, probe=5) == 5  # never under the probe's calls
-    assert within_events(lambda n: (0.0, None), 5, budget=100, probe=5) == 5 and probed == [5, 5, 5]  # no probe
+    assert within_events(lambda n: (0.0, None), 1000, budget=20_000, fewest=5) == 50  # 400 events a call
+    assert within_events(lambda n: (0.0, None), 30, budget=20_000, fewest=5) == 30  # under the budget: as asked
+    assert within_events(lambda n: (0.0, None), 1000, budget=100, fewest=5) == 5  # never under the fewest calls
+    assert within_events(lambda n: (0.0, None), 5, budget=100, fewest=5) == 5 and probed == [1, 1, 1]  # no probe
 
 
 def test_the_peaks_are_measured_once_per_device_and_dtype():

@@ -70,15 +70,14 @@ def traced(loop: Loop, calls: int, kept: tuple[str, ...] = (), warm: int = 0) ->
     return per_call, trace, {name: data for name, data in found.items() if name.endswith(kept)}
 
 
-def within_events(loop: Loop, calls: int, budget: int = PROFILE_EVENTS, probe: int = MIN_CALLS) -> int:
-    """`calls`, or fewer (not under `probe`) where that many would put more than `budget` events in the trace, as
-    counted in a short trace of `probe` calls: the export keeps the first 1,000,000 events only, and writing and
+def within_events(loop: Loop, calls: int, budget: int = PROFILE_EVENTS, fewest: int = MIN_CALLS) -> int:
+    """`calls`, or fewer (not under `fewest`) where that many would put more than `budget` events in the trace, as
+    counted in a trace of one call (a few ms): the export keeps the first 1,000,000 events only, and writing and
     reading that many took ~20 s (a scan of 128 steps, 1,000 calls)."""
-    if calls <= probe:
+    if calls <= fewest:
         return calls
-    _, trace, _ = traced(loop, probe)
-    per_call = len(trace.get("traceEvents", [])) / probe
-    return max(probe, min(calls, int(budget / max(per_call, 1.0))))
+    _, trace, _ = traced(loop, 1)
+    return max(fewest, min(calls, int(budget / max(len(trace.get("traceEvents", [])), 1))))
 
 
 def device_time(loop: Loop, per_call_s: float) -> dict[str, Any]:

@@ -432,6 +432,7 @@ class Measurement:
                     row["speedup_ci_low"],
                     row["speedup_ci_high"],
                     row["verdict"],
+                    one_process=row.get("ci_scope") == "within_process",
                 )
                 if row.get("speedup") is not None
                 else ""

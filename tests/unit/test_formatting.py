@@ -487,6 +487,17 @@ def test_speedup_phrase(speedup, verdict, expected):
     assert f.speedup_phrase("jit", "eager", speedup, 1.6, 2.5, verdict) == expected
 
 
+def test_a_ci_of_one_processs_rounds_says_so_in_its_parentheses():
+    # timing=quick: the CI resamples one process's rounds; two quick runs of one job read 3.6x and 1.87x
+    one = f.speedup_phrase("jit", "eager", 3.6, 3.17, 3.94, "faster", one_process=True)
+    assert one == "jit 3.6x faster than eager (95% CI 3.17x-3.94x, 1 process)"
+    same = f.speedup_phrase("jit", "eager", 1.02, 0.9, 1.1, "no significant difference", one_process=True)
+    assert same.endswith(": no significant difference (95% CI 0.9x-1.1x, 1 process)")
+    assert (
+        f.speedup_phrase("jit", "eager", 3.6, 3.17, 3.94, "faster") == "jit 3.6x faster than eager (95% CI 3.17x-3.94x)"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

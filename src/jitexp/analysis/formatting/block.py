@@ -104,8 +104,9 @@ def _median_lines(rows: Sequence[Mapping]) -> list[Line]:
     return lines
 
 
-def _verdict(row: Mapping, ci: bool = True) -> str:
-    """A paired row's verdict against its baseline (`speedup_phrase`), with its CI or (ci=False) without it."""
+def _verdict(row: Mapping, ci: bool = True, scope: bool = False) -> str:
+    """A paired row's verdict against its baseline (`speedup_phrase`), with its CI or (ci=False) without it; `scope`:
+    a CI of one process's rounds (timing=quick) says `1 process` (two quick runs of one job read 3.6x and 1.87x)."""
     phrase = speedup_phrase(
         row_label(row),
         row["baseline_mode"],
@@ -113,16 +114,9 @@ def _verdict(row: Mapping, ci: bool = True) -> str:
         row["speedup_ci_low"] if ci else None,
         row["speedup_ci_high"] if ci else None,
         row["verdict"],
+        one_process=ci and scope and row.get("ci_scope") == "within_process",
     )
     return phrase if ci else phrase.replace(" (95% CI -)", "")
-
-
-def _one_process(phrase: str, row: Mapping) -> str:
-    """A verdict whose CI resamples one process's rounds (timing=quick) says so inside its parentheses: a fresh
-    process moves the figure by more than such an interval holds (two quick runs read 3.6x and 1.87x)."""
-    if row.get("ci_scope") == "within_process" and phrase.endswith(")") and "(95% CI " in phrase:
-        return phrase[:-1] + ", 1 process)"
-    return phrase
 
 
 def _payoff(row: Mapping) -> str:
@@ -149,7 +143,7 @@ def block_lines(rows: Sequence[Mapping], folder: str | None = None) -> list[Line
         if cell_text(row.get("ab_baseline")):
             lines.append(Line("change", ab_phrase(row), _verdict_style(row.get("ab_steady_verdict"))))
     for row in paired:
-        lines.append(Line("verdict", _one_process(_verdict(row), row), _verdict_style(row["verdict"])))
+        lines.append(Line("verdict", _verdict(row, scope=True), _verdict_style(row["verdict"])))
     for row in ok:
         if row["mode"] in (EAGER, NUMPY, row.get("baseline_mode", EAGER)) or is_missing(row.get("speedup_vs_numpy")):
             continue

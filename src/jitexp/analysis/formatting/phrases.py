@@ -184,13 +184,15 @@ def change_phrase(
     *,
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
+    one_process: bool = False,
 ) -> str:
     """Every ratio the user reads, one way round: ``after jit 3.02x slower than before (95% CI 2.95x-3.10x,
     p=0.031)``, ``... 1.05x slower than before, within the 5% threshold (...)`` when significant but under
     the threshold, ``... 1.21x slower than before: no significant change (...)``, ``...: cannot tell (...)``.
 
     time_ratio is this over other (> 1 slower); the figure is N >= 1 with its CI in the same direction, so
-    a speedup is passed as its inverse (`speedup_phrase`)."""
+    a speedup is passed as its inverse (`speedup_phrase`). `one_process`: the CI resamples one process's rounds
+    (ci_scope within_process), and the parentheses say ``1 process``: a fresh process moves the figure by more."""
     verdict_ = cell_text(verdict_)
     if not usable_ratio(time_ratio):
         return f"{label} vs {other}: {verdict_ or '-'}"
@@ -198,7 +200,9 @@ def change_phrase(
     head = compared(label, figure, other)
     if verdict_.startswith("cannot tell"):
         return f"{head}: {verdict_}"
-    detail = f"(95% CI {ci}" + ("" if is_missing(p) else f", p={p_text(p)}") + ")"
+    detail = (
+        f"(95% CI {ci}" + ("" if is_missing(p) else f", p={p_text(p)}") + (", 1 process" if one_process else "") + ")"
+    )
     if verdict_ in ("faster", "slower"):
         return f"{head} {detail}"
     if within_threshold(verdict_, p, alpha):
@@ -207,7 +211,13 @@ def change_phrase(
 
 
 def speedup_phrase(
-    mode: str, baseline: str, speedup: float, lo: float | None, hi: float | None, verdict_: str | None
+    mode: str,
+    baseline: str,
+    speedup: float,
+    lo: float | None,
+    hi: float | None,
+    verdict_: str | None,
+    one_process: bool = False,
 ) -> str:
     """A speedup (baseline time over mode time) in `change_phrase`'s words: ``jit 1.94x faster than eager (95% CI
     1.80x-2.09x)``, ``jit 1.9x slower than eager (95% CI 1.7x-2.1x)``, ``...: no significant difference (...)``;
@@ -216,4 +226,4 @@ def speedup_phrase(
         return f"{mode} vs {baseline}: no verdict ({verdict_})"
     if not usable_ratio(speedup):
         return change_phrase(mode, baseline, math.nan, None, None, verdict_)
-    return change_phrase(mode, baseline, *speedup_as_time_ratio(speedup, lo, hi), verdict_)
+    return change_phrase(mode, baseline, *speedup_as_time_ratio(speedup, lo, hi), verdict_, one_process=one_process)

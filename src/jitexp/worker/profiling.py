@@ -27,8 +27,9 @@ KEPT = (".trace.json.gz", ".xplane.pb")  # Perfetto / chrome://tracing reads the
 
 
 def profile_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs: Inputs) -> None:
-    """Each mode's cold call and PROFILE_SECONDS of warm-up, then about PROFILE_SECONDS of its steady loop (the timed region's own
-    calls) inside jax.profiler.trace, Python tracing off; the trace's rows and files in out[mode].profile."""
+    """Each mode's cold call and PROFILE_SECONDS of warm-up, then about PROFILE_SECONDS of its steady loop (the timed
+    region's own calls; fewer where over PROFILE_EVENTS events) inside jax.profiler.trace, Python tracing off; the
+    trace's rows and files in out[mode].profile."""
     w = handed.take()
     for position, mode in enumerate(task.modes):
         own = w if position == 0 else inputs()
@@ -37,12 +38,13 @@ def profile_calls(task: Task, handed: Handed, out: dict[str, ModeResult], inputs
         try:
             c = cold_call(donor(own) if inputs.shares else own, mode, keep_output=False)
             seconds, _ = c.loop(MIN_CALLS)
-            calls = within_events(c.loop, int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9)))))
+            calls = int(min(MAX_CALLS, max(MIN_CALLS, PROFILE_SECONDS / max(seconds, 1e-9))))
             c.loop(calls)  # warm: caches, the allocator, thread pools, the carried state, as the timed rounds are
         except PhaseError as exc:
             out[mode] = distributed.dropped(task.cfg, exc, workload.call_of(own))
             continue
         try:
+            calls = within_events(c.loop, calls)
             per_call, trace, files = traced(c.loop, calls, KEPT)
         except Exception as exc:  # the steady calls ran in the timed workers: a failure here is the profiler's
             out[mode] = ModeResult(failure_of("execute", exc))

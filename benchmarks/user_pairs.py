@@ -305,13 +305,12 @@ def main() -> None:
     print(f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}; arms {', '.join(arms)}", flush=True)
     missed = 0
     with tempfile.TemporaryDirectory(prefix="user_pairs-") as tmp:
-        out = open(args.csv, "a", newline="") if args.csv else None  # noqa: SIM115
+        # line-buffered: each round reaches the file as it ends, so a run its timeout kills keeps its rounds
+        out = open(args.csv, "a", newline="", buffering=1) if args.csv else None  # noqa: SIM115
         writer = csv.writer(out, lineterminator="\n") if out else None
         try:
             for case in cases:
                 missed += pairs_of(case, arms, args, Path(tmp), writer)
-                if out:
-                    out.flush()
         finally:
             if out:
                 out.close()

@@ -101,6 +101,10 @@ ARMS["no_prepare"] = (["timing.prepare_next=false"], [])
 # each worker importing JAX itself after the fork, and no next worker forked (and importing) while one measures: on the
 # chip no_preload read 1.090 of the user's loop, 1.094x as_is (2026-12-07); is it the neighbour's import or its own?
 ARMS["no_preload_no_prepare"] = (["timing.prepare_next=false"], ["preload"])
+# timing=quick's few one-call samples on the chip, against samples shaped otherwise (round 9: the user's 10 ms batches
+# in one worker read 0.950 of quick's samples): thirty one-call samples, or quick's count of 10 ms batches
+ARMS["quick_many"] = (["timing.min_samples=30", "timing.max_samples=30"], [])
+ARMS["quick_batched"] = (["timing.min_sample_time_s=0.01"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {

@@ -35,7 +35,10 @@
 # tpu_quick: x + 1 on the chip, as_is beside no_prepare (no next worker forked while the only one measures: a quick
 #        job's one process prepares a neighbour it never uses) and user_timing (the user's 10 ms batches).
 # tpu_prepare: x + 1 on the chip, as_is beside no_prepare alone (more pairs a call than tpu_quick).
-#        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack and tpu_quick take BUDGET=s TMO=s
+# tpu_samples: x + 1 on the chip, as_is beside quick_many (30 one-call samples), quick_batched (quick's count of 10 ms
+#        samples) and user_timing: is quick's ~1-5% above the user's batches (round 9) the few samples, early in the
+#        worker's life, or the one call a sample?
+#        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack, tpu_quick and tpu_samples take BUDGET=s TMO=s
 #        (default 420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
@@ -98,7 +101,7 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare)  # two or three arms of one case on the chip, in the same rounds (each mode's question above)
+  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples)  # two or three arms of one case on the chip, in the same rounds (each mode's question above)
     case "$mode" in
       tpu_eager) CASE=main_job ARMS=as_is,jit_only ;;
       tpu_fs) CASE=main_job ARMS=as_is,plain_fs ;;
@@ -109,6 +112,7 @@ case "$mode" in
       tpu_stack) CASE=add_one ARMS=as_is,deep_stack,user_timing ;;
       tpu_quick) CASE=add_one ARMS=as_is,no_prepare,user_timing ;;
       tpu_prepare) CASE=add_one ARMS=as_is,no_prepare ;;
+      tpu_samples) CASE=add_one ARMS=as_is,quick_many,quick_batched,user_timing ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -119,7 +123,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

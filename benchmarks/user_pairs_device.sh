@@ -101,7 +101,7 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples)  # two or three arms of one case on the chip, in the same rounds (each mode's question above)
+  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples)  # two to four arms of one case on the chip, in the same rounds (each mode's question above)
     case "$mode" in
       tpu_eager) CASE=main_job ARMS=as_is,jit_only ;;
       tpu_fs) CASE=main_job ARMS=as_is,plain_fs ;;

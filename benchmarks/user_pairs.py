@@ -12,7 +12,7 @@ compilation cache; samples shaped like the plain loop's) or a name in JITEXP_WOR
 ratio over as_is's is that factor's share.
 
     python benchmarks/user_pairs.py [--cases add_one,chain_1e5,compute_heavy,optax_step] [--arms as_is,...]
-        [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...]
+        [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...] [--arm 'NAME=OVR;OVR|OFF,OFF' ...]
     python benchmarks/user_pairs.py --table-from rounds.csv [more.csv ...] [--markdown]   # the tables, from the rounds
 
 Rows print as each round ends (a crash keeps what came before); the table at the end of each case.
@@ -46,6 +46,7 @@ JOBS: dict[str, list[str]] = {
         "timing=quick",
     ],
     "compute_heavy": ["workload=compute_heavy", "size=1000", "mode=jit", "timing=quick"],
+    "compute_small": ["workload=compute_heavy", "size=256", "mode=jit", "timing=quick"],
     "optax_step": [
         "workload=custom",
         "workload.fn=user_plain.optax_step",
@@ -105,6 +106,8 @@ ARMS["no_preload_no_prepare"] = (["timing.prepare_next=false"], ["preload"])
 # in one worker read 0.950 of quick's samples): thirty one-call samples, or quick's count of 10 ms batches
 ARMS["quick_many"] = (["timing.min_samples=30", "timing.max_samples=30"], [])
 ARMS["quick_batched"] = (["timing.min_sample_time_s=0.01"], [])
+# quick's sample floor raised from 0.5 ms (compute_small on the CPU, 2026-12-07: 0.926x as_is, 0.868-0.982)
+ARMS["quick_5ms"] = (["timing.min_sample_time_s=0.005"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {
@@ -294,12 +297,22 @@ def main() -> None:
     parser.add_argument("--csv", help="append each round's values here (case, arm, round, platform, plain_s, jitexp_s)")
     parser.add_argument("--extra", nargs="*", default=[], help="overrides added to every jitexp job")
     parser.add_argument(
+        "--arm",
+        action="append",
+        default=[],
+        help="an arm of its own, then named in --arms: 'NAME=OVERRIDE;OVERRIDE|OFF,OFF' (overrides, JITEXP_WORKER_OFF names)",
+    )
+    parser.add_argument(
         "--table-from", nargs="+", help="print the tables of --csv files' rounds, pooled (nothing is run)"
     )
     parser.add_argument("--markdown", action="store_true", help="with --table-from: the rows as a Markdown table")
     args = parser.parse_args()
     if args.table_from:
         raise SystemExit(tables_from(args.table_from, args.markdown) and 1)
+    for spec in args.arm:
+        name, _, rest = spec.partition("=")
+        overrides, _, off = rest.partition("|")
+        ARMS[name] = ([o for o in overrides.split(";") if o], [o for o in off.split(",") if o])
     cases, arms = args.cases.split(","), args.arms.split(",")
     for name, known, what in ((cases, JOBS, "--cases"), (arms, {**ARMS, **PLAIN_ARMS}, "--arms")):
         bad = [n for n in name if n not in known]

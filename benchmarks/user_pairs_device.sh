@@ -35,9 +35,9 @@
 # tpu_quick: x + 1 on the chip, as_is beside no_prepare (no next worker forked while the only one measures: a quick
 #        job's one process prepares a neighbour it never uses) and user_timing (the user's 10 ms batches).
 # tpu_prepare: x + 1 on the chip, as_is beside no_prepare alone (more pairs a call than tpu_quick).
-# tpu_samples: x + 1 on the chip, as_is beside quick_many (30 one-call samples), quick_batched (quick's count of 10 ms
-#        samples) and user_timing: is quick's ~1-5% above the user's batches (round 9) the few samples, early in the
-#        worker's life, or the one call a sample?
+# tpu_samples: x + 1 on the chip, as_is beside quick_many (30 one-call samples), quick_5ms (quick's sample floor at
+#        5 ms, not 0.5: ~10 calls a sample) and user_timing: is quick's ~1-5% above the user's batches (round 9) the
+#        few samples, early in the worker's life, or the one call a sample? (On the CPU a ~1 ms call reads likewise.)
 #        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack, tpu_quick and tpu_samples take BUDGET=s TMO=s
 #        (default 420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
@@ -112,7 +112,7 @@ case "$mode" in
       tpu_stack) CASE=add_one ARMS=as_is,deep_stack,user_timing ;;
       tpu_quick) CASE=add_one ARMS=as_is,no_prepare,user_timing ;;
       tpu_prepare) CASE=add_one ARMS=as_is,no_prepare ;;
-      tpu_samples) CASE=add_one ARMS=as_is,quick_many,quick_batched,user_timing ;;
+      tpu_samples) CASE=add_one ARMS=as_is,quick_many,quick_5ms,user_timing ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \

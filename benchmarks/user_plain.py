@@ -102,6 +102,8 @@ CASES: dict[str, dict[str, Any]] = {
     "add_one": {"fn": add_one, "shapes": [[]]},
     "chain_1e5": {"fn": chain, "shapes": [[100000]]},
     "compute_heavy": {"fn": compute_heavy, "shapes": [[1000, 1000], [1000, 1000]]},
+    # a call of ~0.5-1 ms on the 2-core VM: timing=quick's one-call samples, as x + 1's ~550 us round trip on the TPU
+    "compute_small": {"fn": compute_heavy, "shapes": [[256, 256], [256, 256]]},
     "optax_step": {"fn": optax_step, "setup": setup_optax, "size": 64, "carry": {0: 0, 1: 1}},
 }
 

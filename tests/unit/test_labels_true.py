@@ -212,6 +212,9 @@ def test_blas_stall_reads_the_twins_own_probe():
     )
     assert blas_stall({**row, "numpy_one_thread_s": 10e-3}) == ""  # 1.6x: threads' own overhead, not a stall
     assert blas_stall({**row, "numpy_one_thread_s": None}) == ""  # not probed (one thread, a long call, old rows)
+    # 2.5x, but 3 us a call: a busy moment, not a thread waiting for a wake-up; 30 us more a call is one
+    assert blas_stall({**row, "median_s": 5e-6, "numpy_one_thread_s": 2e-6}) == ""
+    assert blas_stall({**row, "median_s": 50e-6, "numpy_one_thread_s": 20e-6}).startswith("its BLAS threads stalled")
     assert blas_stall({**row, "mode": "jit"}) == ""
     flagged = instability({**row, "process_median_max_s": 15.8e-3, "process_median_min_s": 15.8e-3})
     assert flagged["unstable"] and flagged["unstable_reason"].startswith("its BLAS threads stalled")

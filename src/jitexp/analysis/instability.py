@@ -97,17 +97,21 @@ def instability(row: dict, max_steal: float = 0.05) -> dict:
 
 
 BLAS_STALL = 2.0  # a NumPy twin this many times slower with its BLAS threads than with one: they stalled
+# ...and slower by at least this much a call: a stalled thread waits for a wake-up (tens of microseconds to scheduler
+# ticks), while a call of a few microseconds reads 2x in a busy moment between the rounds and the probe with no thread
+# waiting (a 16x16 matmul, which OpenBLAS runs on one thread, read "stalled" on a loaded 2-core VM: CI, 2026-12-07)
+BLAS_STALL_MIN_S = 20e-6
 
 
 def blas_stall(row: Mapping[str, Any]) -> str:
     """Why a NumPy twin's time is its BLAS threads waiting, not its work (issue 57: `jit 190x faster than numpy`
-    where 40 us was true): its median over its time with one BLAS thread (worker.blas) is BLAS_STALL or more; ""
-    when it is not, or the row has no such probe."""
+    where 40 us was true): its median over its time with one BLAS thread (worker.blas) is BLAS_STALL or more, and
+    BLAS_STALL_MIN_S a call more; "" when it is not, or the row has no such probe."""
     one, median = row.get("numpy_one_thread_s"), row.get("median_s")
     if row.get("mode") != "numpy" or not _positive(one) or not _positive(median):
         return ""
     ratio = float(median) / float(one)  # type: ignore[arg-type]
-    if ratio < BLAS_STALL:
+    if ratio < BLAS_STALL or float(median) - float(one) < BLAS_STALL_MIN_S:  # type: ignore[arg-type]
         return ""
     threads = row.get("numpy_blas_threads")
     return (

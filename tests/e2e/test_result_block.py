@@ -73,7 +73,9 @@ def test_each_kind_of_job_prints_the_block_on_a_terminal_and_in_a_pipe(tmp_path,
     if kind in modes:
         assert labels[: len(modes[kind])] == modes[kind] and "verdict" in labels and "compile" in labels
     if kind == "numpy twin":
-        assert any(" than numpy " in line for line in plain), plain
+        # a verdict against the twin: "jit 1.6x slower than numpy", or "jit vs numpy: no significant difference" when
+        # its CI holds 1 (a slow moment on a loaded VM, CI 2026-12-07)
+        assert any(" than numpy " in line or " vs numpy: " in line for line in plain), "\n".join(plain)  # whole
     if kind == "tracer error":
         assert (
             labels[:3] == ["eager", "jit", "hint"] and "failed in trace: jax.errors.TracerBoolConversionError" in piped

@@ -123,7 +123,8 @@ def test_a_stalled_blas_twin_gets_no_verdict(monkeypatch):
         return {"numpy_blas_threads": 2, "numpy_one_thread_s": per_call_s / 100}
 
     monkeypatch.setattr(measure, "blas_probe", stalled)
-    result = run(compose(["timing=quick", "isolate=none", "workload=matmul", "size=16", "mode=[jit,numpy]"]))
+    # 128: the twin's call is tens of microseconds, so the planted stall is over BLAS_STALL_MIN_S too (at 16 it is ~1 us)
+    result = run(compose(["timing=quick", "isolate=none", "workload=matmul", "size=128", "mode=[jit,numpy]"]))
     jit, numpy = (next(r for r in result.rows if r["mode"] == mode) for mode in ("jit", "numpy"))
     assert jit["verdict_vs_numpy"] == "numpy's BLAS threads stalled"
     assert numpy["verdict"] == "numpy's BLAS threads stalled"

@@ -75,7 +75,7 @@ def test_each_kind_of_job_prints_the_block_on_a_terminal_and_in_a_pipe(tmp_path,
     if kind == "numpy twin":
         # a verdict against the twin: "jit 1.6x slower than numpy", or "jit vs numpy: no significant difference" when
         # its CI holds 1 (a slow moment on a loaded VM, CI 2026-12-07)
-        assert any(" than numpy " in line or " vs numpy: " in line for line in plain), "\n".join(plain)  # whole
+        assert any(" than numpy " in line or " vs numpy: " in line for line in plain), "\n".join(plain)
     if kind == "tracer error":
         assert (
             labels[:3] == ["eager", "jit", "hint"] and "failed in trace: jax.errors.TracerBoolConversionError" in piped

@@ -108,6 +108,9 @@ ARMS["quick_many"] = (["timing.min_samples=30", "timing.max_samples=30"], [])
 ARMS["quick_batched"] = (["timing.min_sample_time_s=0.01"], [])
 # quick's sample floor raised from 0.5 ms (compute_small on the CPU, 2026-12-07: 0.926x as_is, 0.868-0.982)
 ARMS["quick_5ms"] = (["timing.min_sample_time_s=0.005"], [])
+# timing=quick's warm-up as before 2026-12-07 21:00 UTC: one call (now 100, at most 0.1 s); compute_small read 1.167 of
+# the user's loop so, 1.008 with 100 calls (0.851x, 0.807-0.979, 30 pairs)
+ARMS["warmup_1"] = (["timing.warmup=1", "timing.max_warmup_time_s=null"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {

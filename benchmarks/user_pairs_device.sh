@@ -38,7 +38,10 @@
 # tpu_samples: x + 1 on the chip, as_is beside quick_many (30 one-call samples), quick_5ms (quick's sample floor at
 #        5 ms, not 0.5: ~10 calls a sample) and user_timing: is quick's ~1-5% above the user's batches (round 9) the
 #        few samples, early in the worker's life, or the one call a sample? (On the CPU a ~1 ms call reads likewise.)
-#        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack, tpu_quick and tpu_samples take BUDGET=s TMO=s
+# tpu_warm: x + 1 on the chip, as_is (timing=quick's warm-up of 100 calls, at most 0.1 s, since 2026-12-07 21:00 UTC)
+#        beside warmup_1 (one warm-up call, as before) and user_timing: on the CPU a fresh executable's first ~80 calls
+#        ran slow and quick's few one-call samples were those calls (compute_small: 1.167 of the user's loop, 1.008).
+#        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack, tpu_quick, tpu_samples and tpu_warm take BUDGET=s TMO=s
 #        (default 420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
 #        2026-12-07): the stack's depth, which jaxlib walks at every call; also on this VM (OUT=/tmp/x bash ... deep).
@@ -101,7 +104,7 @@ case "$mode" in
     timeout 900 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases add_one --arms as_is,deep_stack --pairs 24 --budget-s 800 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples)  # two to four arms of one case on the chip, in the same rounds (each mode's question above)
+  tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples|tpu_warm)  # two to four arms of one case on the chip, in the same rounds (each mode's question above)
     case "$mode" in
       tpu_eager) CASE=main_job ARMS=as_is,jit_only ;;
       tpu_fs) CASE=main_job ARMS=as_is,plain_fs ;;
@@ -113,6 +116,7 @@ case "$mode" in
       tpu_quick) CASE=add_one ARMS=as_is,no_prepare,user_timing ;;
       tpu_prepare) CASE=add_one ARMS=as_is,no_prepare ;;
       tpu_samples) CASE=add_one ARMS=as_is,quick_many,quick_5ms,user_timing ;;
+      tpu_warm) CASE=add_one ARMS=as_is,warmup_1,user_timing ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
@@ -123,7 +127,7 @@ case "$mode" in
     timeout 540 python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \
       --cases main_job --pairs 24 --budget-s 360 $P 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"
     ;;
-  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples|tpu_main"; exit 2 ;;
+  *) echo "usage: bash benchmarks/user_pairs_device.sh cpu|arms|arms2|arms3|deep|tpu|tpu_eager|tpu_fs|tpu_settle|tpu_kind|tpu_preload|tpu_import|tpu_stack|tpu_quick|tpu_prepare|tpu_samples|tpu_warm|tpu_main"; exit 2 ;;
 esac
 echo "== all rounds of this mode, from $OUT/user_pairs_$mode.csv" | tee -a "$OUT/user_pairs_$mode.txt"
 python3 benchmarks/user_pairs.py --table-from "$OUT/user_pairs_$mode.csv" 2>&1 | tee -a "$OUT/user_pairs_$mode.txt"

@@ -113,6 +113,7 @@ ALWAYS: dict[str, str] = {
     "distributed": "the node of distributed.processes, decided by it",
     "timing": "the group of the timing keys, decided one by one",
     "timing.warmup": "untimed calls before every mode's calibration",
+    "timing.max_warmup_time_s": "every mode's warm-up, when set",
     "timing.min_sample_time_s": "every mode's calibration",
     "timing.max_time_s": "every process's sampling budget",
     "timing.target_rel_ci": "every process's and the job's stopping rule",

@@ -18,6 +18,7 @@ from jitexp.engine.preflight import compose
 # from the code, so that a change to any path's defaults fails this test until the docs follow.
 DOCUMENTED = {
     "warmup": 3,
+    "max_warmup_time_s": None,
     "min_samples": 10,
     "max_samples": 200,
     "min_sample_time_s": 0.01,

@@ -127,7 +127,8 @@ class TimingConfig:
     these (tests/unit/test_timing_defaults.py).
     """
 
-    warmup: int = 3  # calls per mode before calibration
+    warmup: int = 3  # calls per mode before calibration...
+    max_warmup_time_s: Optional[float] = None  # ...or fewer where they would last longer (null: every one)
     min_samples: int = 10  # rounds per process, at least (a round takes one sample of every mode)
     max_samples: int = 200
     min_sample_time_s: float = 0.01  # calls per sample are calibrated so a sample lasts this long

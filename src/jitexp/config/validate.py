@@ -85,6 +85,8 @@ def validate(cfg: ExperimentConfig) -> ExperimentConfig:
     if t.cold_processes is not None:
         _require_positive("timing.cold_processes", t.cold_processes)
     _require_positive("timing.warmup", t.warmup, allow_zero=True)
+    if t.max_warmup_time_s is not None:
+        _require_positive("timing.max_warmup_time_s", t.max_warmup_time_s)
     _require_positive("timing.open_retries", t.open_retries, allow_zero=True)
     _require_positive("timing.open_wait_s", t.open_wait_s, allow_zero=True)
     if cfg.device.premapped_buffer_bytes is not None:

@@ -112,6 +112,33 @@ def calibrate(
     return Calibrated(number, per_call)
 
 
+def warmup_rest(calls: int, per_call_s: float, max_time_s: float) -> int:
+    """The warm-up's calls after its first (of `per_call_s`): `calls` in all, or as many as end it by `max_time_s`."""
+    fit = math.floor((max_time_s - per_call_s) / max(per_call_s, 1e-9))
+    return max(0, min(calls - 1, fit))
+
+
+def warm_up(
+    loop: Loop, calls: int, max_time_s: float | None = None, agree: Callable[[np.ndarray], np.ndarray] | None = None
+) -> None:
+    """`calls` untimed calls, or fewer where they would last past `max_time_s` (the first call always runs).
+
+    A fresh executable's first ~80 calls run slow (a ~1 ms XLA:CPU call's calls 3-10 read 1.18x its later ones), and
+    where one call fills a sample (timing=quick) calibration makes one call: quick's few samples would be those calls.
+    `agree` (a jax.distributed job) makes every rank make rank 0's count, as each call is a collective.
+    """
+    if calls <= 0:
+        return
+    if max_time_s is None:
+        loop(calls)
+        return
+    rest = warmup_rest(calls, loop(1)[0], max_time_s)
+    if agree is not None:
+        rest = int(agree(np.array([rest]))[0])
+    if rest:
+        loop(rest)
+
+
 def rewarm_calls(number: int) -> int:
     """The fewest untimed calls before a sample that follows another mode's sample."""
     return max(1, int(number * REWARM))
@@ -239,8 +266,7 @@ def measure_rounds(
             gc.collect()  # here, so that the warm-up and calibration, not the first samples, run after it
         for mode in modes:
             try:
-                if policy.warmup:
-                    loops[mode](policy.warmup)
+                warm_up(loops[mode], policy.warmup, policy.max_warmup_time_s, agree=agree)
                 calibrated[mode] = calibrate(loops[mode], policy.min_sample_time_s, agree=agree)
             except Exception as exc:  # the mode fails; the others are still measured
                 if interrupted(exc):

@@ -44,11 +44,15 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=500)
     args = parser.parse_args()
     code = CHILD.format(here=str(Path(__file__).parent), size=args.size, calls=args.calls, buckets=BUCKETS)
-    rows = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(args.processes)]
+    rows = [
+        json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(args.processes)
+    ]
     a = np.array(rows)
-    print(f"compute_heavy at {args.size}: each bucket's median call over the steady state "
-          f"(calls {int(args.calls * 0.6)}-{args.calls}), {args.processes} fresh processes")
+    print(
+        f"compute_heavy at {args.size}: each bucket's median call over the steady state "
+        f"(calls {int(args.calls * 0.6)}-{args.calls}), {args.processes} fresh processes"
+    )
     print("calls        " + " ".join(f"{f'{lo}-{hi}':>8s}" for lo, hi in BUCKETS))
     for q in (25, 50, 75):
         print(f"quartile {q:2d}  " + " ".join(f"{v:8.3f}" for v in np.percentile(a, q, axis=0)))

@@ -73,6 +73,11 @@ def test_a_valid_config_is_returned_as_it_is():
         ),
         ({"timing": {"cold_processes": 0}}, "timing.cold_processes=0 is invalid; must be > 0"),
         ({"timing": {"warmup": -1}}, "timing.warmup=-1 is invalid; must be >= 0"),
+        ({"timing": {"max_warmup_time_s": 0.0}}, "timing.max_warmup_time_s=0.0 is invalid; must be > 0"),
+        (
+            {"timing": {"max_warmup_time_s": float("inf")}},
+            "timing.max_warmup_time_s=inf is invalid; must be a finite number > 0",
+        ),
         ({"timing": {"open_retries": -1}}, "timing.open_retries=-1 is invalid; must be >= 0"),
         ({"timing": {"open_wait_s": -0.5}}, "timing.open_wait_s=-0.5 is invalid; must be >= 0"),
         ({"timing": {"open_wait_s": float("inf")}}, "timing.open_wait_s=inf is invalid; must be a finite number >= 0"),

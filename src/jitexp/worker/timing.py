@@ -112,31 +112,35 @@ def calibrate(
     return Calibrated(number, per_call)
 
 
-def warmup_rest(calls: int, per_call_s: float, max_time_s: float) -> int:
-    """The warm-up's calls after its first (of `per_call_s`): `calls` in all, or as many as end it by `max_time_s`."""
-    fit = math.floor((max_time_s - per_call_s) / max(per_call_s, 1e-9))
-    return max(0, min(calls - 1, fit))
+def warmup_next(left: int, per_call_s: float, time_left_s: float, last: int) -> int:
+    """The warm-up's next chunk of calls: twice the last, at most the `left` of its count and what fits the time left
+    at the last chunk's `per_call_s` (0: the warm-up ends)."""
+    fit = math.floor(time_left_s / max(per_call_s, 1e-9))
+    return max(0, min(left, 2 * last, fit))
 
 
 def warm_up(
     loop: Loop, calls: int, max_time_s: float | None = None, agree: Callable[[np.ndarray], np.ndarray] | None = None
 ) -> None:
-    """`calls` untimed calls, or fewer where they would last past `max_time_s` (the first call always runs).
+    """`calls` untimed calls; with `max_time_s`, in doubling chunks that stop once the calls have lasted about that
+    long (the first call always runs), each chunk timed at the pace of the one before it.
 
     A fresh executable's first ~80 calls run slow (a ~1 ms XLA:CPU call's calls 3-10 read 1.18x its later ones), and
     where one call fills a sample (timing=quick) calibration makes one call: quick's few samples would be those calls.
-    `agree` (a jax.distributed job) makes every rank make rank 0's count, as each call is a collective.
+    `agree` (a jax.distributed job) makes every rank make rank 0's chunks, as each call is a collective.
     """
     if calls <= 0:
         return
     if max_time_s is None:
         loop(calls)
         return
-    rest = warmup_rest(calls, loop(1)[0], max_time_s)
-    if agree is not None:
-        rest = int(agree(np.array([rest]))[0])
-    if rest:
-        loop(rest)
+    done, spent, chunk = 0, 0.0, 1
+    while chunk > 0:
+        per_call_s = loop(chunk)[0]
+        done, spent = done + chunk, spent + per_call_s * chunk
+        chunk = warmup_next(calls - done, per_call_s, max_time_s - spent, chunk)
+        if agree is not None:
+            chunk = int(agree(np.array([chunk]))[0])
 
 
 def rewarm_calls(number: int) -> int:

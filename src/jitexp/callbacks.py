@@ -22,6 +22,9 @@ class GatherResults(Callback):
         from hydra.core.global_hydra import GlobalHydra
 
         from jitexp.engine.compose import sweep_jobs
+        from jitexp.engine.interrupts import held
+
+        held.release()  # the sweep's config is composed: a Ctrl-C from here on is Python's own (held since cli.main)
         from jitexp.store.folders import write_manifest
 
         root = Path(config.hydra.sweep.dir)

@@ -25,48 +25,13 @@ __all__ = ["main"]
 _running: dict[str, Any] = {}
 
 
-class _HeldInterrupt:
-    """Ctrl-C held while Hydra composes a job's config, raised at the next line of jitexp's own: a KeyboardInterrupt
-    inside OmegaConf's flag context leaves it half-set, and Hydra prints the AttributeError that follows as a
-    traceback (tests/e2e/test_ctrl_c.py). Only in the driver's main thread (`hold` is a no-op elsewhere)."""
-
-    def __init__(self) -> None:
-        self.driver = self.held = self.pending = False
-
-    def _note(self, signum: int, frame: Any) -> None:
-        self.pending = True
-
-    def hold(self) -> None:
-        import signal
-        import threading
-
-        if self.driver and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, self._note)
-            self.held = True
-
-    def release(self) -> None:
-        """The default Ctrl-C again; a Ctrl-C that came while held is raised now."""
-        import signal
-
-        if self.held:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            self.held = False
-        if self.pending:
-            self.pending = False
-            raise KeyboardInterrupt
-
-
-_interrupt = _HeldInterrupt()
-
-
 def _job(cfg: DictConfig) -> Any:
     """One job, as Hydra runs it (main wraps it in @hydra.main); under hydra/sweeper=tune it returns the trial's
     outcome to the sweeper (engine.tune.TrialReturn), else None. A Ctrl-C held while Hydra composed is raised here."""
-    _interrupt.release()
-    try:
-        return _one_job(cfg)
-    finally:
-        _interrupt.hold()  # the next job's compose, in a sweep
+    from jitexp.engine.interrupts import held
+
+    held.release()
+    return _one_job(cfg)
 
 
 def _one_job(cfg: DictConfig) -> Any:
@@ -291,14 +256,15 @@ def _main() -> None:
         _own_folder(checked.output)
     _register_sweeper()
     job = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_job)
-    _interrupt.driver = True
-    _interrupt.hold()
+    from jitexp.engine.interrupts import held
+
+    held.hold()  # until the job starts, or a sweep's callback (its jobs may run elsewhere: a SLURM launcher)
     try:
         try:
             with known_mode(checked.hydra_mode):
                 job()
         finally:
-            _interrupt.release()
+            held.release()
     except SystemExit:
         # Hydra turns a launcher's exception (submitit's UncompletedJobError when a job died on
         # its node) into a message and exit 1; the jobs that finished still get gathered.

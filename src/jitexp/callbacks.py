@@ -23,9 +23,9 @@ class GatherResults(Callback):
 
         from jitexp.engine.compose import sweep_jobs
         from jitexp.engine.interrupts import held
+        from jitexp.store.folders import write_manifest
 
         held.release()  # the sweep's config is composed: a Ctrl-C from here on is Python's own (held since cli.main)
-        from jitexp.store.folders import write_manifest
 
         root = Path(config.hydra.sweep.dir)
         current.clear()

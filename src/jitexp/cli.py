@@ -31,10 +31,6 @@ def _job(cfg: DictConfig) -> Any:
     from jitexp.engine.interrupts import held
 
     held.release()
-    return _one_job(cfg)
-
-
-def _one_job(cfg: DictConfig) -> Any:
     import pandas as pd
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode

@@ -57,15 +57,17 @@ def test_one_run_per_commit_gives_the_step_at_its_commit(tmp_path):
 @pytest.mark.slow
 @pytest.mark.serial  # it asserts a step found from timings: never beside another test
 def test_twice_the_work_from_commit_4_is_one_step_and_fails_the_gate(tmp_path):
-    """Issue 49's repository case, one repeat (10 of 10 repeats passed: docs/benchmarks.md): 6
-    commits, twice the work from commit 4, one run per commit with several processes; jitexp-history finds exactly
-    one steady step naming commit 4, and --fail-on-step exits 1 on it."""
+    """Issue 49's repository case made plainer: 6 commits, four times the work from commit 4, one run per commit
+    with several processes; jitexp-history finds exactly one steady step naming commit 4, and --fail-on-step exits
+    1 on it. Issue 49's twice the work passed 10 of 10 repeats on a quiet VM (docs/benchmarks.md) but went unfound
+    once in CI (12-07, the host's slow phase, whose processes read up to 2x apart): over 3 + 3 runs that is noise
+    the size of the step, so no step is the honest answer there, and this test asserts a step no mode can hide."""
     repo = git_init(tmp_path / "repo")
     (repo / ".gitignore").write_text("runs/\nhistory/\n")
     args = ["workload=custom", "workload.fn=wl.step", "workload.args=[{shape:[128,128]}]", "mode=jit"]
     timing: list[str] = []  # default runs, as the issue's (with quick 4-process runs it missed 1 of 2 repeats)
     for i in range(1, 7):
-        (repo / "wl.py").write_text(WORK_MODULE.format(work=2 if i < 4 else 4))
+        (repo / "wl.py").write_text(WORK_MODULE.format(work=1 if i < 4 else 4))
         git(repo, "add", "wl.py", ".gitignore")
         git(repo, "commit", "-qm", f"commit {i}", "--allow-empty", f"--date=2026-01-{i:02d}T10:00:00")
         proc = run_cli([*args, *timing, f"hydra.run.dir=runs/{i}"], cwd=repo)
@@ -73,5 +75,7 @@ def test_twice_the_work_from_commit_4_is_one_step_and_fails_the_gate(tmp_path):
     gate = run_cli(["runs/*", "--out", "history", "--fail-on-step"], cwd=repo, name="jitexp-history")
     steps = pd.read_csv(repo / "history" / "steps.csv")
     steady = steps[(steps["metric"] == "steady") & steps["established"]]
-    assert steady["subject_after"].tolist() == ["commit 4"], steps
+    seen = pd.read_csv(repo / "history" / "history.csv")
+    seen = seen[seen["metric"] == "steady"][["order", "value", "ci_low", "ci_high"]].to_string()
+    assert steady["subject_after"].tolist() == ["commit 4"], (steps, seen)
     assert gate.returncode == 1, gate.stdout + gate.stderr

@@ -111,6 +111,9 @@ ARMS["quick_5ms"] = (["timing.min_sample_time_s=0.005"], [])
 # timing=quick's warm-up as before 2026-12-07 21:00 UTC: one call (now 100, at most 0.1 s); compute_small read 1.167 of
 # the user's loop so, 1.008 with 100 calls (0.851x, 0.807-0.979, 30 pairs)
 ARMS["warmup_1"] = (["timing.warmup=1", "timing.max_warmup_time_s=null"], [])
+# timing=quick's sample floor as before 2026-12-08 00:30 UTC: 0.5 ms (now 10 ms, timing=default's); x + 1 on the CPU read
+# 1.264 of the user's loop so, 1.021 with 10 ms samples (quick_batched, 0.923x, 0.794-0.994, 48 pairs, the noisy phase)
+ARMS["floor_05"] = (["timing.min_sample_time_s=0.0005"], [])
 # arms on the plain side: the user's loop itself in a forkserver child, as jitexp's worker runs (user_plain.py's
 # second argument); against plain, the worker's process alone, with no jitexp code in the loop
 PLAIN_ARMS = {

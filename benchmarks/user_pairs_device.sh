@@ -38,12 +38,10 @@
 # tpu_samples: x + 1 on the chip, as_is beside quick_many (30 one-call samples), quick_5ms (quick's sample floor at
 #        5 ms, not 0.5: ~10 calls a sample) and user_timing: is quick's ~1-5% above the user's batches (round 9) the
 #        few samples, early in the worker's life, or the one call a sample? (On the CPU a ~1 ms call reads likewise.)
-# tpu_warm: x + 1 on the chip, as_is (timing=quick's warm-up of 100 calls, at most 0.1 s, since 2026-12-07 21:00 UTC)
-#        beside warmup_1 (one warm-up call, as before) and no_preload: on the CPU a fresh executable's first ~80 calls
-#        ran slow and quick's few one-call samples were those calls (compute_small: 1.167 of the user's loop, 1.008).
-#        If as_is lands on the worker's kind of process (user_timing 0.957, plain_fs 0.954 in rounds 9-10), does a
-#        worker that imports JAX itself after its fork (no_preload; a quick job's one process has no neighbour
-#        importing beside it) read the fresh interpreter's figure?
+# tpu_warm: x + 1 on the chip, as_is (quick as it is: 10 ms samples since 2026-12-08 00:40 UTC, a warm-up of 100 calls,
+#        at most 0.1 s, since 2026-12-07 21:00 UTC) beside floor_05 (its 0.5 ms samples as before: 0.944x on the CPU
+#        over 108 pairs) and warmup_1 (one warm-up call, as before). Expected near the main job's 0.983 or the worker's
+#        kind of process (user_timing 0.957, plain_fs 0.954 in rounds 9-10), where 10 ms samples land on the chip.
 #        tpu_settle, tpu_eager, tpu_fs, tpu_kind, tpu_preload, tpu_import, tpu_stack, tpu_quick, tpu_samples and tpu_warm take BUDGET=s TMO=s
 #        (default 420, 540), the pairs' --budget-s and timeout, to leave room for another probe in the call.
 # deep:  x+1 on the CPU, as_is beside deep_stack (the timed calls on the worker's main thread, ~15 frames deep, as before
@@ -119,7 +117,7 @@ case "$mode" in
       tpu_quick) CASE=add_one ARMS=as_is,no_prepare,user_timing ;;
       tpu_prepare) CASE=add_one ARMS=as_is,no_prepare ;;
       tpu_samples) CASE=add_one ARMS=as_is,quick_many,quick_5ms,user_timing ;;
-      tpu_warm) CASE=add_one ARMS=as_is,warmup_1,no_preload ;;
+      tpu_warm) CASE=add_one ARMS=as_is,floor_05,warmup_1 ;;
     esac
     python3 -c "import jax; print(jax.devices())" 2>&1 | tail -1 | tee -a "$OUT/user_pairs_$mode.txt"
     timeout "${TMO:-540}" python3 benchmarks/user_pairs.py --csv "$OUT/user_pairs_$mode.csv" \

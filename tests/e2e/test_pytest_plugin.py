@@ -77,7 +77,11 @@ def test_save_compare_unchanged_passes_and_a_slowdown_fails_naming_the_metric(py
     assert (rows["overrides"] == "test_user.py::test_step").all()
     saved.stdout.fnmatch_lines(["*= jitexp =*", "*test_user.py::test_step*step f32[[]128,128[]] float32 cpu: eager*"])
 
-    same = pytester.runpytest_subprocess("--jitexp-compare=base", "--jitexp-threshold=0.5")
+    # the host's drift excused, as a user on a shared machine would: in CI (12-08, the host's noisy phase) the
+    # unchanged run read 1.65x slower with the host's own matmul probe 2.12x (1.1-3.22) slower between the two runs
+    same = pytester.runpytest_subprocess(
+        "--jitexp-compare=base", "--jitexp-threshold=0.5", "--jitexp-excuse-host-drift=auto"
+    )
     same.assert_outcomes(passed=1)
     # the summary cuts nothing, and below the test's line names the metric that decided: the steady state
     same.stdout.fnmatch_lines(

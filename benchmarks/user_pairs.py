@@ -13,7 +13,8 @@ ratio over as_is's is that factor's share.
 
     python benchmarks/user_pairs.py [--cases add_one,chain_1e5,compute_heavy,optax_step] [--arms as_is,...]
         [--pairs 24] [--budget-s 400] [--csv rounds.csv] [--extra OVERRIDE ...] [--arm 'NAME=OVR;OVR|OFF,OFF' ...]
-    python benchmarks/user_pairs.py --table-from rounds.csv [more.csv ...] [--markdown]   # the tables, from the rounds
+    python benchmarks/user_pairs.py --table-from rounds.csv[:ARM=NAME,...] [more.csv ...] [--markdown]   # the tables,
+        # from the rounds (ARM=NAME: that file's arm read as NAME, to pool the same job run under two names)
 
 Rows print as each round ends (a crash keeps what came before); the table at the end of each case.
 """
@@ -235,11 +236,15 @@ def table(case: str, platform: str, arms: list[str], rounds: list[dict[str, floa
 
 def tables_from(paths: list[str], markdown: bool = False) -> int:
     """The tables of the rounds --csv files hold (a run cut short keeps its rounds there; several files pool their
-    rounds, each arm over the rounds that ran it); rows missed."""
+    rounds, each arm over the rounds that ran it); rows missed. `FILE:ARM=NAME,...` reads those arms of that file
+    under another name (the same job under a name of its day: pooled with a later run's arm of that name)."""
     cases: dict[str, dict] = {}
-    for path in paths:
+    for spec in paths:
+        path, _, renames = spec.partition(":")
+        name = dict(pair.split("=", 1) for pair in renames.split(",") if pair)
         with open(path, newline="") as f:
             for case, arm, i, platform, plain_s, jitexp_s in csv.reader(f):
+                arm = name.get(arm, arm)
                 c = cases.setdefault(case, {"platform": platform, "arms": [], "rounds": {}})
                 c["arms"] += [arm] if arm not in c["arms"] else []
                 r = c["rounds"].setdefault((path, i, plain_s), {"plain": float(plain_s)})  # a round's plain once

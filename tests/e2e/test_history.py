@@ -75,7 +75,7 @@ def test_twice_the_work_from_commit_4_is_one_step_and_fails_the_gate(tmp_path):
     gate = run_cli(["runs/*", "--out", "history", "--fail-on-step"], cwd=repo, name="jitexp-history")
     steps = pd.read_csv(repo / "history" / "steps.csv")
     steady = steps[(steps["metric"] == "steady") & steps["established"]]
-    seen = pd.read_csv(repo / "history" / "history.csv")
-    seen = seen[seen["metric"] == "steady"][["order", "value", "ci_low", "ci_high"]].to_string()
+    tidy = pd.read_csv(repo / "history" / "history.csv")
+    seen = tidy[tidy["metric"] == "steady"][["order", "value", "ci_low", "ci_high"]].to_string()
     assert steady["subject_after"].tolist() == ["commit 4"], (steps, seen)
     assert gate.returncode == 1, gate.stdout + gate.stderr
